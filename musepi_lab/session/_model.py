@@ -1,0 +1,193 @@
+"""The MusePi/pi entry model: immutable entries over the raw JSON records.
+
+Why raw records and not one validation model per entry type: reading is the hot path
+(sessions of tens of MB), a record must round-trip with every unknown field, and the
+compaction code only ever reads a handful of fields. `benchmarks/bench_read.py` measured
+a per-entry dataclass-per-type design at several times the cost of a single slotted
+wrapper holding the parsed record; the wrapper keeps the record read-only at the top
+level (`MappingProxyType`) and derives everything else on demand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+# Entry types of pi (spec §1.4) and oh-my-pi / MusePi (spec §1.11).
+PI_ENTRY_TYPES: frozenset[str] = frozenset(
+    {
+        "message",
+        "thinking_level_change",
+        "model_change",
+        "compaction",
+        "branch_summary",
+        "custom",
+        "custom_message",
+        "label",
+        "session_info",
+    }
+)
+MUSEPI_ENTRY_TYPES: frozenset[str] = PI_ENTRY_TYPES | frozenset(
+    {
+        "model_usage",
+        "service_tier_change",
+        "reset_boundary",
+        "archive",
+        "title_change",
+        "ttsr_injection",
+        "session_init",
+        "mode_change",
+        "credential_pin",
+    }
+)
+KNOWN_ENTRY_TYPES = MUSEPI_ENTRY_TYPES
+
+# Message roles (spec §1.5, §1.11).
+MESSAGE_ROLES: frozenset[str] = frozenset(
+    {
+        "user",
+        "assistant",
+        "toolResult",
+        "bashExecution",
+        "custom",
+        "branchSummary",
+        "compactionSummary",
+        "developer",
+        "hookMessage",
+        "pythonExecution",
+    }
+)
+
+STOP_REASONS: frozenset[str] = frozenset({"stop", "length", "toolUse", "error", "aborted"})
+THINKING_LEVELS: tuple[str, ...] = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
+
+_FROZEN = MappingProxyType
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Entry:
+    """One line of a session file: a node of the entry tree.
+
+    The whole JSON record (known and unknown fields alike) lives in `record`, read-only at
+    the top level; `id`, `parent_id`, `type` and `timestamp` are lifted out for speed.
+    Entries compare and hash by identity, so token counts can be cached per entry.
+
+    Attributes:
+        type: The entry type (`message`, `compaction`, ...; unknown types are kept).
+        id: The entry id (8 hex chars for pi), or None for a broken record.
+        parent_id: The id of the parent entry, None for a root.
+        timestamp: ISO-8601 append time as written in the file.
+        record: The full record as it would be written back (v3 layout).
+        line: 1-based line number in the file the entry was read from, if any.
+        source_id: The id the record had in its source format (importers), if different.
+    """
+
+    type: str
+    id: str | None
+    parent_id: str | None
+    timestamp: str | None
+    record: Mapping[str, Any]
+    line: int | None = None
+    source_id: str | None = None
+
+    @classmethod
+    def from_record(
+        cls, record: Mapping[str, Any], *, line: int | None = None, source_id: str | None = None
+    ) -> Entry:
+        """Wrap a v3 record (a dict as parsed from JSON) into an entry."""
+        rec = record if isinstance(record, MappingProxyType) else _FROZEN(dict(record))
+        entry_id = rec.get("id")
+        parent = rec.get("parentId")
+        ts = rec.get("timestamp")
+        return cls(
+            type=str(rec.get("type")),
+            id=entry_id if isinstance(entry_id, str) else None,
+            parent_id=parent if isinstance(parent, str) else None,
+            timestamp=ts if isinstance(ts, str) else None,
+            record=rec,
+            line=line,
+            source_id=source_id,
+        )
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """A field of the record, or `default`."""
+        return self.record.get(key, default)
+
+    def __getitem__(self, key: str) -> Any:
+        return self.record[key]
+
+    @property
+    def message(self) -> Mapping[str, Any] | None:
+        """The message of a `message` entry, else None."""
+        if self.type != "message":
+            return None
+        msg = self.record.get("message")
+        return msg if isinstance(msg, Mapping) else None
+
+    @property
+    def role(self) -> str | None:
+        """The role of a `message` entry's message, else None."""
+        msg = self.message
+        if msg is None:
+            return None
+        role = msg.get("role")
+        return role if isinstance(role, str) else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A plain, JSON-serializable copy of the record (shallow)."""
+        return dict(self.record)
+
+    def copy_with(self, **fields: Any) -> Entry:
+        """A new entry whose record has `fields` replaced (keys as in the JSON record).
+
+        A value of `None` for `parentId` writes an explicit null; to remove a field pass
+        the sentinel `REMOVE`.
+        """
+        rec = dict(self.record)
+        for key, value in fields.items():
+            if value is REMOVE:
+                rec.pop(key, None)
+            else:
+                rec[key] = value
+        return Entry.from_record(rec, line=self.line, source_id=self.source_id)
+
+    def __repr__(self) -> str:
+        extra = f" role={self.role!r}" if self.type == "message" else ""
+        return f"Entry(type={self.type!r}, id={self.id!r}, parent_id={self.parent_id!r}{extra})"
+
+
+class _Remove:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "REMOVE"
+
+
+REMOVE: Any = _Remove()
+"""Sentinel for `Entry.copy_with`: drop the field from the record."""
+
+
+def message_text(content: Any) -> str:
+    """The text of a message `content` (a string or a list of blocks), texts concatenated."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    parts = [
+        b.get("text", "")
+        for b in content
+        if isinstance(b, Mapping) and b.get("type") == "text" and isinstance(b.get("text"), str)
+    ]
+    return "".join(parts)
+
+
+def tool_calls(message: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:
+    """The `toolCall` blocks of an assistant message (empty for anything else)."""
+    if not message or message.get("role") != "assistant":
+        return []
+    content = message.get("content")
+    if not isinstance(content, list):
+        return []
+    return [b for b in content if isinstance(b, Mapping) and b.get("type") == "toolCall"]

@@ -1,0 +1,172 @@
+"""`read_session`: detect a file's format from its content and read it into a `Session`."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ._errors import SessionReadError
+from ._jsonl import read_bytes_checked, read_pi_jsonl
+from ._session import Session
+
+Reader = Callable[..., Session]
+
+FORMATS: tuple[str, ...] = ("pi", "claude-code", "codex", "swe-agent", "openhands")
+"""Formats `read_session` understands (`pi` covers MusePi and oh-my-pi JSONL)."""
+
+_SNIFF_BYTES = 65536
+_CODEX_TYPES = {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
+_CLAUDE_TYPES = {
+    "user",
+    "assistant",
+    "summary",
+    "system",
+    "progress",
+    "file-history-snapshot",
+    "queue-operation",
+}
+
+
+def _first_objects(head: bytes, limit: int = 8) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for raw in head.split(b"\n"):
+        if not raw.strip():
+            continue
+        try:
+            value = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(value, dict):
+            out.append(value)
+            if len(out) >= limit:
+                break
+    return out
+
+
+def detect_format(path: str | os.PathLike[str]) -> str:
+    """The format of a session file, judged from its content (and `.traj` suffix).
+
+    Returns one of `FORMATS`. Files that match nothing are treated as `pi`, whose reader
+    reports what is wrong with them line by line.
+    """
+    p = os.fspath(path)
+    if os.path.isdir(p):
+        raise SessionReadError(p, None, "is-a-directory", "is a directory, not a session file")
+    try:
+        with open(p, "rb") as fh:
+            head = fh.read(_SNIFF_BYTES)
+    except OSError as exc:
+        raise SessionReadError(p, None, "unreadable", f"cannot read: {exc}") from None
+    stripped = head.lstrip()
+    if p.endswith(".traj"):
+        return "swe-agent"
+    if stripped.startswith(b"["):
+        return "openhands"
+    if stripped.startswith(b"{") and b"\n" in stripped[:2]:
+        # Pretty-printed JSON document: SWE-agent trajectory or OpenHands output.
+        return "swe-agent" if b'"trajectory"' in head or b'"history"' in head else "openhands"
+    for obj in _first_objects(head):
+        kind = obj.get("type")
+        if kind in ("session", "title"):
+            return "pi"
+        if "payload" in obj and kind in _CODEX_TYPES:
+            return "codex"
+        if "sessionId" in obj or "uuid" in obj or kind in _CLAUDE_TYPES and "leafUuid" in obj:
+            return "claude-code"
+        if "history" in obj and ("instance_id" in obj or "instruction" in obj):
+            return "openhands"
+        if "trajectory" in obj and "history" in obj:
+            return "swe-agent"
+        if isinstance(obj.get("id"), str) and "parentId" in obj:
+            return "pi"
+    return "pi"
+
+
+def _reader(fmt: str) -> Reader:
+    if fmt == "pi":
+        return read_pi_jsonl
+    if fmt == "claude-code":
+        from ._claude_code import read_claude_code
+
+        return read_claude_code
+    if fmt == "codex":
+        from ._codex import read_codex
+
+        return read_codex
+    if fmt == "swe-agent":
+        from ._swe_agent import read_swe_agent
+
+        return read_swe_agent
+    if fmt == "openhands":
+        from ._openhands import read_openhands
+
+        return read_openhands
+    raise ValueError(f"unknown format {fmt!r}; expected one of {FORMATS}")
+
+
+def read_session(
+    path: str | os.PathLike[str], *, strict: bool = False, format: str | None = None
+) -> Session:
+    """Read one session file of any supported format into a `Session`.
+
+    Args:
+        path: The session file.
+        strict: Raise `SessionReadError` (naming file and line) on the first problem;
+            by default problems are recorded in `Session.errors` and every valid entry is kept.
+        format: Force a format instead of detecting it (one of `FORMATS`).
+
+    Raises:
+        SessionReadError: The path is not a readable file, or (strict) the content is bad.
+    """
+    fmt = format or detect_format(path)
+    return _reader(fmt)(path, strict=strict)
+
+
+SESSION_SUFFIXES = (".jsonl", ".traj", ".json")
+
+
+def iter_session_files(root: str | os.PathLike[str]) -> Iterator[Path]:
+    """Session files under a folder, sorted; Claude Code subagent files are left out
+    because they are read with their parent session."""
+    base = Path(root)
+    for p in sorted(base.rglob("*")):
+        if not p.is_file() or p.suffix not in SESSION_SUFFIXES:
+            continue
+        if p.parent.name == "subagents":
+            continue
+        yield p
+
+
+def iter_sessions(
+    root: str | os.PathLike[str], *, strict: bool = False
+) -> Iterator[Session]:
+    """Read every session file under a folder (or one file), one `Session` at a time.
+
+    Files that hold several sessions (OpenHands evaluation output) yield each of them.
+    """
+    base = Path(root)
+    files: Iterable[Path] = [base] if base.is_file() else iter_session_files(base)
+    for file in files:
+        fmt = detect_format(file)
+        if fmt == "openhands":
+            from ._openhands import iter_openhands
+
+            yield from iter_openhands(file, strict=strict)
+        else:
+            yield read_session(file, strict=strict, format=fmt)
+
+
+def read_sessions(
+    paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], *, strict: bool = False
+) -> list[Session]:
+    """Read many sessions: a folder, one file, or a list of files and folders."""
+    if isinstance(paths, (str, os.PathLike)):
+        return list(iter_sessions(paths, strict=strict))
+    out: list[Session] = []
+    for p in paths:
+        out.extend(iter_sessions(p, strict=strict))
+    return out

@@ -1,0 +1,313 @@
+"""The immutable `Session`: a header, entries in file order, and the entry tree over them."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterable, Iterator, Mapping
+from datetime import datetime
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import orjson
+
+from ._errors import ReadProblem
+from ._model import Entry
+
+CURRENT_SESSION_VERSION = 3
+
+
+def parse_timestamp_ms(value: Any) -> float | None:
+    """Epoch milliseconds of an ISO-8601 timestamp (as JS `Date.parse`), or None."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1000.0
+    except ValueError:
+        return None
+
+
+class Session:
+    """One agent session in the MusePi entry model. Immutable: every change returns a copy.
+
+    Attributes:
+        header: The session header record (`type: "session"`, `id`, `cwd`, ...).
+        entries: Every entry in file order, unknown types included.
+        errors: Problems met while reading, each with file and line.
+        source_path: The file the session was read from, if any.
+        source_format: `pi` for pi/MusePi JSONL, else the importer's format name.
+        linked: Sessions that belong to this one but are not part of its tree
+            (e.g. Claude Code subagent transcripts, compaction runs).
+    """
+
+    __slots__ = (
+        "_by_id",
+        "_children",
+        "_labels",
+        "entries",
+        "errors",
+        "header",
+        "linked",
+        "source_format",
+        "source_path",
+    )
+
+    def __init__(
+        self,
+        header: Mapping[str, Any],
+        entries: Iterable[Entry],
+        *,
+        errors: Iterable[ReadProblem] = (),
+        source_path: str | os.PathLike[str] | None = None,
+        source_format: str = "pi",
+        linked: Iterable[Session] = (),
+    ) -> None:
+        self.header: Mapping[str, Any] = (
+            header if isinstance(header, MappingProxyType) else MappingProxyType(dict(header))
+        )
+        self.entries: tuple[Entry, ...] = tuple(entries)
+        self.errors: tuple[ReadProblem, ...] = tuple(errors)
+        self.source_path: str | None = os.fspath(source_path) if source_path is not None else None
+        self.source_format = source_format
+        self.linked: tuple[Session, ...] = tuple(linked)
+        by_id: dict[str, Entry] = {}
+        for entry in self.entries:
+            if entry.id is not None:
+                by_id[entry.id] = entry  # last wins, as pi's Map.set
+        self._by_id = by_id
+        self._children: dict[str | None, tuple[Entry, ...]] | None = None
+        self._labels: dict[str, str] | None = None
+
+    # -- identity ---------------------------------------------------------------------
+    @property
+    def id(self) -> str:
+        """The session id from the header."""
+        return str(self.header.get("id", ""))
+
+    @property
+    def cwd(self) -> str | None:
+        """The working directory recorded in the header."""
+        cwd = self.header.get("cwd")
+        return cwd if isinstance(cwd, str) else None
+
+    @property
+    def name(self) -> str | None:
+        """The latest non-empty `session_info` name (spec §1.10)."""
+        name = None
+        for entry in self.entries:
+            if entry.type == "session_info":
+                value = entry.get("name")
+                if isinstance(value, str) and value.strip():
+                    name = value.strip()
+        return name
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __iter__(self) -> Iterator[Entry]:
+        return iter(self.entries)
+
+    def __repr__(self) -> str:
+        src = f", source={self.source_path!r}" if self.source_path else ""
+        errs = f", errors={len(self.errors)}" if self.errors else ""
+        return (
+            f"Session(id={self.id!r}, format={self.source_format!r}, "
+            f"entries={len(self.entries)}{errs}{src})"
+        )
+
+    # -- lookup -----------------------------------------------------------------------
+    @property
+    def by_id(self) -> Mapping[str, Entry]:
+        """Entries by id (for a duplicated id, the last one in file order)."""
+        return MappingProxyType(self._by_id)
+
+    def get(self, entry_id: str | None) -> Entry | None:
+        """The entry with this id, or None."""
+        return self._by_id.get(entry_id) if entry_id is not None else None
+
+    def __contains__(self, entry_id: object) -> bool:
+        return entry_id in self._by_id
+
+    @property
+    def leaf_id(self) -> str | None:
+        """The leaf: the last entry in file order (not the deepest node), spec §1.9."""
+        for entry in reversed(self.entries):
+            if entry.id is not None:
+                return entry.id
+        return None
+
+    @property
+    def leaf(self) -> Entry | None:
+        """The leaf entry."""
+        return self.get(self.leaf_id)
+
+    # -- tree -------------------------------------------------------------------------
+    def path(self, leaf_id: str | None = None) -> tuple[Entry, ...]:
+        """Root→leaf path to `leaf_id` (default: the session leaf).
+
+        The walk follows `parentId` and stops at a missing parent or a cycle. An unknown
+        `leaf_id` falls back to the last entry in file order (as pi's buildSessionContext).
+        """
+        start = self._by_id.get(leaf_id) if leaf_id is not None else None
+        if start is None:
+            start = self.leaf
+        if start is None:
+            return ()
+        out: list[Entry] = []
+        seen: set[str] = set()
+        node: Entry | None = start
+        while node is not None and node.id not in seen:
+            out.append(node)
+            if node.id is not None:
+                seen.add(node.id)
+            parent = node.parent_id
+            node = self._by_id.get(parent) if parent is not None and parent != node.id else None
+        out.reverse()
+        return tuple(out)
+
+    def _child_index(self) -> dict[str | None, tuple[Entry, ...]]:
+        if self._children is None:
+            buckets: dict[str | None, list[tuple[float, int, Entry]]] = {}
+            for index, entry in enumerate(self.entries):
+                if entry.id is None or self._by_id.get(entry.id) is not entry:
+                    continue
+                parent = entry.parent_id
+                if parent is None or parent == entry.id or parent not in self._by_id:
+                    parent = None  # roots: null parent, self-parented, or orphan
+                ts = parse_timestamp_ms(entry.timestamp)
+                key = ts if ts is not None else float("inf")
+                buckets.setdefault(parent, []).append((key, index, entry))
+            self._children = {
+                parent: tuple(e for _, _, e in sorted(items, key=lambda t: (t[0], t[1])))
+                for parent, items in buckets.items()
+            }
+        return self._children
+
+    @property
+    def roots(self) -> tuple[Entry, ...]:
+        """Entries with no parent, a self-parent, or a missing parent (orphans)."""
+        return self._child_index().get(None, ())
+
+    def children(self, entry_id: str) -> tuple[Entry, ...]:
+        """The children of an entry, ordered by timestamp."""
+        return self._child_index().get(entry_id, ())
+
+    def walk(self) -> Iterator[tuple[int, Entry]]:
+        """Depth-first walk of the tree: `(depth, entry)` pairs, roots in timestamp order."""
+        index = self._child_index()
+        stack: list[tuple[int, Entry]] = [(0, e) for e in reversed(index.get(None, ()))]
+        seen: set[str] = set()
+        while stack:
+            depth, entry = stack.pop()
+            if entry.id in seen:
+                continue
+            seen.add(entry.id)  # type: ignore[arg-type]
+            yield depth, entry
+            stack.extend((depth + 1, c) for c in reversed(index.get(entry.id, ())))
+
+    @property
+    def leaves(self) -> tuple[Entry, ...]:
+        """Entries without children (the tips of every branch), in file order."""
+        index = self._child_index()
+        return tuple(e for e in self._by_id.values() if not index.get(e.id))
+
+    # -- labels -----------------------------------------------------------------------
+    @property
+    def labels(self) -> Mapping[str, str]:
+        """Resolved labels: target entry id → label, from replaying `label` entries."""
+        if self._labels is None:
+            labels: dict[str, str] = {}
+            for entry in self.entries:
+                if entry.type != "label":
+                    continue
+                target = entry.get("targetId")
+                if not isinstance(target, str):
+                    continue
+                label = entry.get("label")
+                if isinstance(label, str) and label:
+                    labels[target] = label
+                else:
+                    labels.pop(target, None)
+            self._labels = labels
+        return MappingProxyType(self._labels)
+
+    def label(self, entry_id: str) -> str | None:
+        """The label of an entry, if any."""
+        return self.labels.get(entry_id)
+
+    # -- copies -----------------------------------------------------------------------
+    def copy_with(self, **changes: Any) -> Session:
+        """A new session with the given attributes replaced (`header`, `entries`, ...)."""
+        fields: dict[str, Any] = {
+            "header": self.header,
+            "entries": self.entries,
+            "errors": self.errors,
+            "source_path": self.source_path,
+            "source_format": self.source_format,
+            "linked": self.linked,
+        }
+        unknown = set(changes) - set(fields)
+        if unknown:
+            raise TypeError(f"unknown Session fields: {sorted(unknown)}")
+        fields.update(changes)
+        header = fields.pop("header")
+        entries = fields.pop("entries")
+        return Session(header, entries, **fields)
+
+    def append(self, entry: Entry | Mapping[str, Any]) -> Session:
+        """A new session with `entry` appended (its parent defaults to the current leaf)."""
+        if not isinstance(entry, Entry):
+            record = dict(entry)
+            record.setdefault("parentId", self.leaf_id)
+            entry = Entry.from_record(record)
+        return self.copy_with(entries=(*self.entries, entry))
+
+    # -- writing ----------------------------------------------------------------------
+    def to_jsonl(self) -> bytes:
+        """The session as pi/MusePi JSONL v3 bytes (header line, then one line per entry)."""
+        header = dict(self.header)
+        title_slot = header.pop("titleSlot", None)
+        header["type"] = "session"
+        header["version"] = CURRENT_SESSION_VERSION
+        lines = [orjson.dumps(title_slot)] if isinstance(title_slot, Mapping) else []
+        lines.append(orjson.dumps(header))
+        lines.extend(orjson.dumps(dict(entry.record)) for entry in self.entries)
+        return b"\n".join(lines) + b"\n"
+
+    def write(self, path: str | os.PathLike[str], *, overwrite_source: bool = False) -> Path:
+        """Write the session as JSONL v3, atomically (temporary file, then rename).
+
+        Args:
+            path: Destination file.
+            overwrite_source: Allow writing over the file the session was read from.
+
+        Returns:
+            The path written.
+        """
+        dest = Path(path)
+        if (
+            not overwrite_source
+            and self.source_path is not None
+            and dest.exists()
+            and os.path.samefile(dest, self.source_path)
+        ):
+            raise FileExistsError(
+                f"{dest}: refusing to overwrite the file this session was read from "
+                "(pass overwrite_source=True)"
+            )
+        data = self.to_jsonl()
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, dest)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+        return dest
+
