@@ -81,7 +81,8 @@ class Entry:
         timestamp: ISO-8601 append time as written in the file.
         record: The full record as it would be written back (v3 layout).
         line: 1-based line number in the file the entry was read from, if any.
-        source_id: The id the record had in its source format (importers), if different.
+        source_id: The id the record had in its source format (importers write it into the
+            record as `sourceId`, so it survives a write and a re-read).
     """
 
     type: str
@@ -101,6 +102,8 @@ class Entry:
         entry_id = rec.get("id")
         parent = rec.get("parentId")
         ts = rec.get("timestamp")
+        if source_id is None and isinstance(rec.get("sourceId"), str):
+            source_id = rec["sourceId"]
         return cls(
             type=str(rec.get("type")),
             id=entry_id if isinstance(entry_id, str) else None,
