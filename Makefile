@@ -1,0 +1,25 @@
+# Two entry points do all the set-up on a fresh machine:
+#   make demo   run the main job on the bundled sample data
+#   make test   run every test (what CI runs through .ci/run)
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $@
+
+.PHONY: install demo test lint
+install: $(VENV)/.installed
+
+demo: install
+	$(VENV)/bin/musepi-lab demo --out demo-output
+
+lint: install
+	$(VENV)/bin/ruff check musepi_lab tests benchmarks
+
+test: install
+	$(VENV)/bin/ruff check musepi_lab tests benchmarks
+	$(PY) -m pytest -q -p no:cacheprovider

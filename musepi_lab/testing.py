@@ -1,0 +1,194 @@
+"""A real OpenAI-compatible HTTP server on loopback, for tests and offline demos.
+
+`StubOpenAIServer` speaks Chat Completions (`POST /v1/chat/completions`), the Responses
+compact endpoint (`POST /v1/responses/compact`) and a custom remote-compaction endpoint
+(`POST /compact`: `{systemPrompt, prompt, maxTokens}` → `{summary}`). Answers are
+deterministic; every request body is recorded; failures (HTTP 429/500, delays for timeouts)
+can be queued. It binds 127.0.0.1 only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+Responder = Callable[[dict[str, Any]], str]
+
+
+def default_responder(body: dict[str, Any]) -> str:
+    """A deterministic summary: fixed headings and a digest of the request's last message."""
+    messages = body.get("messages") or []
+    last = messages[-1].get("content", "") if messages else str(body.get("prompt", ""))
+    if isinstance(last, list):
+        last = "".join(p.get("text", "") for p in last if isinstance(p, dict))
+    digest = hashlib.sha256(str(last).encode()).hexdigest()[:12]
+    return f"## Goal\nStub summary {digest}\n\n## Next Steps\n1. Continue."
+
+
+@dataclass
+class Failure:
+    """A queued failure: an HTTP status (with optional Retry-After) or a delay in seconds."""
+
+    status: int = 500
+    delay_s: float = 0.0
+    retry_after: str | None = None
+
+
+@dataclass
+class StubOpenAIServer:
+    """A threaded loopback server; use as a context manager.
+
+    Attributes:
+        responder: Makes the reply text from the JSON request body.
+        requests: Every request received: `(path, json_body)`.
+        failures: Failures served before normal answers, in order.
+    """
+
+    responder: Responder = default_responder
+    model: str = "stub-model"
+    requests: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    failures: deque[Failure] = field(default_factory=deque)
+
+    def __post_init__(self) -> None:
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def base_url(self) -> str:
+        """`http://127.0.0.1:<port>/v1`."""
+        if self._server is None:
+            raise RuntimeError("server not started")
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    @property
+    def root_url(self) -> str:
+        """`http://127.0.0.1:<port>`."""
+        return self.base_url[: -len("/v1")]
+
+    def fail_next(self, *failures: Failure) -> None:
+        """Queue failures for the next requests."""
+        with self._lock:
+            self.failures.extend(failures)
+
+    def start(self) -> StubOpenAIServer:
+        """Bind a free port on 127.0.0.1 and serve in a daemon thread."""
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:  # quiet
+                return
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length", "0") or 0)
+                raw = self.rfile.read(length) if length else b"{}"
+                try:
+                    body = json.loads(raw or b"{}")
+                except json.JSONDecodeError:
+                    self._send(400, {"error": {"message": "invalid JSON"}})
+                    return
+                with stub._lock:
+                    stub.requests.append((self.path, body))
+                    failure = stub.failures.popleft() if stub.failures else None
+                if failure is not None:
+                    if failure.delay_s:
+                        time.sleep(failure.delay_s)
+                    if failure.status >= 400:
+                        headers = {"retry-after": failure.retry_after} if failure.retry_after else {}
+                        self._send(
+                            failure.status,
+                            {"error": {"message": f"injected {failure.status}"}},
+                            headers,
+                        )
+                        return
+                self._answer(body)
+
+            def _answer(self, body: dict[str, Any]) -> None:
+                path = self.path.rstrip("/")
+                text = stub.responder(body)
+                if path.endswith("/chat/completions"):
+                    prompt_chars = sum(len(json.dumps(m)) for m in body.get("messages", []))
+                    self._send(
+                        200,
+                        {
+                            "id": "chatcmpl-stub",
+                            "object": "chat.completion",
+                            "created": 0,
+                            "model": body.get("model") or stub.model,
+                            "choices": [
+                                {
+                                    "index": 0,
+                                    "message": {"role": "assistant", "content": text},
+                                    "finish_reason": "stop",
+                                }
+                            ],
+                            "usage": {
+                                "prompt_tokens": prompt_chars // 4,
+                                "completion_tokens": len(text) // 4,
+                                "total_tokens": prompt_chars // 4 + len(text) // 4,
+                            },
+                        },
+                    )
+                elif path.endswith("/responses/compact"):
+                    items = body.get("input") or []
+                    self._send(
+                        200,
+                        {
+                            "id": "resp-compact-stub",
+                            "object": "response.compaction",
+                            "output": [
+                                *[i for i in items if isinstance(i, dict) and i.get("role") == "user"],
+                                {
+                                    "type": "compaction",
+                                    "encrypted_content": hashlib.sha256(
+                                        json.dumps(items).encode()
+                                    ).hexdigest(),
+                                },
+                            ],
+                            "usage": {"input_tokens": len(json.dumps(items)) // 4, "output_tokens": 0},
+                        },
+                    )
+                elif path.endswith("/compact"):
+                    self._send(200, {"summary": text})
+                else:
+                    self._send(404, {"error": {"message": f"no route {self.path}"}})
+
+            def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+                data = json.dumps(payload).encode()
+                try:
+                    self.send_response(status)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(data)))
+                    for k, v in (headers or {}).items():
+                        self.send_header(k, v)
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client timed out and went away
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Shut the server down."""
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self) -> StubOpenAIServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
