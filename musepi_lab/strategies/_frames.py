@@ -1,0 +1,292 @@
+"""Snapcompact frames: archive planning, frame geometry, billing estimates and PNG rendering.
+
+Spec §6.2. An archive's normalised text is laid out row-major into a grid of character
+cells; each full grid is one square PNG "frame". Text is drawn with Pillow's built-in 6x11
+bitmap font (no font files, fully deterministic), one glyph per cell, black on white; the
+newline marker `█` is a solid black cell, as the spec's "black cell = newline".
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import zlib
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+
+NEWLINE_MARK = "█"
+MAX_FRAMES_DEFAULT = 80
+"""Default and hard cap of frames per archive (`MAX_FRAMES_DEFAULT`)."""
+HQ_EDGE_FRAMES = 3
+"""High-quality frames kept at each end when the archive is foveated (`HQ_EDGE_FRAMES`)."""
+DENSE_SHAPE = "8on16-bw"
+"""The denser shape the middle of a foveated archive is re-paginated with."""
+FRAME_DATA_BYTES_BUDGET = 3_000_000
+"""Base64 bytes of frames a rebuilt context carries at most (`FRAME_DATA_BYTES_BUDGET`)."""
+
+_GLYPH_W, _GLYPH_H = 6, 11
+
+
+@dataclass(frozen=True)
+class FrameShape:
+    """Frame geometry: character cells of `cell_w` x `cell_h` pixels on a square frame.
+
+    Attributes:
+        name: Shape name, `<w>on<h>-bw`.
+        cell_w: Cell width in pixels.
+        cell_h: Cell height in pixels.
+        size_px: Frame side in pixels.
+    """
+
+    name: str
+    cell_w: int
+    cell_h: int
+    size_px: int
+
+    @property
+    def cols(self) -> int:
+        """Cells per row."""
+        return self.size_px // self.cell_w
+
+    @property
+    def rows(self) -> int:
+        """Rows per frame."""
+        return self.size_px // self.cell_h
+
+    @property
+    def capacity(self) -> int:
+        """Characters per frame (`cols x rows`)."""
+        return self.cols * self.rows
+
+
+_CELLS = {"8on22-bw": (8, 22), "8on16-bw": (8, 16), "11on16-bw": (11, 16), "silver16-bw": (16, 16)}
+SHAPE_NAMES: tuple[str, ...] = tuple(_CELLS)
+
+
+def frame_shape(name: str, size_px: int = 1568) -> FrameShape:
+    """A shape by name at a frame size."""
+    try:
+        w, h = _CELLS[name]
+    except KeyError:
+        raise ValueError(f"unknown frame shape {name!r}; known: {SHAPE_NAMES}") from None
+    return FrameShape(name, w, h, size_px)
+
+
+def api_family(model_id: str) -> str:
+    """The billing family of a model id: anthropic, google, openai, kimi, glm or unknown."""
+    m = model_id.lower()
+    if "claude" in m or "anthropic" in m or "opus" in m or "sonnet" in m or "haiku" in m:
+        return "anthropic"
+    if "gemini" in m or "google" in m:
+        return "google"
+    if m.startswith(("gpt", "o1", "o3", "o4", "codex")) or "openai" in m or "codex" in m:
+        return "openai"
+    if "kimi" in m:
+        return "kimi"
+    if "glm" in m:
+        return "glm"
+    return "unknown"
+
+
+def _opus_ge_47(m: str) -> bool:
+    digits = "".join(ch if ch.isdigit() or ch == "." else " " for ch in m.replace("-", ".")).split()
+    for d in digits:
+        try:
+            if float(d) >= 4.7:
+                return True
+        except ValueError:
+            continue
+    return False
+
+
+def shape_for_model(model_id: str) -> FrameShape:
+    """The frame shape a model reads best (spec §6.2 "Shapes")."""
+    m = model_id.lower()
+    family = api_family(m)
+    if family == "anthropic":
+        big = ("opus" in m and _opus_ge_47(m)) or "fable" in m or "mythos" in m
+        return frame_shape("11on16-bw", 1932 if big else 1568)
+    if family == "google":
+        return frame_shape("8on22-bw", 2048)
+    if family in ("openai", "kimi"):
+        return frame_shape("8on22-bw", 1568)
+    if family == "glm":
+        return frame_shape("8on16-bw", 1568)
+    return frame_shape("8on22-bw", 1568)
+
+
+def frame_billing_tokens(family: str, size_px: int) -> int:
+    """Estimated input tokens one frame is billed as, per API family (spec §6.2)."""
+    if family == "anthropic":
+        return math.ceil(min(math.ceil(size_px / 28) ** 2, 4784) * 1.05)
+    if family == "google":
+        return 1120
+    if family in ("openai", "kimi"):
+        return math.ceil(min(math.ceil(size_px / 32) ** 2, 10000) * 1.2)
+    return math.ceil(min(math.ceil(size_px / 28) ** 2, 4784) * 1.05)
+
+
+IMAGE_BUDGETS: dict[str, int] = {
+    "anthropic": 90,
+    "bedrock": 90,
+    "openrouter": 90,
+    "openai": 200,
+    "codex": 200,
+    "google": 200,
+    "umans": 10,
+}
+"""Images a single request may carry, per provider; unknown providers get 5."""
+
+
+def image_budget(provider: str) -> int:
+    """How many images one request to `provider` may carry."""
+    return IMAGE_BUDGETS.get(provider.lower(), 5)
+
+
+@dataclass(frozen=True)
+class Page:
+    """One imaged page: its text and the shape it is drawn with."""
+
+    text: str
+    shape: FrameShape
+
+
+@dataclass(frozen=True)
+class ArchivePlan:
+    """How an archive's text is split into verbatim text and imaged pages.
+
+    Attributes:
+        text_head: The first page, kept as text.
+        text_tail: The last page, kept as text.
+        pages: The imaged middle, in reading order.
+        total_chars: Characters of the archive text.
+        truncated_chars: Characters dropped (oldest dense pages beyond the frame budget).
+    """
+
+    text_head: str
+    text_tail: str
+    pages: tuple[Page, ...]
+    total_chars: int
+    truncated_chars: int
+
+    @property
+    def frames(self) -> int:
+        """Number of imaged pages."""
+        return len(self.pages)
+
+
+def _paginate(text: str, shape: FrameShape) -> list[str]:
+    cap = shape.capacity
+    return [text[i : i + cap] for i in range(0, len(text), cap)]
+
+
+def plan_archive(text: str, shape: FrameShape, *, max_frames: int = MAX_FRAMES_DEFAULT) -> ArchivePlan:
+    """Plan an archive (spec §6.2 `planArchive`).
+
+    Text of at most two pages stays text. Otherwise the first and the last page stay
+    verbatim text and the middle is paginated into frames of `shape`; beyond `max_frames`
+    (capped at 80) the archive is foveated: `min(3, (max-1)//2)` frames at each end keep
+    `shape`, the middle is re-paginated with the denser `8on16-bw` at the same size, and its
+    oldest pages beyond the budget are dropped (counted in `truncated_chars`).
+    """
+    max_frames = max(1, min(max_frames, MAX_FRAMES_DEFAULT))
+    page = shape.capacity
+    total = len(text)
+    if total <= 2 * page:
+        return ArchivePlan(text, "", (), total, 0)
+    head, middle, tail = text[:page], text[page:-page], text[-page:]
+    hq = [Page(t, shape) for t in _paginate(middle, shape)]
+    if len(hq) <= max_frames:
+        return ArchivePlan(head, tail, tuple(hq), total, 0)
+    edge = min(HQ_EDGE_FRAMES, (max_frames - 1) // 2)
+    edge_chars = edge * page
+    first, rest = middle[:edge_chars], middle[edge_chars:]
+    last_start = len(rest) - edge_chars if edge else len(rest)
+    dense_text, last = rest[:last_start], rest[last_start:]
+    dense_shape = frame_shape(DENSE_SHAPE, shape.size_px)
+    dense = _paginate(dense_text, dense_shape)
+    budget = max_frames - 2 * edge
+    dropped = dense[: max(0, len(dense) - budget)]
+    kept_dense = dense[len(dropped) :]
+    pages = (
+        [Page(t, shape) for t in _paginate(first, shape)]
+        + [Page(t, dense_shape) for t in kept_dense]
+        + [Page(t, shape) for t in _paginate(last, shape)]
+    )
+    return ArchivePlan(head, tail, tuple(pages), total, sum(len(d) for d in dropped))
+
+
+@cache
+def _atlas() -> dict[str, np.ndarray]:
+    """Glyph bitmaps (True = ink) of printable Latin-1 from Pillow's bitmap font."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    font = ImageFont.load_default_imagefont()
+    glyphs: dict[str, np.ndarray] = {}
+    for code in list(range(32, 127)) + list(range(160, 256)):
+        ch = chr(code)
+        im = Image.new("L", (_GLYPH_W + 2, _GLYPH_H + 1), 0)
+        ImageDraw.Draw(im).text((0, 0), ch, fill=255, font=font)
+        glyphs[ch] = np.asarray(im, dtype=np.uint8)[: _GLYPH_H + 1, : _GLYPH_W + 1] > 127
+    return glyphs
+
+
+def _cell_bitmap(ch: str, shape: FrameShape) -> np.ndarray:
+    cell = np.zeros((shape.cell_h, shape.cell_w), dtype=bool)
+    if ch == NEWLINE_MARK:
+        cell[:, :] = True
+        return cell
+    glyph = _atlas().get(ch) if ch in _atlas() else _atlas()["?"]
+    gh, gw = glyph.shape
+    top = max(0, (shape.cell_h - gh) // 2)
+    left = max(0, (shape.cell_w - gw) // 2)
+    h, w = min(gh, shape.cell_h), min(gw, shape.cell_w)
+    cell[top : top + h, left : left + w] = glyph[:h, :w]
+    return cell
+
+
+@cache
+def _cell_table(shape: FrameShape) -> tuple[dict[str, int], np.ndarray]:
+    chars = [*_atlas().keys(), NEWLINE_MARK]
+    table = np.stack([_cell_bitmap(c, shape) for c in chars])
+    return {c: i for i, c in enumerate(chars)}, table
+
+
+def render_frame(text: str, shape: FrameShape) -> bytes:
+    """Render one page of text into a square black-on-white PNG of `shape.size_px` pixels.
+
+    Characters outside the font render as `?`. Deterministic: the same text and shape give
+    the same bytes.
+    """
+    index, table = _cell_table(shape)
+    fallback = index["?"]
+    cap = shape.capacity
+    codes = np.full(cap, index[" "], dtype=np.int32)
+    page = text[:cap]
+    codes[: len(page)] = [index.get(c, fallback) for c in page]
+    cells = table[codes].reshape(shape.rows, shape.cols, shape.cell_h, shape.cell_w)
+    ink = cells.transpose(0, 2, 1, 3).reshape(shape.rows * shape.cell_h, shape.cols * shape.cell_w)
+    image = np.zeros((shape.size_px, shape.size_px), dtype=bool)
+    image[: ink.shape[0], : ink.shape[1]] = ink
+    return _png_1bit(~image)
+
+
+def _png_1bit(white: np.ndarray) -> bytes:
+    """Encode a boolean image (True = white) as a 1-bit grayscale PNG, deterministically."""
+    height, width = white.shape
+    packed = np.packbits(white, axis=1)
+    raw = b"".join(b"\x00" + row.tobytes() for row in packed)
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return len(data).to_bytes(4, "big") + body + zlib.crc32(body).to_bytes(4, "big")
+
+    header = width.to_bytes(4, "big") + height.to_bytes(4, "big") + bytes([1, 0, 0, 0, 0])
+    out = io.BytesIO()
+    out.write(b"\x89PNG\r\n\x1a\n")
+    out.write(chunk(b"IHDR", header))
+    out.write(chunk(b"IDAT", zlib.compress(raw, 6)))
+    out.write(chunk(b"IEND", b""))
+    return out.getvalue()
