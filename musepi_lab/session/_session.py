@@ -169,12 +169,20 @@ class Session:
     def _child_index(self) -> dict[str | None, tuple[Entry, ...]]:
         if self._children is None:
             buckets: dict[str | None, list[tuple[float, int, Entry]]] = {}
+            in_cycle = self._cycle_members()
             for index, entry in enumerate(self.entries):
                 if entry.id is None or self._by_id.get(entry.id) is not entry:
                     continue
                 parent = entry.parent_id
-                if parent is None or parent == entry.id or parent not in self._by_id:
-                    parent = None  # roots: null parent, self-parented, or orphan
+                if (
+                    parent is None
+                    or parent == entry.id
+                    or parent not in self._by_id
+                    or entry.id in in_cycle
+                ):
+                    # Roots: null parent, self-parented, orphan, or caught in a parent
+                    # cycle (as newer pi's getTree, so no entry is unreachable).
+                    parent = None
                 ts = parse_timestamp_ms(entry.timestamp)
                 key = ts if ts is not None else float("inf")
                 buckets.setdefault(parent, []).append((key, index, entry))
@@ -183,6 +191,23 @@ class Session:
                 for parent, items in buckets.items()
             }
         return self._children
+
+    def _cycle_members(self) -> set[str]:
+        """Ids of entries whose parent chain leads back to themselves (linear overall)."""
+        state: dict[str, int] = {}  # 1 = on the current walk, 2 = done
+        members: set[str] = set()
+        for start in self._by_id:
+            walk: list[str] = []
+            node: str | None = start
+            while node is not None and node in self._by_id and node not in state:
+                state[node] = 1
+                walk.append(node)
+                node = self._by_id[node].parent_id
+            if node is not None and state.get(node) == 1:
+                members.update(walk[walk.index(node) :])
+            for visited in walk:
+                state[visited] = 2
+        return members
 
     @property
     def roots(self) -> tuple[Entry, ...]:

@@ -1,0 +1,588 @@
+"""OpenHands event streams and evaluation outputs → `Session`s.
+
+Two layouts:
+
+- an event stream: a JSON array of events (a saved trajectory), or JSONL with one event per
+  line; one session;
+- an evaluation output (`output.jsonl`): one instance per line, each with `instance_id`,
+  `metadata`, `metrics` and a `history` event stream; one session per instance.
+
+An event has `id`, `timestamp`, `source` (`user`, `agent`, `environment`) and either an
+`action` with `args` or an `observation` with `content` and `extras`; observations name the
+action they answer in `cause`, and tool-driven ones carry `tool_call_metadata`.
+
+Mapping, event by event, linked into a linear chain:
+
+- user `message` → user message; agent `message` → assistant text; agent `finish` →
+  assistant text (its thought and final message); agent `think` without tool metadata →
+  assistant text.
+- Other agent actions (`run`, `read`, `edit`, `browse`, `think` called as a tool, ...) →
+  assistant message with the action's `thought` as text and one toolCall: id =
+  `tool_call_metadata.tool_call_id`, else `event_<id>`; name = the action (so `read` and
+  `edit` with `path` feed pi's file-operation tracking); arguments = the arguments the model
+  wrote, from the model response in `tool_call_metadata` when it is recorded there (the
+  action's `args` can miss them: older `edit` events keep the file text only inside
+  `translated_ipython_code`), else `args` without `thought` (it is the text). The model
+  response's token usage is attached once per response.
+- An observation answering such a call (by tool-call id, else by `cause`) → toolResult;
+  `isError` when the observation is `error` or `success` is false.
+- An `error` observation answering nothing (the model's call could not be parsed) → user
+  message, as OpenHands feeds it back to the model.
+- Everything else — system prompt, recall, agent state changes, `null` events, observations
+  of non-tool actions — → `custom` entries (`customType = "openhands:<action or
+  observation>"`, `data` = the raw event), outside the LLM context.
+
+`sourceId = str(event id)`. Timestamps without a zone are taken as UTC. Entries of a JSONL
+line get that line number; events of a JSON array get the line their object starts on.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ._errors import ProblemLog
+from ._importing import (
+    IdAllocator,
+    assistant_message,
+    chain,
+    message_record,
+    text_block,
+    tool_call_block,
+    tool_result_message,
+    usage,
+    user_message,
+)
+from ._jsonl import looks_binary, parse_jsonl, read_bytes_checked
+from ._model import Entry
+from ._session import CURRENT_SESSION_VERSION, Session
+from ._swe_agent import UTF8_BOM, ToolCallIds, parse_arguments, parse_json_document
+
+SOURCE_FORMAT = "openhands"
+
+# Actions that steer the runtime rather than act on the world.
+CONTROL_ACTIONS: frozenset[str] = frozenset(
+    {"system", "recall", "change_agent_state", "null", "condensation", "condensation_request"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Stream:
+    """One session's worth of events, with what the header needs."""
+
+    events: list[tuple[int | None, Any]]
+    instance: Mapping[str, Any] | None = None
+
+
+# -- time -------------------------------------------------------------------------------------
+def event_time(value: Any) -> tuple[str | None, int]:
+    """`(ISO timestamp with ms and Z, epoch ms)` of an event timestamp; naive means UTC."""
+    if not isinstance(value, str) or not value:
+        return None, 0
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return value, 0
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    parsed = parsed.astimezone(UTC)
+    iso = parsed.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return iso, int(parsed.timestamp() * 1000)
+
+
+# -- parsing ----------------------------------------------------------------------------------
+def _skip_ws(text: str, i: int) -> int:
+    n = len(text)
+    while i < n and text[i] in " \t\r\n":
+        i += 1
+    return i
+
+
+def parse_json_array(text: str, log: ProblemLog) -> list[tuple[int, Any]]:
+    """The items of a top-level JSON array with the line each starts on.
+
+    Items are decoded one by one, so when the array is cut short or broken the items before
+    the damage are kept and the damage is recorded with its line.
+    """
+    decoder = json.JSONDecoder()
+    out: list[tuple[int, Any]] = []
+    i = _skip_ws(text, 0) + 1  # past "["
+    line, counted = 1, 0
+
+    def line_at(pos: int) -> int:
+        nonlocal line, counted
+        line += text.count("\n", counted, pos)
+        counted = pos
+        return line
+
+    i = _skip_ws(text, i)
+    if i < len(text) and text[i] == "]":
+        return out
+    while True:
+        if i >= len(text):
+            log.add(line_at(len(text)), "truncated-json", "array is cut short: no closing ']'")
+            return out
+        try:
+            value, end = decoder.raw_decode(text, i)
+        except json.JSONDecodeError as exc:
+            truncated = exc.pos >= len(text.rstrip())
+            kind = "truncated-json" if truncated else "malformed-json"
+            what = "array is cut short" if truncated else "not valid JSON"
+            log.add(exc.lineno, kind, f"{what}: {exc.msg} (column {exc.colno})")
+            return out
+        out.append((line_at(i), value))
+        i = _skip_ws(text, end)
+        if i < len(text) and text[i] == ",":
+            i = _skip_ws(text, i + 1)
+            continue
+        if i < len(text) and text[i] == "]":
+            rest = _skip_ws(text, i + 1)
+            if rest < len(text):
+                log.add(line_at(rest), "malformed-json", "content after the closing ']'; ignored")
+            return out
+        if i >= len(text):
+            log.add(line_at(len(text)), "truncated-json", "array is cut short: no closing ']'")
+        else:
+            log.add(line_at(i), "malformed-json", f"expected ',' or ']', found {text[i]!r}")
+        return out
+
+
+def _decode(data: bytes, log: ProblemLog) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        log.add(
+            data.count(b"\n", 0, exc.start) + 1,
+            "invalid-utf8",
+            "file is not valid UTF-8; bad bytes replaced",
+        )
+        return data.decode("utf-8", errors="replace")
+
+
+def _first_line_is_json(data: bytes) -> bool:
+    for raw in data.split(b"\n", 64):
+        if raw.strip():
+            try:
+                orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                return False
+            return True
+    return False
+
+
+def _is_event(value: Any) -> bool:
+    return isinstance(value, Mapping) and ("action" in value or "observation" in value)
+
+
+def _instance_stream(line: int | None, value: Any, log: ProblemLog) -> _Stream | None:
+    if not isinstance(value, Mapping):
+        log.add(line, "not-an-object", f"line holds a JSON {type(value).__name__}, not an instance")
+        return None
+    history = value.get("history")
+    if not isinstance(history, list):
+        log.add(line, "missing-history", "instance has no `history` list; no entries read")
+        history = []
+    return _Stream([(line, event) for event in history], instance=value)
+
+
+def parse_streams(data: bytes, log: ProblemLog) -> list[_Stream]:
+    """Split an OpenHands file into event streams, one per session it holds."""
+    if data.startswith(UTF8_BOM):
+        data = data[len(UTF8_BOM) :]
+    if looks_binary(data):
+        log.add(None, "binary-file", "file holds NUL bytes: not an OpenHands file")
+        return []
+    if not data.strip():
+        log.add(None, "empty-file", "file is empty")
+        return []
+    if data.lstrip().startswith(b"["):
+        return [_Stream(parse_json_array(_decode(data, log), log))]
+    if _first_line_is_json(data):
+        values = parse_jsonl(data, log)
+        if values and _is_event(values[0][1]) and "history" not in values[0][1]:
+            return [_Stream(values)]
+        streams = [_instance_stream(line, value, log) for line, value in values]
+        return [s for s in streams if s is not None]
+    ok, doc = parse_json_document(data, log)
+    if not ok:
+        return []
+    if isinstance(doc, Mapping) and "history" in doc:
+        stream = _instance_stream(None, doc, log)
+        return [stream] if stream is not None else []
+    log.add(1, "not-an-object", "document is neither an event list nor an instance")
+    return []
+
+
+# -- events -----------------------------------------------------------------------------------
+def _source_id(event: Mapping[str, Any]) -> str | None:
+    value = event.get("id")
+    return str(value) if isinstance(value, (int, str)) and not isinstance(value, bool) else None
+
+
+def _args(event: Mapping[str, Any]) -> Mapping[str, Any]:
+    args = event.get("args")
+    return args if isinstance(args, Mapping) else {}
+
+
+def _metadata(event: Mapping[str, Any]) -> Mapping[str, Any]:
+    meta = event.get("tool_call_metadata")
+    return meta if isinstance(meta, Mapping) else {}
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def event_kind(event: Mapping[str, Any]) -> str:
+    """How an event maps: `user`, `assistant-text`, `tool-call`, `observation` or `custom`."""
+    source = event.get("source")
+    if "action" in event:
+        action = event.get("action")
+        if action == "message" and source == "user":
+            return "user"
+        if source != "agent" or not isinstance(action, str) or action in CONTROL_ACTIONS:
+            return "custom"
+        if action in ("message", "finish") or (action == "think" and not _metadata(event)):
+            return "assistant-text"
+        return "tool-call"
+    if "observation" in event:
+        return "observation"
+    return "custom"
+
+
+def _custom_kind(event: Mapping[str, Any]) -> str:
+    for key in ("action", "observation"):
+        if isinstance(event.get(key), str):
+            return f"openhands:{event[key]}"
+    return "openhands:event"
+
+
+def _response_usage(meta: Mapping[str, Any]) -> tuple[str | None, str, dict[str, Any] | None]:
+    """`(response id, model, usage)` of a tool call's model response, where recorded."""
+    response = meta.get("model_response")
+    if not isinstance(response, Mapping):
+        return None, "", None
+    response_id = response.get("id") if isinstance(response.get("id"), str) else None
+    model = _str(response.get("model"))
+    raw = response.get("usage")
+    if not isinstance(raw, Mapping):
+        return response_id, model, None
+    prompt = raw.get("prompt_tokens") or 0
+    details = raw.get("prompt_tokens_details")
+    cached = (details.get("cached_tokens") or 0) if isinstance(details, Mapping) else 0
+    # OpenAI-style prompt_tokens include cached ones; pi's `input` does not.
+    return (
+        response_id,
+        model,
+        usage(
+            input=prompt - cached,
+            output=raw.get("completion_tokens") or 0,
+            cache_read=cached,
+            total=raw.get("total_tokens"),
+        ),
+    )
+
+
+def _model_arguments(meta: Mapping[str, Any]) -> Any | None:
+    """The arguments the model wrote for this call, from its recorded response, or None."""
+    response = meta.get("model_response")
+    call_id = meta.get("tool_call_id")
+    if not isinstance(response, Mapping) or not isinstance(call_id, str):
+        return None
+    for choice in response.get("choices") or ():
+        message = choice.get("message") if isinstance(choice, Mapping) else None
+        calls = message.get("tool_calls") if isinstance(message, Mapping) else None
+        for call in calls if isinstance(calls, list) else ():
+            if isinstance(call, Mapping) and call.get("id") == call_id:
+                function = call.get("function")
+                if isinstance(function, Mapping):
+                    return parse_arguments(function.get("arguments"))
+    return None
+
+
+def _observation_text(event: Mapping[str, Any]) -> str:
+    content = event.get("content")
+    if isinstance(content, str):
+        return content
+    if content is None:
+        return _str(event.get("message"))
+    return orjson.dumps(content).decode()
+
+
+class _Builder:
+    """Turns one event stream into v3 records (state: open tool calls, seen responses)."""
+
+    def __init__(self, alloc: IdAllocator, log: ProblemLog, model: str) -> None:
+        self.alloc = alloc
+        self.log = log
+        self.model = model  # the configured model until a response names the one that ran
+        self.records: list[dict[str, Any]] = []
+        self.lines: list[int | None] = []
+        self.calls = ToolCallIds()
+        # Open calls: call id → (name, source call id, event key), and both indexes.
+        self.open: dict[str, tuple[str, str, str]] = {}
+        self.open_by_call: dict[str, str] = {}
+        self.open_by_event: dict[str, str] = {}
+        self.responses: set[str] = set()
+
+    def add(self, record: dict[str, Any], line: int | None, source_id: str | None) -> None:
+        if source_id is not None:
+            record["sourceId"] = source_id
+        self.records.append(record)
+        self.lines.append(line)
+
+    def event(self, index: int, line: int | None, event: Any) -> None:
+        if not isinstance(event, Mapping):
+            self.log.add(
+                line,
+                "not-an-object",
+                f"event {index} is a JSON {type(event).__name__}, not an event; skipped",
+            )
+            return
+        source_id = _source_id(event)
+        entry_id = self.alloc.take(None, "event", index, source_id)
+        iso, ms = event_time(event.get("timestamp"))
+        kind = event_kind(event)
+        if kind == "user":
+            text = _str(_args(event).get("content")) or _str(event.get("message"))
+            record = message_record(entry_id, None, iso, user_message(text, ms))
+        elif kind == "assistant-text":
+            record = message_record(entry_id, None, iso, self._text_message(event, ms))
+        elif kind == "tool-call":
+            msg = self._tool_call(event, source_id or f"index{index}", ms)
+            record = message_record(entry_id, None, iso, msg)
+        elif kind == "observation" and (call := self._answered_call(event)) is not None:
+            call_id, name = call
+            is_error = event.get("observation") == "error" or event.get("success") is False
+            msg = tool_result_message(
+                call_id, name, _observation_text(event), ms, is_error=is_error
+            )
+            record = message_record(entry_id, None, iso, msg)
+        elif kind == "observation" and event.get("observation") == "error":
+            record = message_record(entry_id, None, iso, user_message(_observation_text(event), ms))
+        else:
+            if kind == "custom" and not _is_event(event):
+                self.log.add(
+                    line,
+                    "unknown-event",
+                    f"event {index} has neither `action` nor `observation`; kept as custom",
+                )
+            record = {
+                "type": "custom",
+                "id": entry_id,
+                "parentId": None,
+                "timestamp": iso,
+                "customType": _custom_kind(event),
+                "data": dict(event),
+            }
+        self.add(record, line, source_id)
+
+    def _text_message(self, event: Mapping[str, Any], ms: int) -> dict[str, Any]:
+        args = _args(event)
+        parts = [
+            _str(args.get("thought")),
+            _str(args.get("content")),
+            _str(args.get("final_thought")),
+        ]
+        if not any(p.strip() for p in parts):
+            parts = [_str(event.get("message"))]
+        blocks = [text_block(p) for p in parts if p.strip()]
+        return assistant_message(blocks, ms, model=self.model)
+
+    def _tool_call(self, event: Mapping[str, Any], event_key: str, ms: int) -> dict[str, Any]:
+        args = _args(event)
+        meta = _metadata(event)
+        name = str(event.get("action"))
+        source_call = _str(meta.get("tool_call_id")) or f"event_{event_key}"
+        call_id = self.calls.issue(source_call, name)
+        thought = _str(args.get("thought"))
+        arguments = _model_arguments(meta)
+        if arguments is None and name == "think":
+            # The thought is the tool's only argument; as text too it would count twice.
+            arguments, thought = {"thought": thought}, ""
+        elif arguments is None:
+            arguments = {k: v for k, v in args.items() if k != "thought"}
+        blocks = [text_block(thought)] if thought.strip() else []
+        blocks.append(tool_call_block(call_id, name, arguments))
+        response_id, model, usage_ = _response_usage(meta)
+        self.model = model or self.model
+        if response_id is not None:
+            # Several calls of one response share its usage; count it once.
+            if response_id in self.responses:
+                usage_ = None
+            self.responses.add(response_id)
+        self.open[call_id] = (name, source_call, event_key)
+        self.open_by_call[source_call] = call_id
+        self.open_by_event[event_key] = call_id
+        return assistant_message(blocks, ms, model=self.model, usage_=usage_, stop_reason="toolUse")
+
+    def _answered_call(self, event: Mapping[str, Any]) -> tuple[str, str] | None:
+        """The open tool call this observation answers (and close it), or None."""
+        source_call = _str(_metadata(event).get("tool_call_id"))
+        cause = event.get("cause")
+        cause_id = (
+            str(cause) if isinstance(cause, (int, str)) and not isinstance(cause, bool) else None
+        )
+        call_id = self.open_by_call.get(source_call) if source_call else None
+        if call_id is None and cause_id is not None:
+            call_id = self.open_by_event.get(cause_id)
+        if call_id is None:
+            return None
+        name, by_call, by_event = self.open.pop(call_id)
+        if self.open_by_call.get(by_call) == call_id:
+            del self.open_by_call[by_call]
+        if self.open_by_event.get(by_event) == call_id:
+            del self.open_by_event[by_event]
+        return call_id, name
+
+
+# -- header -----------------------------------------------------------------------------------
+def _metrics(stream: _Stream) -> dict[str, Any] | None:
+    metrics = stream.instance.get("metrics") if stream.instance is not None else None
+    if not isinstance(metrics, Mapping):
+        # Event streams carry running totals on the events; the last one is the total.
+        metrics = next(
+            (
+                e["llm_metrics"]
+                for _, e in reversed(stream.events)
+                if isinstance(e, Mapping) and isinstance(e.get("llm_metrics"), Mapping)
+            ),
+            None,
+        )
+    if not isinstance(metrics, Mapping):
+        return None
+    keys = ("accumulated_cost", "accumulated_token_usage")
+    out = {k: metrics[k] for k in keys if k in metrics}
+    return out or None
+
+
+def _cwd(stream: _Stream) -> str | None:
+    for _, event in stream.events:
+        if not isinstance(event, Mapping) or not isinstance(event.get("extras"), Mapping):
+            continue
+        meta = event["extras"].get("metadata")
+        if isinstance(meta, Mapping) and isinstance(meta.get("working_dir"), str):
+            return meta["working_dir"]
+    return None
+
+
+def stream_header(path: str, stream: _Stream) -> dict[str, Any]:
+    """The session header of an event stream: id, first timestamp, model, metrics."""
+    instance = stream.instance or {}
+    instance_id = instance.get("instance_id")
+    header: dict[str, Any] = {
+        "type": "session",
+        "version": CURRENT_SESSION_VERSION,
+        "id": str(instance_id) if isinstance(instance_id, (str, int)) else Path(path).stem,
+        "sourceFormat": SOURCE_FORMAT,
+    }
+    first_ts = next(
+        (event_time(e.get("timestamp"))[0] for _, e in stream.events if isinstance(e, Mapping)),
+        None,
+    )
+    if first_ts is not None:
+        header["timestamp"] = first_ts
+    cwd = _cwd(stream)
+    if cwd is not None:
+        header["cwd"] = cwd
+    if isinstance(instance_id, (str, int)):
+        header["instanceId"] = instance_id
+    metadata = instance.get("metadata")
+    if isinstance(metadata, Mapping):
+        llm = metadata.get("llm_config")
+        if isinstance(llm, Mapping) and isinstance(llm.get("model"), str):
+            header["model"] = llm["model"]
+        if isinstance(metadata.get("agent_class"), str):
+            header["agentClass"] = metadata["agent_class"]
+    metrics = _metrics(stream)
+    if metrics is not None:
+        header["metrics"] = metrics
+    if instance.get("error") is not None:
+        header["sourceError"] = instance["error"]
+    return header
+
+
+def stream_session(path: str, stream: _Stream, log: ProblemLog) -> Session:
+    """One `Session` from one event stream (problems go to `log`)."""
+    header = stream_header(path, stream)
+    builder = _Builder(IdAllocator(str(header["id"])), log, _str(header.get("model")))
+    for index, (line, event) in enumerate(stream.events):
+        builder.event(index, line, event)
+    entries = [
+        Entry.from_record(record, line=line)
+        for record, line in zip(chain(builder.records), builder.lines, strict=True)
+    ]
+    return Session(
+        header, entries, errors=log.problems, source_path=path, source_format=SOURCE_FORMAT
+    )
+
+
+def _empty_session(path: str, log: ProblemLog) -> Session:
+    header = {
+        "type": "session",
+        "version": CURRENT_SESSION_VERSION,
+        "id": Path(path).stem,
+        "sourceFormat": SOURCE_FORMAT,
+    }
+    return Session(header, (), errors=log.problems, source_path=path, source_format=SOURCE_FORMAT)
+
+
+# -- public -----------------------------------------------------------------------------------
+def iter_openhands(path: str | os.PathLike[str], *, strict: bool = False) -> Iterator[Session]:
+    """Read every session of an OpenHands file, one at a time.
+
+    An evaluation output yields one session per instance (line); an event stream yields one.
+    Problems with the file as a whole (lines that do not parse, ...) are recorded on the first
+    session; a file with nothing readable yields one empty session carrying them.
+
+    Args:
+        path: An OpenHands `output.jsonl`, or an event stream (`.json` array or JSONL).
+        strict: Raise `SessionReadError` on the first problem instead of recording it.
+
+    Raises:
+        SessionReadError: The path is not a readable file, or (strict) the content is bad.
+    """
+    p, data = read_bytes_checked(path)
+    log = ProblemLog(p, strict=strict)
+    streams = parse_streams(data, log)
+    if not streams:
+        yield _empty_session(p, log)
+        return
+    for k, stream in enumerate(streams):
+        yield stream_session(p, stream, log if k == 0 else ProblemLog(p, strict=strict))
+
+
+def read_openhands(path: str | os.PathLike[str], *, strict: bool = False) -> Session:
+    """Read an OpenHands file into one `Session` (the first, for an evaluation output).
+
+    A file holding several instances gives its first one and records a `multiple-sessions`
+    problem (in strict mode, raises it): use `iter_sessions` / `read_sessions` (or
+    `iter_openhands`) to read them all.
+
+    Args:
+        path: An OpenHands `output.jsonl`, or an event stream (`.json` array or JSONL).
+        strict: Raise `SessionReadError` on the first problem instead of recording it.
+
+    Raises:
+        SessionReadError: The path is not a readable file, or (strict) the content is bad.
+    """
+    p, data = read_bytes_checked(path)
+    log = ProblemLog(p, strict=strict)
+    streams = parse_streams(data, log)
+    if not streams:
+        return _empty_session(p, log)
+    if len(streams) > 1:
+        log.add(
+            None,
+            "multiple-sessions",
+            f"file holds {len(streams)} sessions (one per instance); this is the first — "
+            "use iter_sessions or read_sessions to read them all",
+        )
+    return stream_session(p, streams[0], log)
