@@ -1,0 +1,210 @@
+"""The strategy contract, the registry, and `compact()`.
+
+A strategy is a plain frozen dataclass: its fields are its parameters, so it prints, hashes,
+compares, and goes into papermill parameters and widget dropdowns by name
+(`strategies.get("observation-masking", keep_turns=3)`). Every strategy gets the same
+`CompactionContext` (the session, the preparation made by the engine, settings, token
+counter, summarizer and prompt set) and returns a `CompactionResult`, so researchers compare
+them on equal terms.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from .._prompts import PromptSet, resolve_prompts
+from ..compaction._prepare import CompactionPreparation, prepare_compaction
+from ..compaction._result import CompactionResult
+from ..compaction._settings import CompactionSettings
+from ..session._session import Session
+from ..tokens._counter import TokenCounter
+from ._summarizer import Summarizer
+
+
+class StrategyUnavailable(RuntimeError):
+    """A strategy cannot run with what it was given (e.g. an LLM strategy without a
+    summarizer, or snapcompact for a model that cannot read images)."""
+
+
+@dataclass(frozen=True)
+class CompactionContext:
+    """What every strategy receives.
+
+    Attributes:
+        session: The session to compact.
+        preparation: The engine's preparation (cut point, regions, previous summary, file
+            operations), or None when the engine found nothing to summarize.
+        settings: Compaction settings (profile, reserve, keep-recent, ...).
+        counter: The token counter (cached per entry).
+        summarizer: The LLM seam, or None.
+        prompts: The prompt set.
+        leaf_id: The leaf whose path is compacted (None: the session leaf).
+    """
+
+    session: Session
+    preparation: CompactionPreparation | None
+    settings: CompactionSettings
+    counter: TokenCounter
+    summarizer: Summarizer | None
+    prompts: PromptSet
+    leaf_id: str | None = None
+
+    def require_summarizer(self, strategy: str) -> Summarizer:
+        """The summarizer, or a clear error naming the strategy."""
+        if self.summarizer is None:
+            raise StrategyUnavailable(
+                f"strategy {strategy!r} calls a model: pass summarizer= "
+                "(e.g. OpenAICompatibleSummarizer(base_url=...))"
+            )
+        return self.summarizer
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """Base of every strategy. Subclasses are frozen dataclasses whose fields are their
+    parameters, and implement `run`.
+
+    Class attributes:
+        name: The registry name.
+        needs_summarizer: True for strategies that call a model.
+        needs_preparation: True when the strategy works on the engine's cut (summaries,
+            archives); False for strategies that rewrite the session themselves (masking).
+    """
+
+    name: ClassVar[str] = ""
+    needs_summarizer: ClassVar[bool] = False
+    needs_preparation: ClassVar[bool] = True
+
+    def run(self, ctx: CompactionContext) -> CompactionResult | None:
+        """Compact: return a result, or None when there is nothing to do."""
+        raise NotImplementedError
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The strategy's parameters (its dataclass fields)."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+    @property
+    def label(self) -> str:
+        """`name(k=v, ...)`: a stable, readable identity for tables and plots."""
+        inner = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
+        return f"{self.name}({inner})" if inner else self.name
+
+
+_REGISTRY: dict[str, type[Strategy]] = {}
+
+
+def register(cls: type[Strategy]) -> type[Strategy]:
+    """Class decorator: add a strategy to the registry under `cls.name`."""
+    if not cls.name:
+        raise ValueError(f"{cls.__name__} has no name")
+    if cls.name in _REGISTRY and _REGISTRY[cls.name] is not cls:
+        raise ValueError(f"strategy name {cls.name!r} is already registered")
+    _REGISTRY[cls.name] = cls
+    return cls
+
+
+def _load_builtin() -> None:
+    # Importing the modules registers them; done lazily so `_base` has no import cycle.
+    from . import _builtin  # noqa: F401
+
+
+def available() -> tuple[str, ...]:
+    """Names of every registered strategy, sorted."""
+    _load_builtin()
+    return tuple(sorted(_REGISTRY))
+
+
+def get(name: str | Strategy, **params: Any) -> Strategy:
+    """A strategy by name with parameters (or a strategy value, returned as is).
+
+    Raises:
+        KeyError: No strategy has that name.
+        TypeError: A parameter the strategy does not take.
+    """
+    if isinstance(name, Strategy):
+        return dataclasses.replace(name, **params) if params else name
+    _load_builtin()
+    try:
+        cls = _REGISTRY[name]
+    except KeyError:
+        raise KeyError(f"unknown strategy {name!r}; available: {', '.join(available())}") from None
+    return cls(**params)
+
+
+def strategy_type(name: str) -> type[Strategy]:
+    """The class registered under a name."""
+    _load_builtin()
+    return _REGISTRY[name]
+
+
+def compact(
+    session: Session,
+    strategy: str | Strategy,
+    *,
+    settings: CompactionSettings | None = None,
+    counter: TokenCounter | None = None,
+    summarizer: Summarizer | None = None,
+    prompts: PromptSet | str | None = None,
+    leaf_id: str | None = None,
+    custom_instructions: str | None = None,
+    clock: Callable[[], float] = time.perf_counter,
+    **params: Any,
+) -> CompactionResult | None:
+    """Run one strategy on a session.
+
+    Args:
+        session: The session (not changed).
+        strategy: A registry name or a strategy value.
+        settings: Compaction settings (default: MusePi's).
+        counter: Token counter (default: the profile's estimator).
+        summarizer: The LLM seam for strategies that call a model.
+        prompts: A prompt set or a folder of prompts (default: the project's).
+        leaf_id: The leaf whose path is compacted.
+        custom_instructions: Extra focus for the summarizer.
+        clock: Timer used for `latency_s` (injected in tests).
+        **params: Strategy parameters when `strategy` is a name.
+
+    Returns:
+        The result (apply it with `result.apply(session)`), or None when the strategy
+        has nothing to do (e.g. the whole path fits the keep budget).
+    """
+    strat = get(strategy, **params)
+    settings = settings or CompactionSettings.musepi()
+    counter = counter or TokenCounter("pi" if settings.profile == "pi" else "musepi")
+    preparation = prepare_compaction(
+        session,
+        settings,
+        counter,
+        leaf_id=leaf_id,
+        custom_instructions=custom_instructions,
+    )
+    ctx = CompactionContext(
+        session=session,
+        preparation=preparation,
+        settings=settings,
+        counter=counter,
+        summarizer=summarizer,
+        prompts=resolve_prompts(prompts),
+        leaf_id=leaf_id,
+    )
+    if strat.needs_summarizer:
+        ctx.require_summarizer(strat.name)
+    if strat.needs_preparation and preparation is None:
+        return None
+    started = clock()
+    result = strat.run(ctx)
+    if result is None:
+        return None
+    extra: dict[str, Any] = {"strategy": strat.name, "params": _jsonable(strat.params)}
+    if not result.latency_s:
+        extra["latency_s"] = clock() - started
+    return result.copy_with(**extra)
+
+
+def _jsonable(params: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: (list(v) if isinstance(v, tuple) else v) for k, v in params.items()}

@@ -1,0 +1,1 @@
+"""Imports every built-in strategy module, which registers it (see `_base.register`)."""
