@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 
@@ -12,10 +13,14 @@ class ReadProblem:
     Attributes:
         path: The file the problem is in.
         line: 1-based line number (None when it concerns the whole file).
-        kind: A short machine-readable kind (`malformed-json`, `truncated-line`,
-            `missing-header`, `duplicate-id`, `dangling-parent`, `parent-cycle`,
-            `invalid-utf8`, `empty-file`, `binary-file`, `not-an-object`, `missing-id`,
-            `unknown-entry-type`, `unpaired-tool-result`, ...).
+        kind: A short machine-readable kind. Lines that were dropped: `malformed-json`,
+            `truncated-line`, `not-an-object`, `extra-header`. Lines kept with a repair:
+            `invalid-utf8`, `lone-surrogate`. Structure: `missing-header`, `bad-header`,
+            `misplaced-header`, `bad-version`, `unknown-version`, `missing-id`,
+            `missing-parent-id`, `missing-type`, `unknown-entry-type`, `duplicate-id`,
+            `dangling-parent`, `parent-cycle`, `bad-first-kept`. Whole file: `empty-file`, `binary-file`,
+            `is-a-directory`, `not-a-file`, `not-found`, `unreadable`. Importers add their
+            own (`unpaired-tool-result`, ...).
         message: A human-readable explanation.
     """
 
@@ -29,41 +34,104 @@ class ReadProblem:
         return f"{where}: {self.message} [{self.kind}]"
 
 
+def _file_order(problem: ReadProblem) -> tuple[int, int]:
+    # Whole-file problems first, then by line; sorted() is stable, so problems on one
+    # line keep the order they were found in.
+    return (0, 0) if problem.line is None else (1, problem.line)
+
+
+def in_file_order(problems: Iterable[ReadProblem]) -> tuple[ReadProblem, ...]:
+    """Problems sorted by line, whole-file problems (line None) first; ties keep their order."""
+    return tuple(sorted(problems, key=_file_order))
+
+
 class SessionReadError(ValueError):
     """A session file could not be read (strict mode, or a path that is not a file).
+
+    `str(err)` starts with `path:line` (or `path` for whole-file problems).
 
     Attributes:
         path: The file.
         line: 1-based line number, or None when it concerns the whole file.
         kind: The problem kind (see `ReadProblem.kind`).
+        problem: The problem as a `ReadProblem`.
+        problems: Every problem found when the reader looked at the whole file before
+            raising (the first of them is `problem`); just `(problem,)` otherwise.
     """
 
-    def __init__(self, path: str, line: int | None, kind: str, message: str) -> None:
+    def __init__(
+        self,
+        path: str,
+        line: int | None,
+        kind: str,
+        message: str,
+        *,
+        problems: Iterable[ReadProblem] = (),
+    ) -> None:
         self.path = path
         self.line = line
         self.kind = kind
         self.problem = ReadProblem(path, line, kind, message)
+        self.problems: tuple[ReadProblem, ...] = tuple(problems) or (self.problem,)
         super().__init__(str(self.problem))
 
+    def __reduce__(self) -> tuple[object, ...]:
+        # Keyword-only fields would be lost by the default pickling of exceptions, and
+        # errors cross process boundaries in benchmark runs.
+        return (
+            _rebuild_error,
+            (self.path, self.line, self.kind, self.problem.message, self.problems),
+        )
+
     @classmethod
-    def from_problem(cls, problem: ReadProblem) -> SessionReadError:
-        """The exception for one recorded problem."""
-        return cls(problem.path, problem.line, problem.kind, problem.message)
+    def from_problem(
+        cls, problem: ReadProblem, problems: Iterable[ReadProblem] = ()
+    ) -> SessionReadError:
+        """The exception for one recorded problem (optionally with all of the file's)."""
+        return cls(problem.path, problem.line, problem.kind, problem.message, problems=problems)
+
+
+def _rebuild_error(
+    path: str, line: int | None, kind: str, message: str, problems: tuple[ReadProblem, ...]
+) -> SessionReadError:
+    return SessionReadError(path, line, kind, message, problems=problems)
 
 
 class ProblemLog:
-    """Collects problems; in strict mode the first one raises `SessionReadError`."""
+    """Collects the problems of one file.
 
-    __slots__ = ("path", "problems", "strict")
+    In strict mode `add` raises `SessionReadError` at once, unless the log is `deferred`:
+    then every problem is collected and `finish()` raises the one earliest in the file,
+    so strict mode names the same first problem that lenient mode lists first.
+    """
 
-    def __init__(self, path: str, *, strict: bool) -> None:
+    __slots__ = ("deferred", "path", "problems", "strict")
+
+    def __init__(self, path: str, *, strict: bool, deferred: bool = False) -> None:
         self.path = path
         self.strict = strict
+        self.deferred = deferred
         self.problems: list[ReadProblem] = []
 
     def add(self, line: int | None, kind: str, message: str) -> None:
-        """Record a problem (or raise it in strict mode)."""
+        """Record a problem (or raise it in strict mode, unless deferred)."""
         problem = ReadProblem(self.path, line, kind, message)
-        if self.strict:
+        if self.strict and not self.deferred:
             raise SessionReadError.from_problem(problem)
         self.problems.append(problem)
+
+    def merge(self, problems: Iterable[ReadProblem]) -> None:
+        """Add problems collected elsewhere (e.g. by a scratch log), as `add` would."""
+        for problem in problems:
+            self.add(problem.line, problem.kind, problem.message)
+
+    def finish(self) -> tuple[ReadProblem, ...]:
+        """The problems in file order; in strict mode, raise the first one if any.
+
+        Raises:
+            SessionReadError: Strict mode and at least one problem was recorded.
+        """
+        ordered = in_file_order(self.problems)
+        if self.strict and ordered:
+            raise SessionReadError.from_problem(ordered[0], ordered)
+        return ordered

@@ -1,12 +1,21 @@
 """pi / MusePi session JSONL (v1, v2, v3): parse, migrate in memory, index.
 
-Spec §1.2–1.9. The input file is never rewritten: migrations happen on the parsed records.
+Spec §1.2–1.11. The input file is never rewritten: migrations happen on the parsed records.
+
+Bad input is data, not a crash: every problem becomes a `ReadProblem` naming file and line,
+in file order, and every record that parses is kept. pi itself silently skips malformed
+lines (§1.9); we skip the same lines but say so. In strict mode the reader still looks at
+the whole file and then raises the earliest problem, so strict and lenient agree on what
+comes first.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import re
+import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -18,18 +27,56 @@ from ._model import KNOWN_ENTRY_TYPES, Entry
 from ._session import CURRENT_SESSION_VERSION, Session
 
 _BINARY_SNIFF = 8192
+_BOM = b"\xef\xbb\xbf"
+_UNPARSED: Any = object()
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def read_bytes_checked(path: str | os.PathLike[str]) -> tuple[str, bytes]:
-    """Read a whole file, with a clear `SessionReadError` when the path is not a file."""
+# -- files -------------------------------------------------------------------------------
+
+
+def check_session_path(path: str | os.PathLike[str]) -> str:
+    """The path as a string, once it is known to name a regular file.
+
+    Raises:
+        SessionReadError: The path is missing (`not-found`), a directory
+            (`is-a-directory`), not a regular file (`not-a-file`) or cannot be looked at
+            (`unreadable`); the message names the path.
+    """
     p = os.fspath(path)
-    if os.path.isdir(p):
+    try:
+        mode = os.stat(p).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        raise SessionReadError(p, None, "not-found", "no such file") from None
+    except OSError as exc:
+        raise SessionReadError(p, None, "unreadable", f"cannot read: {exc.strerror}") from None
+    except ValueError as exc:  # e.g. an embedded NUL in the path
+        raise SessionReadError(p, None, "not-found", f"not a usable path: {exc}") from None
+    if stat.S_ISDIR(mode):
         raise SessionReadError(p, None, "is-a-directory", "is a directory, not a session file")
+    if not stat.S_ISREG(mode):
+        # FIFOs, sockets and devices would block or never end.
+        raise SessionReadError(p, None, "not-a-file", "is not a regular file")
+    return p
+
+
+def read_bytes_checked(path: str | os.PathLike[str], limit: int | None = None) -> tuple[str, bytes]:
+    """Read a whole file (or its first `limit` bytes), with a clear `SessionReadError`.
+
+    Raises:
+        SessionReadError: The path is not a readable regular file (see
+            `check_session_path`).
+    """
+    p = check_session_path(path)
     try:
         with open(p, "rb") as fh:
-            return p, fh.read()
+            return p, fh.read() if limit is None else fh.read(limit)
     except FileNotFoundError:
         raise SessionReadError(p, None, "not-found", "no such file") from None
+    except IsADirectoryError:
+        raise SessionReadError(
+            p, None, "is-a-directory", "is a directory, not a session file"
+        ) from None
     except OSError as exc:
         raise SessionReadError(p, None, "unreadable", f"cannot read: {exc.strerror}") from None
 
@@ -39,19 +86,103 @@ def looks_binary(data: bytes) -> bool:
     return b"\x00" in data[:_BINARY_SNIFF]
 
 
+def strip_bom(data: bytes) -> bytes:
+    """The data without a leading UTF-8 byte-order mark (editors on Windows add one)."""
+    return data[len(_BOM) :] if data.startswith(_BOM) else data
+
+
+# -- lines -------------------------------------------------------------------------------
+
+
+def _reject_constant(name: str) -> Any:
+    # JSON.parse rejects NaN and Infinity literals; so do we.
+    raise ValueError(f"{name} is not JSON")
+
+
+def _js_int(digits: str) -> int | float:
+    # JS numbers are doubles; an integer past 64 bits could not be written back by orjson.
+    value = int(digits)
+    return value if -(2**63) <= value < 2**64 else float(value)
+
+
+def _replace_lone_surrogates(value: Any) -> tuple[Any, bool]:
+    """`value` with unpaired UTF-16 surrogates in strings replaced by U+FFFD."""
+    if isinstance(value, str):
+        fixed_text, count = _SURROGATE.subn("\ufffd", value)
+        return fixed_text, count > 0
+    if isinstance(value, list):
+        changed = False
+        items = []
+        for item in value:
+            fixed, item_changed = _replace_lone_surrogates(item)
+            items.append(fixed)
+            changed = changed or item_changed
+        return items, changed
+    if isinstance(value, dict):
+        changed = False
+        out = {}
+        for key, item in value.items():
+            fixed_key, key_changed = _replace_lone_surrogates(key)
+            fixed, item_changed = _replace_lone_surrogates(item)
+            out[fixed_key] = fixed
+            changed = changed or key_changed or item_changed
+        return out, changed
+    return value, False
+
+
+def _parse_line_slowly(raw: bytes) -> tuple[Any, list[str], str, bool]:
+    """Second chance for a line orjson refused.
+
+    pi reads files as UTF-8 with replacement and parses with `JSON.parse`, which accepts
+    escaped lone surrogates (JS string slicing cuts emoji in half) and numbers out of
+    double range. We accept the same lines; lone surrogates become U+FFFD because no
+    UTF-8 encoder (orjson, files, terminals) takes them.
+
+    Returns:
+        `(value, repairs, error, error_at_end)`: the value (or `_UNPARSED`), the problem
+        kinds of the repairs made, and for an unparsed line the parser's message and
+        whether it stopped at the end of the line (the sign of a cut-short write).
+    """
+    repairs: list[str] = []
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        text = raw.decode("utf-8", errors="replace")
+        repairs.append("invalid-utf8")
+    try:
+        return orjson.loads(text), repairs, "", False
+    except orjson.JSONDecodeError as exc:
+        error, at_end = exc.msg, exc.pos >= len(text.rstrip())
+    try:
+        value = json.loads(text, parse_constant=_reject_constant, parse_int=_js_int)
+    except (ValueError, RecursionError):
+        return _UNPARSED, repairs, error, at_end
+    try:
+        value, changed = _replace_lone_surrogates(value)
+    except RecursionError:
+        return _UNPARSED, repairs, "nested too deeply", False
+    if changed:
+        repairs.append("lone-surrogate")
+    return value, repairs, "", False
+
+
+_REPAIR_MESSAGES = {
+    "invalid-utf8": "line is not valid UTF-8; bad bytes replaced with U+FFFD",
+    "lone-surrogate": "line holds unpaired UTF-16 surrogate escapes; replaced with U+FFFD",
+}
+
+
 def parse_jsonl(data: bytes, log: ProblemLog) -> list[tuple[int, Any]]:
     """Parse JSONL bytes into `(line_number, value)` pairs; bad lines become problems.
 
-    Blank lines are skipped. A line that does not parse is recorded as `truncated-line`
-    when it is the last line and the file does not end with a newline, else as
-    `malformed-json`. Invalid UTF-8 is recorded and the line is kept with U+FFFD
-    replacements when the rest of it parses.
+    Blank lines are skipped and a leading byte-order mark is ignored. A line that does not
+    parse is recorded as `truncated-line` when it is the last line, has no newline after
+    it and the parser ran out of input (an interrupted write), else as `malformed-json`.
+    Lines kept after a repair are recorded as `invalid-utf8` or `lone-surrogate`.
     """
-    lines = data.split(b"\n")
-    last_index = len(lines) - 1
-    while last_index >= 0 and not lines[last_index].strip():
-        last_index -= 1
-    ends_with_newline = data.endswith(b"\n")
+    lines = strip_bom(data).split(b"\n")
+    # The chunk after the final newline is the only line that can be an unfinished write.
+    unterminated = len(lines) - 1
     loads = orjson.loads
     out: list[tuple[int, Any]] = []
     append = out.append
@@ -61,28 +192,27 @@ def parse_jsonl(data: bytes, log: ProblemLog) -> list[tuple[int, Any]]:
         try:
             append((index + 1, loads(raw)))
             continue
-        except orjson.JSONDecodeError as exc:
-            error = exc
+        except orjson.JSONDecodeError:
+            pass
         lineno = index + 1
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            try:
-                value = loads(raw.decode("utf-8", errors="replace"))
-            except orjson.JSONDecodeError:
-                pass
-            else:
-                log.add(lineno, "invalid-utf8", "line is not valid UTF-8; bad bytes replaced")
-                append((lineno, value))
-                continue
-            text = None
-        if index == last_index and not ends_with_newline:
-            log.add(lineno, "truncated-line", f"last line is cut short ({len(raw)} bytes): {error}")
-        elif text is None:
-            log.add(lineno, "invalid-utf8", "line is not valid UTF-8 and not valid JSON")
+        value, repairs, error, at_end = _parse_line_slowly(raw)
+        if value is not _UNPARSED:
+            for kind in repairs:
+                log.add(lineno, kind, _REPAIR_MESSAGES[kind])
+            append((lineno, value))
+        elif index == unterminated and at_end:
+            log.add(
+                lineno,
+                "truncated-line",
+                f"last line is cut short ({len(raw)} bytes, no newline): {error}; skipped",
+            )
         else:
-            log.add(lineno, "malformed-json", f"not valid JSON: {error}")
+            utf8 = " (and not valid UTF-8)" if "invalid-utf8" in repairs else ""
+            log.add(lineno, "malformed-json", f"not valid JSON{utf8}: {error}; skipped")
     return out
+
+
+# -- migration ---------------------------------------------------------------------------
 
 
 def _fresh_id(seed: str, index: int, taken: set[str]) -> str:
@@ -96,6 +226,10 @@ def _fresh_id(seed: str, index: int, taken: set[str]) -> str:
         salt += 1
 
 
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def migrate_records(header: dict[str, Any], records: list[dict[str, Any]]) -> int:
     """Run the v1→v2→v3 migrations of spec §1.9 on parsed records, in place.
 
@@ -107,7 +241,7 @@ def migrate_records(header: dict[str, Any], records: list[dict[str, Any]]) -> in
         The version the file had before migration.
     """
     raw_version = header.get("version", 1)
-    version = raw_version if isinstance(raw_version, int) else 1
+    version = raw_version if _is_int(raw_version) else 1
     if version < 2:
         taken = {r["id"] for r in records if isinstance(r.get("id"), str)}
         seed = str(header.get("id", ""))
@@ -125,7 +259,7 @@ def migrate_records(header: dict[str, Any], records: list[dict[str, Any]]) -> in
             if record.get("type") == "compaction" and "firstKeptEntryIndex" in record:
                 # An index into the full parsed array where the header is index 0.
                 kept = record.pop("firstKeptEntryIndex")
-                if isinstance(kept, int) and 1 <= kept <= len(ids):
+                if _is_int(kept) and 1 <= kept <= len(ids):
                     record["firstKeptEntryId"] = ids[kept - 1]
         header["version"] = 2
     if version < 3:
@@ -136,6 +270,51 @@ def migrate_records(header: dict[str, Any], records: list[dict[str, Any]]) -> in
                     msg["role"] = "custom"
         header["version"] = CURRENT_SESSION_VERSION
     return version
+
+
+def _inferred_version(records: list[dict[str, Any]]) -> int:
+    # v1 entries carry no ids; anything later does.
+    return CURRENT_SESSION_VERSION if any(isinstance(r.get("id"), str) for r in records) else 1
+
+
+def header_version(
+    header: Mapping[str, Any], records: list[dict[str, Any]], log: ProblemLog, line: int | None
+) -> int:
+    """The format version a header declares, checked; a bad one is inferred from content.
+
+    An absent `version` means v1 (spec §1.2). A numeric string (`"3"`) is recorded as
+    `bad-version` and read as its number, as JS comparisons do; anything else unusable is
+    recorded the same way and the version is inferred (v3 when entries carry ids, else
+    v1). A version newer
+    than this reader knows is recorded as `unknown-version` and read as the current one.
+    """
+    if "version" not in header:
+        return 1
+    raw = header["version"]
+    version: int | None = None
+    if _is_int(raw):
+        version = raw
+    elif isinstance(raw, float) and raw.is_integer():
+        version = int(raw)
+    elif isinstance(raw, str) and raw.strip().isdecimal():
+        version = int(raw.strip())
+        log.add(line, "bad-version", f"version is the string {raw!r}; read as the number")
+    if version is None or version < 1:
+        inferred = _inferred_version(records)
+        log.add(line, "bad-version", f"unusable version {raw!r}; read as v{inferred}")
+        return inferred
+    if version > CURRENT_SESSION_VERSION:
+        log.add(
+            line,
+            "unknown-version",
+            f"version {version} is newer than this reader knows; read as "
+            f"v{CURRENT_SESSION_VERSION}",
+        )
+        return CURRENT_SESSION_VERSION
+    return version
+
+
+# -- checks ------------------------------------------------------------------------------
 
 
 def check_tree(entries: Iterable[Entry], log: ProblemLog) -> None:
@@ -175,47 +354,102 @@ def check_tree(entries: Iterable[Entry], log: ProblemLog) -> None:
             parent = node.parent_id
             node = by_id.get(parent) if parent is not None else None
         if node is not None and node.id is not None and state.get(node.id) == 1:
-            log.add(
-                node.line,
-                "parent-cycle",
-                f"entry {node.id!r} is its own ancestor; path walks stop at the cycle",
-            )
+            # Report the cycle once, on its member that comes first in the file.
+            members = walk[walk.index(node.id) :]
+            first = min((by_id[m] for m in members), key=lambda e: e.line or 0)
+            if len(members) == 1:
+                what = "is its own parent; it is treated as a root"
+            else:
+                others = ", ".join(repr(m) for m in members if m != first.id)
+                what = f"is its own ancestor (through {others}); path walks stop at the cycle"
+            log.add(first.line, "parent-cycle", f"entry {first.id!r} {what}")
         for entry_id in walk:
             state[entry_id] = 2
 
 
+def check_entry(entry: Entry, log: ProblemLog) -> None:
+    """Record what is wrong with one entry on its own (type, id, parentId)."""
+    record = entry.record
+    if not isinstance(record.get("type"), str):
+        log.add(entry.line, "missing-type", "entry has no string type; kept as is")
+    elif entry.type not in KNOWN_ENTRY_TYPES:
+        log.add(entry.line, "unknown-entry-type", f"unknown entry type {entry.type!r}; kept as is")
+    if entry.id is None:
+        what = "no id" if "id" not in record else f"a non-string id {record['id']!r}"
+        log.add(entry.line, "missing-id", f"{entry.type!r} entry has {what}; kept outside the tree")
+        return
+    if "parentId" not in record:
+        log.add(entry.line, "missing-parent-id", "entry has no parentId; treated as a root")
+    elif record["parentId"] is not None and entry.parent_id is None:
+        log.add(
+            entry.line,
+            "missing-parent-id",
+            f"parentId {record['parentId']!r} is not a string or null; treated as a root",
+        )
+
+
+def check_compactions(entries: Iterable[Entry], ids: set[str], log: ProblemLog) -> None:
+    """Record compactions whose `firstKeptEntryId` is missing or names no entry."""
+    for entry in entries:
+        if entry.type != "compaction":
+            continue
+        kept = entry.get("firstKeptEntryId")
+        if not isinstance(kept, str):
+            log.add(
+                entry.line,
+                "bad-first-kept",
+                "compaction has no firstKeptEntryId (a v1 firstKeptEntryIndex that pointed "
+                "at the header or past the end is dropped, as pi does)",
+            )
+        elif kept not in ids:
+            log.add(entry.line, "bad-first-kept", f"firstKeptEntryId {kept!r} names no entry")
+
+
+# -- the session -------------------------------------------------------------------------
+
+
 def synthetic_header(path: str, records: list[dict[str, Any]]) -> dict[str, Any]:
     """A header for a file that has none, so its entries are not lost."""
-    has_ids = any(isinstance(r.get("id"), str) for r in records)
     first_ts = next((r["timestamp"] for r in records if isinstance(r.get("timestamp"), str)), None)
     header: dict[str, Any] = {"type": "session", "id": Path(path).stem}
-    if has_ids:
+    if _inferred_version(records) > 1:
         header["version"] = CURRENT_SESSION_VERSION
     if first_ts is not None:
         header["timestamp"] = first_ts
     return header
 
 
-def session_from_values(
-    path: str, values: list[tuple[int, Any]], log: ProblemLog
-) -> Session:
-    """Turn parsed JSONL values into a migrated, checked `Session`."""
+def _is_title_slot(lineno: int, value: Any) -> bool:
+    # omp's fixed-width title record is only ever the first physical line (spec §1.11).
+    return lineno == 1 and isinstance(value, dict) and value.get("type") == "title"
+
+
+def session_from_values(path: str, values: list[tuple[int, Any]], log: ProblemLog) -> Session:
+    """Turn parsed JSONL values into a migrated, checked `Session`.
+
+    Problems go to `log`; the session's `errors` are `log.finish()` (which raises the
+    earliest problem in strict mode).
+    """
     title_slot: dict[str, Any] | None = None
-    if values and isinstance(values[0][1], dict) and values[0][1].get("type") == "title":
-        title_slot = values.pop(0)[1]
+    if values and _is_title_slot(*values[0]):
+        title_slot = values[0][1]
+        values = values[1:]
     header: dict[str, Any] | None = None
     header_line: int | None = None
     records: list[dict[str, Any]] = []
     lines: list[int] = []
     for lineno, value in values:
         if not isinstance(value, dict):
-            log.add(lineno, "not-an-object", f"line holds a JSON {type(value).__name__}, not an entry")
+            kind = type(value).__name__
+            log.add(lineno, "not-an-object", f"line holds a JSON {kind}, not an entry; skipped")
             continue
         if value.get("type") == "session":
-            if header is None and not records:
-                header, header_line = value, lineno
+            if header is not None:
+                log.add(lineno, "extra-header", "a second session header; skipped")
                 continue
-            log.add(lineno, "extra-header", "a second session header; skipped")
+            header, header_line = value, lineno
+            if records:
+                log.add(lineno, "misplaced-header", "the session header comes after entries")
             continue
         records.append(value)
         lines.append(lineno)
@@ -227,35 +461,46 @@ def session_from_values(
         log.add(header_line, "bad-header", "session header has no string id")
     if title_slot is not None:
         header.setdefault("titleSlot", title_slot)
+    version = header_version(header, records, log, header_line)
+    if "version" in header:
+        header["version"] = version
     migrate_records(header, records)
-    entries: list[Entry] = []
-    for lineno, record in zip(lines, records, strict=True):
-        entry = Entry.from_record(record, line=lineno)
-        if entry.id is None:
-            log.add(lineno, "missing-id", f"{entry.type!r} entry has no id; kept outside the tree")
-        if entry.type not in KNOWN_ENTRY_TYPES:
-            log.add(lineno, "unknown-entry-type", f"unknown entry type {entry.type!r}; kept as is")
-        entries.append(entry)
+    entries = [Entry.from_record(r, line=n) for n, r in zip(lines, records, strict=True)]
+    for entry in entries:
+        check_entry(entry, log)
     check_tree(entries, log)
-    return Session(header, entries, errors=log.problems, source_path=path, source_format="pi")
+    check_compactions(entries, {e.id for e in entries if e.id is not None}, log)
+    return Session(header, entries, errors=log.finish(), source_path=path, source_format="pi")
 
 
 def read_pi_jsonl(path: str | os.PathLike[str], *, strict: bool = False) -> Session:
-    """Read a pi/MusePi session JSONL file (v1, v2 or v3) into a `Session`.
+    """Read a pi/MusePi/oh-my-pi session JSONL file (v1, v2 or v3) into a `Session`.
+
+    Lenient by default: every record that parses is kept, and each problem (file, line,
+    kind) is listed in `Session.errors` in file order. The file is never modified.
 
     Args:
         path: The `.jsonl` file.
-        strict: Raise `SessionReadError` on the first problem instead of recording it.
+        strict: Raise `SessionReadError` for the earliest problem in the file instead of
+            recording it.
+
+    Raises:
+        SessionReadError: The path is not a readable regular file, or (strict) the content
+            has a problem. `str(err)` starts with `path:line`.
     """
     p, data = read_bytes_checked(path)
-    log = ProblemLog(p, strict=strict)
-    if looks_binary(data):
-        log.add(None, "binary-file", "file holds NUL bytes: not a JSONL session")
-        return Session(synthetic_header(p, []), (), errors=log.problems, source_path=p)
-    if not data.strip():
+    log = ProblemLog(p, strict=strict, deferred=True)
+    if not strip_bom(data).strip():
         log.add(None, "empty-file", "file is empty")
-        return Session(synthetic_header(p, []), (), errors=log.problems, source_path=p)
-    return session_from_values(p, parse_jsonl(data, log), log)
+        return Session(synthetic_header(p, []), (), errors=log.finish(), source_path=p)
+    line_log = ProblemLog(p, strict=False)
+    values = parse_jsonl(data, line_log)
+    if looks_binary(data) and not any(isinstance(v, dict) for _, v in values):
+        # One problem for the file instead of one per chunk of binary noise.
+        log.add(None, "binary-file", "file holds NUL bytes and no JSON entry: not a session")
+        return Session(synthetic_header(p, []), (), errors=log.finish(), source_path=p)
+    log.merge(line_log.problems)
+    return session_from_values(p, values, log)
 
 
 def records_to_session(

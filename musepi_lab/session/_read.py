@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,7 @@ from typing import Any
 import orjson
 
 from ._errors import SessionReadError
-from ._jsonl import read_bytes_checked, read_pi_jsonl
+from ._jsonl import check_session_path, read_bytes_checked, read_pi_jsonl, strip_bom
 from ._session import Session
 
 Reader = Callable[..., Session]
@@ -47,42 +48,55 @@ def _first_objects(head: bytes, limit: int = 8) -> list[dict[str, Any]]:
     return out
 
 
+def _format_of_object(obj: dict[str, Any]) -> str | None:
+    """The format one JSONL record belongs to, or None when it tells nothing."""
+    kind = obj.get("type")
+    if not isinstance(kind, str):
+        kind = None  # an unhashable `type` must not break the set lookups below
+    if kind in ("session", "title"):
+        return "pi"
+    if "payload" in obj and kind in _CODEX_TYPES:
+        return "codex"
+    if "sessionId" in obj or "uuid" in obj or (kind in _CLAUDE_TYPES and "leafUuid" in obj):
+        return "claude-code"
+    if "history" in obj and ("instance_id" in obj or "instruction" in obj):
+        return "openhands"
+    if "trajectory" in obj and "history" in obj:
+        return "swe-agent"
+    if isinstance(obj.get("id"), str) and "parentId" in obj:
+        return "pi"
+    return None
+
+
+_OPENHANDS_EVAL_LINE = re.compile(rb'\{\s*"(?:instance_id|instruction)"\s*:')
+
+
 def detect_format(path: str | os.PathLike[str]) -> str:
     """The format of a session file, judged from its content (and `.traj` suffix).
 
     Returns one of `FORMATS`. Files that match nothing are treated as `pi`, whose reader
-    reports what is wrong with them line by line.
+    reports what is wrong with them line by line. Content never makes this raise.
+
+    Raises:
+        SessionReadError: The path is not a readable regular file.
     """
-    p = os.fspath(path)
-    if os.path.isdir(p):
-        raise SessionReadError(p, None, "is-a-directory", "is a directory, not a session file")
-    try:
-        with open(p, "rb") as fh:
-            head = fh.read(_SNIFF_BYTES)
-    except OSError as exc:
-        raise SessionReadError(p, None, "unreadable", f"cannot read: {exc}") from None
-    stripped = head.lstrip()
+    p, head = read_bytes_checked(path, _SNIFF_BYTES)
     if p.endswith(".traj"):
         return "swe-agent"
+    stripped = strip_bom(head).lstrip()
     if stripped.startswith(b"["):
         return "openhands"
-    if stripped.startswith(b"{") and b"\n" in stripped[:2]:
+    first_line = stripped.split(b"\n", 1)[0].strip()
+    if first_line == b"{":
         # Pretty-printed JSON document: SWE-agent trajectory or OpenHands output.
-        return "swe-agent" if b'"trajectory"' in head or b'"history"' in head else "openhands"
-    for obj in _first_objects(head):
-        kind = obj.get("type")
-        if kind in ("session", "title"):
-            return "pi"
-        if "payload" in obj and kind in _CODEX_TYPES:
-            return "codex"
-        if "sessionId" in obj or "uuid" in obj or kind in _CLAUDE_TYPES and "leafUuid" in obj:
-            return "claude-code"
-        if "history" in obj and ("instance_id" in obj or "instruction" in obj):
-            return "openhands"
-        if "trajectory" in obj and "history" in obj:
-            return "swe-agent"
-        if isinstance(obj.get("id"), str) and "parentId" in obj:
-            return "pi"
+        return "swe-agent" if b'"trajectory"' in head else "openhands"
+    if _OPENHANDS_EVAL_LINE.match(stripped):
+        # OpenHands eval output: one instance per line, each often longer than the sniff.
+        return "openhands"
+    for obj in _first_objects(stripped):
+        fmt = _format_of_object(obj)
+        if fmt is not None:
+            return fmt
     return "pi"
 
 
@@ -122,11 +136,15 @@ def read_session(
     Raises:
         SessionReadError: The path is not a readable file, or (strict) the content is bad.
     """
+    # Checked here too, so a forced format still gets a clear error for a folder.
+    check_session_path(path)
     fmt = format or detect_format(path)
     return _reader(fmt)(path, strict=strict)
 
 
 SESSION_SUFFIXES = (".jsonl", ".traj", ".json")
+# Files that sit beside sessions but are not sessions (generated facts, dataset manifests).
+_SIDECAR_SUFFIXES = (".facts.json", "manifest.json")
 
 
 def iter_session_files(root: str | os.PathLike[str]) -> Iterator[Path]:
@@ -136,19 +154,19 @@ def iter_session_files(root: str | os.PathLike[str]) -> Iterator[Path]:
     for p in sorted(base.rglob("*")):
         if not p.is_file() or p.suffix not in SESSION_SUFFIXES:
             continue
-        if p.parent.name == "subagents":
+        if p.parent.name == "subagents" or p.name.endswith(_SIDECAR_SUFFIXES):
             continue
         yield p
 
 
-def iter_sessions(
-    root: str | os.PathLike[str], *, strict: bool = False
-) -> Iterator[Session]:
+def iter_sessions(root: str | os.PathLike[str], *, strict: bool = False) -> Iterator[Session]:
     """Read every session file under a folder (or one file), one `Session` at a time.
 
     Files that hold several sessions (OpenHands evaluation output) yield each of them.
     """
     base = Path(root)
+    if not base.exists():
+        raise SessionReadError(os.fspath(base), None, "not-found", "no such file or folder")
     files: Iterable[Path] = [base] if base.is_file() else iter_session_files(base)
     for file in files:
         fmt = detect_format(file)

@@ -1,0 +1,566 @@
+"""Tool-output pruning of MusePi / oh-my-pi (spec §6.3): blank old, stale or useless results.
+
+Two passes, both pure (they return a new `Session`; entries are never changed in place):
+
+- `prune_tool_outputs`: before a compaction check. Walks tool results newest→oldest; once
+  40000 tokens of newer tool output are behind it, a result (not protected, ≥ 50 tokens)
+  becomes a candidate, and superseded reads and useless results are candidates at any
+  age. All candidates are blanked only if together they save ≥ 20000 tokens.
+- `prune_superseded_tool_results`: the cheap per-turn pass. Blanks superseded reads (and
+  useless results) when few tokens follow them (≤ 8000, cheap to re-cache) or when the
+  session has been idle ≥ 30 minutes (provider cache cold).
+
+A blanked result keeps its entry id, `toolCallId` and `toolName` (so tool-call pairing
+stays valid); its content becomes one text block with a notice, and `prunedAt` is set.
+Entries before the latest compaction's `firstKeptEntryId` are never touched: they are no
+longer sent to the model.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..session._model import Entry
+from ..session._session import Session
+from ..tokens._counter import TokenCounter
+from ..tokens._estimate import utf16_len
+from ._file_ops import split_read_selector
+
+SUPERSEDED_NOTICE = "[Superseded by a newer read of this file]"
+"""Text written over a read result that a newer read of the same file replaced."""
+USELESS_NOTICE = "[Uneventful result elided]"
+"""Text written over a result its tool flagged useless."""
+MIN_PRUNE_TOKENS = 50
+"""Age-based pruning skips results smaller than this: the notice would save nothing."""
+DEFAULT_PROTECT_TOKENS = 40000
+DEFAULT_MINIMUM_SAVINGS = 20000
+DEFAULT_PROTECTED_TOOLS: tuple[str, ...] = ("skill",)
+DEFAULT_SUFFIX_TOKEN_LIMIT = 8000
+DEFAULT_IDLE_FLUSH_MS = 30 * 60 * 1000
+SKILL_URL_PREFIX = "skill://"
+_RANGE_SEP = "\x00"
+_ALTERNATE_SEP = "\x01"
+
+ProtectedMatcher = str | Callable[[Mapping[str, Any], Mapping[str, Any] | None], bool]
+"""A tool name (protects every result of that tool) or a predicate `(result, call) -> bool`."""
+SupersedeKey = Callable[[str, Mapping[str, Any]], str | None]
+CompleteCheck = Callable[[Mapping[str, Any]], bool]
+
+
+def pruned_notice(tokens: int) -> str:
+    """The notice of an age-pruned result: `[Output truncated - N tokens]`."""
+    return f"[Output truncated - {tokens} tokens]"
+
+
+def pruned_savings(tokens: int, notice: str) -> int:
+    """Tokens saved by replacing a result of `tokens` tokens with `notice`.
+
+    `max(0, tokens − ceil(len(notice) / 4))`, the notice length in UTF-16 units.
+    """
+    return max(0, tokens - math.ceil(utf16_len(notice) / 4))
+
+
+# -- supersede keys ------------------------------------------------------------------------
+
+
+def is_alternate_form_selector(selector: str) -> bool:
+    """Whether a read selector shows another form of the file (`raw`, `conflicts`).
+
+    A compound such as `1-50:raw` counts as raw.
+    """
+    return any(part.lower() in ("raw", "conflicts") for part in selector.split(":"))
+
+
+def read_supersede_key(tool_name: str, args: Mapping[str, Any]) -> str | None:
+    """The supersede key of a tool call (oh-my-pi `readToolSupersedeKey`).
+
+    Only `read` calls with a non-empty string path have one; paths containing `://` are
+    exempt. A selector-free read keys on the path, a line-range read on `path + "\\0" +
+    selector` (so a complete read of the whole file can supersede it), a `raw` or
+    `conflicts` read on `path + "\\1" + selector` (superseded only by the same selector).
+    """
+    if tool_name != "read":
+        return None
+    path = args.get("path")
+    if not isinstance(path, str) or not path or "://" in path:
+        return None
+    base, selector = split_read_selector(path)
+    if selector is None:
+        return base
+    separator = _ALTERNATE_SEP if is_alternate_form_selector(selector) else _RANGE_SEP
+    return base + separator + selector
+
+
+def is_complete_read_result(message: Mapping[str, Any]) -> bool:
+    """oh-my-pi's strict completeness test of a `read` result (`isCompleteReadResult`).
+
+    Complete needs positive proof in the read tool's `details`: a `totalLines` count (or an
+    image in the content), and no summary, truncation or column cap. pi sessions carry no
+    such details, so with this test their bare reads never supersede range reads; the
+    pruning functions therefore default to treating every successful result as complete.
+    """
+    details = message.get("details")
+    if not isinstance(details, Mapping):
+        return False
+    truncation = details.get("truncation")
+    if details.get("summary") or (isinstance(truncation, Mapping) and truncation.get("truncated")):
+        return False
+    meta = details.get("meta")
+    if isinstance(meta, Mapping):
+        limits = meta.get("limits")
+        if meta.get("truncation") or (
+            isinstance(limits, Mapping) and limits.get("columnTruncated")
+        ):
+            return False
+    content = message.get("content")
+    has_image = isinstance(content, list) and any(
+        isinstance(b, Mapping) and b.get("type") == "image" for b in content
+    )
+    return details.get("totalLines") is not None or has_image
+
+
+def is_skill_read(result: Mapping[str, Any], call: Mapping[str, Any] | None) -> bool:
+    """Whether a result is a `read` of a `skill://` path (protected by default)."""
+    if result.get("toolName") != "read" or call is None or call.get("name") != "read":
+        return False
+    args = call.get("arguments")
+    path = args.get("path") if isinstance(args, Mapping) else None
+    return isinstance(path, str) and path.startswith(SKILL_URL_PREFIX)
+
+
+def _is_protected(
+    result: Mapping[str, Any],
+    call: Mapping[str, Any] | None,
+    matchers: Sequence[ProtectedMatcher],
+) -> bool:
+    for matcher in matchers:
+        if isinstance(matcher, str):
+            if result.get("toolName") == matcher:
+                return True
+        elif matcher(result, call):
+            return True
+    return False
+
+
+# -- shared pieces -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PruneResult:
+    """What a pruning pass did.
+
+    Attributes:
+        session: The new session (the input session itself when nothing was pruned), or
+            None when the pass was given bare path entries.
+        entries: The path entries after the pass (pruned ones replaced).
+        pruned_ids: Ids of the entries blanked, in path order.
+        tokens_saved: Estimated tokens saved.
+    """
+
+    session: Session | None
+    entries: tuple[Entry, ...]
+    pruned_ids: tuple[str, ...]
+    tokens_saved: int
+
+    @property
+    def pruned_count(self) -> int:
+        """How many results were blanked."""
+        return len(self.pruned_ids)
+
+    @property
+    def changed(self) -> bool:
+        """Whether anything was pruned."""
+        return bool(self.pruned_ids)
+
+
+@dataclass(frozen=True, slots=True)
+class _Candidate:
+    index: int
+    entry: Entry
+    tokens: int
+    notice: str
+
+
+def _path_of(
+    session_or_entries: Session | Sequence[Entry],
+) -> tuple[Session | None, tuple[Entry, ...]]:
+    if isinstance(session_or_entries, Session):
+        return session_or_entries, session_or_entries.path()
+    return None, tuple(session_or_entries)
+
+
+def _tool_result(entry: Entry) -> Mapping[str, Any] | None:
+    msg = entry.message
+    return msg if msg is not None and msg.get("role") == "toolResult" else None
+
+
+def _tool_calls_by_id(entries: Sequence[Entry]) -> dict[Any, Mapping[str, Any]]:
+    calls: dict[Any, Mapping[str, Any]] = {}
+    for entry in entries:
+        msg = entry.message
+        if (
+            msg is None
+            or msg.get("role") != "assistant"
+            or not isinstance(msg.get("content"), list)
+        ):
+            continue
+        for block in msg["content"]:
+            if isinstance(block, Mapping) and block.get("type") == "toolCall":
+                calls[block.get("id")] = block
+    return calls
+
+
+def latest_keep_boundary(entries: Sequence[Entry]) -> str | None:
+    """`firstKeptEntryId` of the latest compaction among the entries, if any."""
+    for entry in reversed(entries):
+        if entry.type == "compaction":
+            kept = entry.get("firstKeptEntryId")
+            return kept if isinstance(kept, str) else None
+    return None
+
+
+def _boundary_index(entries: Sequence[Entry], keep_boundary_id: str | None) -> int:
+    if keep_boundary_id is None:
+        return 0
+    for index, entry in enumerate(entries):
+        if entry.id == keep_boundary_id:
+            return index
+    return 0
+
+
+def _suffix_tokens(entries: Sequence[Entry], counter: TokenCounter) -> list[int]:
+    # suffix[i] = tokens of every message entry strictly after i: what the provider must
+    # re-cache if entry i changes.
+    suffix = [0] * len(entries)
+    total = 0
+    for index in range(len(entries) - 1, -1, -1):
+        suffix[index] = total
+        if entries[index].type == "message":
+            total += counter.count_entry(entries[index])
+    return suffix
+
+
+def _superseded(
+    entries: Sequence[Entry],
+    counter: TokenCounter,
+    calls: Mapping[Any, Mapping[str, Any]],
+    key_of: SupersedeKey,
+    complete: CompleteCheck | None,
+    protected: Sequence[ProtectedMatcher],
+) -> list[_Candidate]:
+    # Newest → oldest, remembering per key whether a newer successful / complete result
+    # was seen (an entry exists once any newer result of the key, even a failed one, was).
+    newer: dict[str, dict[str, bool]] = {}
+    found: list[_Candidate] = []
+    for index in range(len(entries) - 1, -1, -1):
+        entry = entries[index]
+        msg = _tool_result(entry)
+        if msg is None or "prunedAt" in msg:
+            continue
+        call = calls.get(msg.get("toolCallId"))
+        if call is None or _is_protected(msg, call, protected):
+            continue
+        args = call.get("arguments")
+        key = key_of(str(call.get("name", "")), args if isinstance(args, Mapping) else {})
+        if key is None:
+            continue
+        sep = key.find("\x00")
+        same = newer.get(key)
+        parent = newer.get(key[:sep]) if sep >= 0 else None
+        if msg.get("isError"):
+            superseded = same is not None or bool(parent and parent["success"])
+        else:
+            superseded = bool(same and same["success"]) or bool(parent and parent["complete"])
+        state = same if same is not None else {"success": False, "complete": False}
+        if not msg.get("isError"):
+            state["success"] = True
+            state["complete"] = state["complete"] or (complete(msg) if complete else True)
+        newer[key] = state
+        if superseded:
+            found.append(_Candidate(index, entry, counter.count_entry(entry), SUPERSEDED_NOTICE))
+    found.reverse()
+    return found
+
+
+def _useless(
+    entries: Sequence[Entry],
+    counter: TokenCounter,
+    calls: Mapping[Any, Mapping[str, Any]],
+    protected: Sequence[ProtectedMatcher],
+    exclude: set[int],
+) -> list[_Candidate]:
+    found: list[_Candidate] = []
+    for index, entry in enumerate(entries):
+        msg = _tool_result(entry)
+        if msg is None or msg.get("useless") is not True or "prunedAt" in msg:
+            continue
+        if msg.get("isError") is True or index in exclude:
+            continue
+        if _is_protected(msg, calls.get(msg.get("toolCallId")), protected):
+            continue
+        tokens = counter.count_entry(entry)
+        if pruned_savings(tokens, USELESS_NOTICE) <= 0:
+            continue
+        found.append(_Candidate(index, entry, tokens, USELESS_NOTICE))
+    return found
+
+
+def _blank(entry: Entry, notice: str, now_ms: int) -> Entry:
+    message = dict(entry.message or {})
+    message["content"] = [{"type": "text", "text": notice}]
+    message["prunedAt"] = now_ms
+    return entry.copy_with(message=message)
+
+
+def _apply(
+    session: Session | None,
+    entries: tuple[Entry, ...],
+    candidates: Sequence[_Candidate],
+    now_ms: int | None,
+) -> PruneResult:
+    stamp = int(time.time() * 1000) if now_ms is None else int(now_ms)
+    replaced = {id(c.entry): _blank(c.entry, c.notice, stamp) for c in candidates}
+    new_path = tuple(replaced.get(id(e), e) for e in entries)
+    new_session = None
+    if session is not None:
+        new_session = session.copy_with(
+            entries=tuple(replaced.get(id(e), e) for e in session.entries)
+        )
+    saved = sum(pruned_savings(c.tokens, c.notice) for c in candidates)
+    ids = tuple(str(c.entry.id) for c in sorted(candidates, key=lambda c: c.index))
+    return PruneResult(new_session, new_path, ids, saved)
+
+
+def _setting(settings: Any, name: str, explicit: Any, default: Any) -> Any:
+    if explicit is not None:
+        return explicit
+    if settings is not None and hasattr(settings, name):
+        return getattr(settings, name)
+    return default
+
+
+def _matchers(
+    protected_tools: Sequence[ProtectedMatcher], protect_skill_reads: bool
+) -> tuple[ProtectedMatcher, ...]:
+    matchers = tuple(protected_tools)
+    return (*matchers, is_skill_read) if protect_skill_reads else matchers
+
+
+# -- the passes ----------------------------------------------------------------------------
+
+
+def prune_tool_outputs(
+    session_or_path_entries: Session | Sequence[Entry],
+    counter: TokenCounter,
+    *,
+    protect_tokens: int | None = None,
+    minimum_savings: int | None = None,
+    protected_tools: Sequence[ProtectedMatcher] | None = None,
+    prune_useless: bool | None = None,
+    supersede_reads: bool | None = None,
+    protect_skill_reads: bool = True,
+    min_prune_tokens: int | None = None,
+    supersede_key: SupersedeKey = read_supersede_key,
+    supersede_complete: CompleteCheck | None = None,
+    cache_warm_suffix_tokens: int | None = None,
+    now_ms: int | None = None,
+    keep_boundary_id: str | None = None,
+    settings: Any = None,
+) -> PruneResult:
+    """oh-my-pi's `pruneToolOutputs` (spec §6.3), as a pure function.
+
+    Walks the tool results of the path newest→oldest, adding each one's tokens to an
+    accumulator. Already pruned results, results before the keep boundary and (with
+    `cache_warm_suffix_tokens`) results whose following messages exceed that many tokens
+    are skipped. Superseded reads and useless results are always candidates; any other
+    result is a candidate only once the accumulator has reached `protect_tokens`, if it
+    is not protected and has at least `min_prune_tokens` tokens. Savings per candidate are
+    `pruned_savings(tokens, notice)`; if they total less than `minimum_savings` nothing
+    changes. Otherwise each candidate's content becomes one text block —
+    `[Superseded by a newer read of this file]`, `[Uneventful result elided]` or
+    `[Output truncated - N tokens]` — and `prunedAt` is set to `now_ms`.
+
+    Each of the `None` defaults below is read from `settings` (a `CompactionSettings`:
+    `prune_protect_tokens`, `prune_minimum_savings`, `prune_protected_tools`,
+    `prune_useless`, `supersede_reads`, `prune_min_tokens`) when given, else takes the
+    oh-my-pi default shown.
+
+    Args:
+        session_or_path_entries: A session (its current path, root→leaf, is pruned and the
+            rest of its entries kept) or the path entries themselves.
+        counter: Token counter (`TokenCounter`); counts are cached per entry.
+        protect_tokens: Newest tool-output tokens left alone (40000).
+        minimum_savings: Least total savings worth a change (20000).
+        protected_tools: Tool names (or predicates `(result, call) -> bool`) never pruned
+            for age (`("skill",)`).
+        prune_useless: Results flagged `useless` are candidates at any age (True).
+        supersede_reads: Superseded reads are candidates at any age (True).
+        protect_skill_reads: Also protect reads of `skill://` paths (oh-my-pi's default
+            pairs this with the `skill` tool).
+        min_prune_tokens: Age-based floor (`MIN_PRUNE_TOKENS` = 50).
+        supersede_key: Maps a tool call to its supersede key (`read_supersede_key`).
+        supersede_complete: Whether a successful result shows its whole target; None
+            treats every successful result as complete (oh-my-pi's contract without a
+            checker; see `is_complete_read_result` for the read tool's strict test).
+        cache_warm_suffix_tokens: Prompt-cache guard; None disables it (the default).
+        now_ms: The `prunedAt` stamp (epoch ms); None reads the clock.
+        keep_boundary_id: First entry still sent to the model; None = the latest
+            compaction's `firstKeptEntryId` on the path ("" for no boundary).
+        settings: A `CompactionSettings` to read the prune values from.
+
+    Returns:
+        A `PruneResult`; the input is never modified.
+    """
+    session, entries = _path_of(session_or_path_entries)
+    protect = _setting(settings, "prune_protect_tokens", protect_tokens, DEFAULT_PROTECT_TOKENS)
+    minimum = _setting(settings, "prune_minimum_savings", minimum_savings, DEFAULT_MINIMUM_SAVINGS)
+    tools = _setting(settings, "prune_protected_tools", protected_tools, DEFAULT_PROTECTED_TOOLS)
+    useless_on = _setting(settings, "prune_useless", prune_useless, True)
+    supersede_on = _setting(settings, "supersede_reads", supersede_reads, True)
+    floor = _setting(settings, "prune_min_tokens", min_prune_tokens, MIN_PRUNE_TOKENS)
+    matchers = _matchers(tools, protect_skill_reads)
+    boundary_id = latest_keep_boundary(entries) if keep_boundary_id is None else keep_boundary_id
+
+    calls = _tool_calls_by_id(entries)
+    superseded: dict[int, _Candidate] = {}
+    if supersede_on:
+        found = _superseded(entries, counter, calls, supersede_key, supersede_complete, matchers)
+        superseded = {c.index: c for c in found}
+    useless: dict[int, _Candidate] = {}
+    if useless_on:
+        useless = {c.index: c for c in _useless(entries, counter, calls, matchers, set(superseded))}
+
+    boundary = _boundary_index(entries, boundary_id)
+    suffix = _suffix_tokens(entries, counter) if cache_warm_suffix_tokens is not None else None
+    accumulated = 0
+    candidates: list[_Candidate] = []
+    for index in range(len(entries) - 1, -1, -1):
+        entry = entries[index]
+        msg = _tool_result(entry)
+        if msg is None:
+            continue
+        tokens = counter.count_entry(entry)
+        in_warm_prefix = suffix is not None and suffix[index] > cache_warm_suffix_tokens  # type: ignore[operator]
+        if "prunedAt" in msg or in_warm_prefix or index < boundary:
+            accumulated += tokens
+            continue
+        if index in superseded:
+            candidates.append(superseded[index])
+        elif index in useless:
+            candidates.append(useless[index])
+        elif (
+            accumulated >= protect
+            and tokens >= floor
+            and not _is_protected(msg, calls.get(msg.get("toolCallId")), matchers)
+        ):
+            candidates.append(_Candidate(index, entry, tokens, pruned_notice(tokens)))
+        accumulated += tokens
+
+    total = sum(pruned_savings(c.tokens, c.notice) for c in candidates)
+    if not candidates or total < minimum:
+        return PruneResult(session, entries, (), 0)
+    return _apply(session, entries, candidates, now_ms)
+
+
+def prune_superseded_tool_results(
+    session_or_path_entries: Session | Sequence[Entry],
+    counter: TokenCounter,
+    *,
+    supersede_reads: bool | None = None,
+    prune_useless: bool | None = None,
+    suffix_token_limit: int | None = None,
+    idle_flush_ms: int | None = None,
+    protected_tools: Sequence[ProtectedMatcher] | None = None,
+    protect_skill_reads: bool = True,
+    supersede_key: SupersedeKey = read_supersede_key,
+    supersede_complete: CompleteCheck | None = None,
+    now_ms: int | None = None,
+    keep_boundary_id: str | None = None,
+    settings: Any = None,
+) -> PruneResult:
+    """oh-my-pi's per-turn `pruneSupersededToolResults` (spec §6.3), as a pure function.
+
+    Candidates: superseded reads (when `supersede_reads`) and results flagged `useless`
+    whose blanking saves tokens (when `prune_useless`). If the last message of the path is
+    at least `idle_flush_ms` older than `now_ms`, every candidate at or after the keep
+    boundary is pruned (the provider cache is cold); otherwise only those at or after the
+    boundary whose following messages total at most `suffix_token_limit` tokens. There is
+    no minimum saving.
+
+    Each `None` default is read from `settings` (`supersede_reads`, `drop_useless`,
+    `supersede_suffix_tokens`, `supersede_idle_seconds`, `prune_protected_tools`) when
+    given, else takes the default shown.
+
+    Args:
+        session_or_path_entries: A session (its current path is pruned) or path entries.
+        counter: Token counter.
+        supersede_reads: Prune reads superseded by newer reads (True).
+        prune_useless: Prune useless results (True, `compaction.dropUseless`).
+        suffix_token_limit: Tail size still cheap to re-cache (8000).
+        idle_flush_ms: Idle time after which everything is flushed (30 min).
+        protected_tools: Tool names or predicates never pruned (`("skill",)`).
+        protect_skill_reads: Also protect reads of `skill://` paths.
+        supersede_key: Maps a tool call to its supersede key.
+        supersede_complete: Completeness test (None: every successful result is complete).
+        now_ms: The current time and `prunedAt` stamp (epoch ms); None reads the clock.
+        keep_boundary_id: As in `prune_tool_outputs`.
+        settings: A `CompactionSettings` to read the values from.
+
+    Returns:
+        A `PruneResult`; the input is never modified.
+    """
+    session, entries = _path_of(session_or_path_entries)
+    supersede_on = _setting(settings, "supersede_reads", supersede_reads, True)
+    useless_on = _setting(settings, "drop_useless", prune_useless, True)
+    limit = _setting(
+        settings, "supersede_suffix_tokens", suffix_token_limit, DEFAULT_SUFFIX_TOKEN_LIMIT
+    )
+    if (
+        idle_flush_ms is None
+        and settings is not None
+        and hasattr(settings, "supersede_idle_seconds")
+    ):
+        idle_flush_ms = int(settings.supersede_idle_seconds * 1000)
+    idle_ms = DEFAULT_IDLE_FLUSH_MS if idle_flush_ms is None else idle_flush_ms
+    tools = _setting(settings, "prune_protected_tools", protected_tools, DEFAULT_PROTECTED_TOOLS)
+    matchers = _matchers(tools, protect_skill_reads)
+    boundary_id = latest_keep_boundary(entries) if keep_boundary_id is None else keep_boundary_id
+    now = int(time.time() * 1000) if now_ms is None else int(now_ms)
+
+    calls = _tool_calls_by_id(entries)
+    candidates: list[_Candidate] = []
+    if supersede_on:
+        candidates = _superseded(
+            entries, counter, calls, supersede_key, supersede_complete, matchers
+        )
+    if useless_on:
+        taken = {c.index for c in candidates}
+        candidates = sorted(
+            candidates + _useless(entries, counter, calls, matchers, taken), key=lambda c: c.index
+        )
+    if not candidates:
+        return PruneResult(session, entries, (), 0)
+
+    last_ts: float | None = None
+    for entry in reversed(entries):
+        if entry.type != "message":
+            continue
+        stamp = (entry.message or {}).get("timestamp")
+        if isinstance(stamp, (int, float)) and not isinstance(stamp, bool):
+            last_ts = stamp
+        break
+    idle = last_ts is not None and now - last_ts >= idle_ms
+
+    boundary = _boundary_index(entries, boundary_id)
+    if idle:
+        chosen = [c for c in candidates if c.index >= boundary]
+    else:
+        suffix = _suffix_tokens(entries, counter)
+        chosen = [c for c in candidates if c.index >= boundary and suffix[c.index] <= limit]
+    if not chosen:
+        return PruneResult(session, entries, (), 0)
+    return _apply(session, entries, chosen, now)

@@ -1,0 +1,226 @@
+"""Fuzz every reader with damaged copies of real corpus files.
+
+Damage: random truncation, byte flips, line shuffles, duplicated and deleted lines.
+Contract: lenient mode never raises and lists problems naming the file; strict mode raises
+`SessionReadError` only, exactly when lenient mode found a problem; the damaged file is
+left as it was; format detection never raises. For pi files, every line that plain `json`
+reads as an entry is also an entry of the session, on the same line.
+
+Big files are cut to their first lines (read once per module) so the whole module stays
+well under a minute.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import json
+import random
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import CORPUS, corpus_file
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from musepi_lab.session._errors import ReadProblem, SessionReadError
+from musepi_lab.session._read import FORMATS, detect_format, read_session
+
+READER_MODULES = {
+    "pi": "musepi_lab.session._jsonl",
+    "claude-code": "musepi_lab.session._claude_code",
+    "codex": "musepi_lab.session._codex",
+    "swe-agent": "musepi_lab.session._swe_agent",
+    "openhands": "musepi_lab.session._openhands",
+}
+
+# (format, path under the corpus, lines kept: None = whole file, needed for JSON documents)
+FUZZ_FILES: list[tuple[str, str, int | None]] = [
+    ("pi", "pi/large-session.jsonl", 200),
+    ("pi", "pi/before-compaction.jsonl", 200),
+    ("pi", "pi/oh-my-pi/large-session.jsonl", 120),
+    ("pi", "pi/oh-my-pi/before-compaction.jsonl", 120),
+    ("pi", "pi/earendil-works-pi/prompt-cache-replay-session.jsonl", None),
+    ("claude-code", "claude-code/spotter_short.jsonl", None),
+    ("claude-code", "claude-code/spotter_tool_heavy.jsonl", None),
+    ("claude-code", "claude-code/spotter_subagent.jsonl", 60),
+    ("claude-code", "claude-code/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl", None),
+    ("claude-code", "claude-code/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl", 150),
+    ("claude-code", "claude-code/ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl", 150),
+    ("claude-code", "claude-code/258c7280-ae70-4798-800f-63464d01a85d.jsonl", 150),
+    ("claude-code", "claude-code/fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl", 150),
+    (
+        "codex",
+        "codex/rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl",
+        150,
+    ),
+    (
+        "codex",
+        "codex/rollout-2026-02-23T12-40-23-019c8a4c-ed82-79a1-aa28-7738fc5ab61a.jsonl",
+        200,
+    ),
+    (
+        "codex",
+        "codex/rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl",
+        200,
+    ),
+    ("swe-agent", "swe-agent/ctf_crypto_katy.traj", None),
+    ("swe-agent", "swe-agent/gpt4__pydicom__pydicom-1458.traj", None),
+    (
+        "swe-agent",
+        "swe-agent/replay_function_calling_replace_from_source__marshmallow-code__marshmallow-1867.traj",
+        None,
+    ),
+    ("openhands", "openhands/runtime_trajs_basic_gui_mode.json", None),
+    ("openhands", "openhands/multi_swe_bench_examples_output.jsonl", 1),
+]
+
+FUZZ = settings(
+    max_examples=25,
+    deadline=None,
+    database=None,  # nothing written into the repository
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+
+@functools.cache
+def corpus_bytes(relative: str, keep_lines: int | None) -> bytes:
+    """A corpus file's bytes (its first `keep_lines` lines), read once per module."""
+    data = corpus_file(*relative.split("/")).read_bytes()
+    if keep_lines is None:
+        return data
+    return b"".join(data.splitlines(keepends=True)[:keep_lines])
+
+
+# -- damage ----------------------------------------------------------------------------------
+
+Op = tuple[Any, ...]
+
+
+def _lines_op(data: bytes, change: Callable[[list[bytes]], None]) -> bytes:
+    lines = data.split(b"\n")
+    change(lines)
+    return b"\n".join(lines)
+
+
+def damage(data: bytes, ops: list[Op]) -> bytes:
+    """Apply damage operations; positions are taken modulo the current size."""
+    for op in ops:
+        kind = op[0]
+        if kind == "truncate":
+            data = data[: op[1] % (len(data) + 1)]
+        elif kind == "flip" and data:
+            at = op[1] % len(data)
+            data = data[:at] + bytes([data[at] ^ op[2]]) + data[at + 1 :]
+        elif kind == "shuffle":
+            data = _lines_op(data, random.Random(op[1]).shuffle)
+        elif kind == "duplicate":
+
+            def duplicate(lines: list[bytes], src: int = op[1], dst: int = op[2]) -> None:
+                lines.insert(dst % (len(lines) + 1), lines[src % len(lines)])
+
+            data = _lines_op(data, duplicate)
+        elif kind == "delete":
+
+            def delete(lines: list[bytes], start: int = op[1], count: int = op[2]) -> None:
+                at = start % len(lines)
+                del lines[at : at + count]
+
+            data = _lines_op(data, delete)
+    return data
+
+
+POSITION = st.integers(min_value=0, max_value=2**31)
+DAMAGE = st.lists(
+    st.one_of(
+        st.tuples(st.just("truncate"), POSITION),
+        st.tuples(st.just("flip"), POSITION, st.integers(min_value=1, max_value=255)),
+        st.tuples(st.just("shuffle"), POSITION),
+        st.tuples(st.just("duplicate"), POSITION, POSITION),
+        st.tuples(st.just("delete"), POSITION, st.integers(min_value=1, max_value=20)),
+    ),
+    min_size=1,
+    max_size=4,
+)
+
+
+# -- independent view of a pi file -----------------------------------------------------------
+
+
+def _reject(name: str) -> Any:
+    raise ValueError(name)  # JSON.parse has no NaN / Infinity
+
+
+def pi_entry_lines(data: bytes) -> set[int]:
+    """Lines that plain json reads as pi entries (not the header, not an omp title slot)."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    out = set()
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        try:
+            value = json.loads(raw.decode("utf-8"), parse_constant=_reject)
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            continue
+        if not isinstance(value, dict) or value.get("type") == "session":
+            continue
+        if number == 1 and value.get("type") == "title":
+            continue
+        out.add(number)
+    return out
+
+
+# -- the test --------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def fuzz_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("fuzz")
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason=f"corpus not found at {CORPUS}")
+@pytest.mark.parametrize(
+    ("fmt", "relative", "keep_lines"), FUZZ_FILES, ids=[f[1].split("/")[-1] for f in FUZZ_FILES]
+)
+@FUZZ
+@given(ops=DAMAGE)
+def test_damaged_files_never_crash_the_reader(
+    fuzz_dir: Path, fmt: str, relative: str, keep_lines: int | None, ops: list[Op]
+) -> None:
+    try:
+        importlib.import_module(READER_MODULES[fmt])
+    except ImportError as exc:
+        pytest.skip(f"the {fmt} reader does not import yet: {exc}")
+    data = damage(corpus_bytes(relative, keep_lines), ops)
+    path = fuzz_dir / relative.replace("/", "__")
+    path.write_bytes(data)
+    n_lines = data.count(b"\n") + 1
+
+    assert detect_format(path) in FORMATS
+
+    session = read_session(path, format=fmt)  # lenient: nothing may escape
+    for problem in session.errors:
+        assert isinstance(problem, ReadProblem)
+        assert problem.path == str(path)
+        assert problem.line is None or 1 <= problem.line <= n_lines, problem
+        assert str(problem).startswith(str(path))
+    leaf = session.leaf_id
+    assert leaf is None or session.path()[-1].id == leaf
+    assert len(session.roots) <= len(session.entries)
+
+    try:
+        read_session(path, strict=True, format=fmt)
+    except SessionReadError as err:
+        assert str(err).startswith(str(path))
+        assert session.errors, f"strict raised {err} but lenient mode found no problem"
+    else:
+        assert not session.errors, f"lenient found {session.errors[0]} but strict did not raise"
+
+    assert path.read_bytes() == data  # the input is never modified
+
+    if fmt == "pi":
+        kept = {e.line for e in session.entries}
+        repaired = {p.line for p in session.errors if p.kind in ("invalid-utf8", "lone-surrogate")}
+        assert pi_entry_lines(data) <= kept
+        assert kept <= pi_entry_lines(data) | repaired
