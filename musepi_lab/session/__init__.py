@@ -12,7 +12,14 @@ from ._model import (
     message_text,
     tool_calls,
 )
-from ._read import FORMATS, detect_format, iter_session_files, iter_sessions, read_session, read_sessions
+from ._read import (
+    FORMATS,
+    detect_format,
+    iter_session_files,
+    iter_sessions,
+    read_session,
+    read_sessions,
+)
 from ._session import CURRENT_SESSION_VERSION, Session, parse_timestamp_ms
 
 __all__ = [

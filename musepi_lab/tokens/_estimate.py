@@ -34,8 +34,32 @@ def utf8_len(text: str) -> int:
     return len(text.encode("utf-8", errors="surrogatepass"))
 
 
+def _js_numbers(value: Any) -> Any:
+    """Integral floats become ints, as JavaScript prints them (`1.0` → `1`)."""
+    if isinstance(value, float):
+        return int(value) if value.is_integer() and abs(value) < 1e21 else value
+    if isinstance(value, Mapping):
+        return {k: _js_numbers(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_js_numbers(v) for v in value]
+    return value
+
+
+def _has_float(value: Any) -> bool:
+    if isinstance(value, float):
+        return True
+    if isinstance(value, Mapping):
+        return any(_has_float(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_has_float(v) for v in value)
+    return False
+
+
 def js_stringify(value: Any) -> str:
-    """Compact JSON as JavaScript's `JSON.stringify` (no spaces, key order kept)."""
+    """Compact JSON as JavaScript's `JSON.stringify` (no spaces, key order kept, integral
+    floats without a fraction)."""
+    if _has_float(value):
+        value = _js_numbers(value)
     try:
         return orjson.dumps(value).decode()
     except TypeError:
@@ -160,6 +184,8 @@ def estimate_tokens_musepi(
     """oh-my-pi's fallback estimate: Σ `(utf8_bytes(fragment) + 3) >> 2` per fragment,
     plus 1200 per image and 5024 per snapcompact frame (spec §3.4)."""
     total = 0
-    for fragment in text_fragments(message, exclude_encrypted_reasoning=exclude_encrypted_reasoning):
+    for fragment in text_fragments(
+        message, exclude_encrypted_reasoning=exclude_encrypted_reasoning
+    ):
         total += (utf8_len(fragment) + 3) >> 2
     return total + extra_tokens(message)

@@ -1,0 +1,163 @@
+"""Rich display: compact HTML summaries for notebooks, plain text for terminals.
+
+Pure string building (no IPython import): `Session`, `CompactionPreparation`,
+`CompactionResult` and `ReplayResult` call these from `_repr_html_`.
+"""
+
+from __future__ import annotations
+
+import html
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+_STYLE = (
+    "<style>.mpl-card{font-family:system-ui,sans-serif;font-size:12px;border:1px solid #ddd;"
+    "border-radius:6px;padding:6px 10px;display:inline-block;max-width:100%}"
+    ".mpl-card h4{margin:2px 0 6px 0;font-size:13px}.mpl-card table{border-collapse:collapse}"
+    ".mpl-card td,.mpl-card th{padding:1px 8px 1px 0;text-align:left;vertical-align:top}"
+    ".mpl-card th{color:#555;font-weight:normal}"
+    ".mpl-bar{display:flex;height:10px;width:360px;border-radius:3px;overflow:hidden;margin:4px 0}"
+    "</style>"
+)
+
+
+def _rows(pairs: Iterable[tuple[str, Any]]) -> str:
+    return "".join(
+        f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(str(v))}</td></tr>" for k, v in pairs
+    )
+
+
+def card(title: str, pairs: Sequence[tuple[str, Any]], extra: str = "") -> str:
+    """A small titled key/value card."""
+    return (
+        f"{_STYLE}<div class='mpl-card'><h4>{html.escape(title)}</h4>"
+        f"<table>{_rows(pairs)}</table>{extra}</div>"
+    )
+
+
+def _bar(parts: Sequence[tuple[str, int, str]]) -> str:
+    total = sum(n for _, n, _ in parts) or 1
+    cells = "".join(
+        f"<div title='{html.escape(name)}: {n:,}' style='width:{100 * n / total:.2f}%;"
+        f"background:{color}'></div>"
+        for name, n, color in parts
+        if n > 0
+    )
+    legend = " · ".join(f"<span style='color:{c}'>■</span> {html.escape(n)} {v:,}" for n, v, c in parts)
+    return f"<div class='mpl-bar'>{cells}</div><div>{legend}</div>"
+
+
+def session_pairs(session: Any) -> list[tuple[str, Any]]:
+    """Key facts of a session, for HTML and text."""
+    path = session.path()
+    roles = Counter(e.role for e in path if e.type == "message")
+    kinds = Counter(e.type for e in session.entries)
+    return [
+        ("format", session.source_format),
+        ("entries", f"{len(session.entries):,} ({len(path):,} on the active path)"),
+        ("messages on path", ", ".join(f"{r} {n}" for r, n in roles.most_common())),
+        ("compactions", kinds.get("compaction", 0)),
+        ("branch summaries", kinds.get("branch_summary", 0)),
+        ("leaves", len(session.leaves)),
+        ("problems", len(session.errors)),
+        ("source", session.source_path or "(in memory)"),
+    ]
+
+
+def session_html(session: Any) -> str:
+    """HTML card of a `Session`."""
+    problems = ""
+    if session.errors:
+        items = "".join(f"<li>{html.escape(str(p))}</li>" for p in session.errors[:5])
+        more = f"<li>… {len(session.errors) - 5} more</li>" if len(session.errors) > 5 else ""
+        problems = f"<ul style='margin:4px 0;color:#a33'>{items}{more}</ul>"
+    return card(f"Session {session.id}", session_pairs(session), problems)
+
+
+def preparation_pairs(prep: Any) -> list[tuple[str, Any]]:
+    """Key facts of a `CompactionPreparation`."""
+    return [
+        ("profile", prep.profile),
+        ("first kept entry", prep.first_kept_entry_id),
+        ("split turn", prep.is_split_turn),
+        ("tokens before", f"{prep.tokens_before:,}"),
+        ("keep-recent budget", f"{prep.keep_recent_tokens:,}"),
+        ("to summarize", f"{len(prep.messages_to_summarize)} messages"),
+        ("turn prefix", f"{len(prep.turn_prefix_messages)} messages"),
+        ("kept", f"{len(prep.recent_messages)} messages"),
+        ("previous summary", "yes" if prep.previous_summary else "no"),
+    ]
+
+
+def preparation_html(prep: Any, counter: Any = None) -> str:
+    """HTML card of a `CompactionPreparation`, with a bar of the three regions."""
+    from .tokens import TokenCounter
+
+    counter = counter or TokenCounter(prep.profile if prep.profile == "pi" else "musepi")
+    bar = _bar(
+        [
+            ("summarized", counter.count_messages(prep.messages_to_summarize), "#fd8d3c"),
+            ("turn prefix", counter.count_messages(prep.turn_prefix_messages), "#9e9ac8"),
+            ("kept", counter.count_messages(prep.recent_messages), "#74c476"),
+        ]
+    )
+    return card("Compaction preparation", preparation_pairs(prep), bar)
+
+
+def result_pairs(result: Any) -> list[tuple[str, Any]]:
+    """Key facts of a `CompactionResult`."""
+    summary = result.summary or ""
+    first_line = summary.strip().splitlines()[0] if summary.strip() else "(empty)"
+    return [
+        ("strategy", result.strategy or "?"),
+        ("method", result.method or "-"),
+        ("tokens before → after", f"{result.tokens_before:,} → {result.tokens_after if result.tokens_after is not None else '?'}"),
+        ("summary", f"{len(summary):,} chars: {first_line[:80]}"),
+        ("summarizer tokens", f"{result.summarizer_input_tokens:,} in / {result.summarizer_output_tokens:,} out"),
+        ("latency", f"{result.latency_s:.3f} s"),
+        ("first kept entry", result.first_kept_entry_id),
+    ]
+
+
+def result_html(result: Any) -> str:
+    """HTML card of a `CompactionResult`, with the summary in a collapsible block."""
+    details = (
+        "<details><summary>summary text</summary><pre style='white-space:pre-wrap;max-height:300px;"
+        f"overflow:auto'>{html.escape(result.summary or '')}</pre></details>"
+    )
+    return card("Compaction result", result_pairs(result), details)
+
+
+def replay_pairs(replay: Any) -> list[tuple[str, Any]]:
+    """Key facts of a `ReplayResult`."""
+    return [
+        ("strategy", replay.strategy),
+        ("window / threshold", f"{replay.window:,} / {replay.threshold:,}"),
+        ("requests", len(replay.timeline)),
+        ("compactions", replay.compactions),
+        ("peak context", f"{replay.peak_context:,}"),
+        ("cost", f"${replay.total_cost:.4f}"),
+    ]
+
+
+def replay_html(replay: Any) -> str:
+    """HTML card of a `ReplayResult`."""
+    rows = "".join(
+        f"<tr><td>{e.request}</td><td>{html.escape(e.trigger)}</td><td>{html.escape(e.method)}</td>"
+        f"<td>{e.tokens_before:,} → {e.tokens_after:,}</td></tr>"
+        for e in replay.events
+    )
+    table = (
+        "<table><tr><th>request</th><th>trigger</th><th>method</th><th>tokens</th></tr>"
+        f"{rows}</table>"
+        if rows
+        else ""
+    )
+    return card("Replay", replay_pairs(replay), table)
+
+
+def text_card(title: str, pairs: Sequence[tuple[str, Any]]) -> str:
+    """The plain-text form of a card, for terminals."""
+    width = max((len(k) for k, _ in pairs), default=0)
+    return "\n".join([title, *(f"  {k.ljust(width)}  {v}" for k, v in pairs)])
