@@ -2,21 +2,50 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..session._messages import entry_to_message
 from ..session._model import Entry
-from ._estimate import estimate_tokens_musepi, estimate_tokens_pi, utf8_len, utf16_len
+from ._bpe import BPE_ENCODINGS, get_encoding
+from ._estimate import (
+    estimate_tokens_musepi,
+    estimate_tokens_pi,
+    extra_tokens,
+    text_fragments,
+    utf8_len,
+    utf16_len,
+)
 
-METHODS: tuple[str, ...] = ("pi", "musepi", "o200k_base", "cl100k_base")
+if TYPE_CHECKING:
+    import tiktoken
+
+METHODS: tuple[str, ...] = ("pi", "musepi", *BPE_ENCODINGS)
+
+# Below this many texts a thread pool costs more than it saves.
+_BATCH_MIN_TEXTS = 16
+
+
+def bpe_lengths(encoding: tiktoken.Encoding, texts: Sequence[str]) -> list[int]:
+    """Token counts of texts with a BPE encoding (special tokens read as ordinary text).
+
+    Many texts go through tiktoken's threaded `encode_ordinary_batch` in one call.
+    """
+    if len(texts) < _BATCH_MIN_TEXTS:
+        encode = encoding.encode_ordinary
+        return [len(encode(text)) for text in texts]
+    return [len(ids) for ids in encoding.encode_ordinary_batch(list(texts))]
 
 
 class TokenCounter:
     """Counts tokens of texts, messages and entries with one method.
 
     Methods: `pi` (UTF-16 chars/4, pi's estimator), `musepi` (UTF-8 bytes/4 per fragment,
-    oh-my-pi's estimator), `o200k_base` and `cl100k_base` (tiktoken BPE, offline).
+    oh-my-pi's estimator), `o200k_base` and `cl100k_base` (tiktoken BPE, built offline
+    from bundled rank files on first use). BPE methods count the fragments the `musepi`
+    estimator counts (`text_fragments`), each with its real token count, plus the same
+    fixed extras for images and snapcompact frames (`extra_tokens`).
+
     Entry counts are cached per entry object, so sweeps over budgets count once.
     """
 
@@ -29,13 +58,29 @@ class TokenCounter:
     def __repr__(self) -> str:
         return f"TokenCounter({self.method!r})"
 
+    @property
+    def is_bpe(self) -> bool:
+        """True for the tiktoken methods."""
+        return self.method in BPE_ENCODINGS
+
+    @property
+    def encoding(self) -> tiktoken.Encoding | None:
+        """The tiktoken encoding of a BPE method (loaded on first use), else None."""
+        return get_encoding(self.method) if self.is_bpe else None
+
     def count_text(self, text: str) -> int:
         """Tokens of a bare text."""
         if self.method == "pi":
             return -(-utf16_len(text) // 4)
         if self.method == "musepi":
             return (utf8_len(text) + 3) >> 2
-        raise NotImplementedError("BPE methods arrive with the tokens module")
+        return len(get_encoding(self.method).encode_ordinary(text))
+
+    def count_texts(self, texts: Iterable[str]) -> list[int]:
+        """Tokens of each text; BPE methods encode them in one batch."""
+        if self.is_bpe:
+            return bpe_lengths(get_encoding(self.method), list(texts))
+        return [self.count_text(text) for text in texts]
 
     def count_message(self, message: Mapping[str, Any]) -> int:
         """Tokens of one runtime message (role-aware, as the method's estimator)."""
@@ -43,11 +88,18 @@ class TokenCounter:
             return estimate_tokens_pi(message)
         if self.method == "musepi":
             return estimate_tokens_musepi(message)
-        raise NotImplementedError("BPE methods arrive with the tokens module")
+        return self.count_messages([message])
 
     def count_messages(self, messages: Iterable[Mapping[str, Any]]) -> int:
-        """Sum of `count_message` over messages."""
-        return sum(self.count_message(m) for m in messages)
+        """Sum of `count_message` over messages (BPE methods encode all in one batch)."""
+        if not self.is_bpe:
+            return sum(self.count_message(m) for m in messages)
+        fragments: list[str] = []
+        extra = 0
+        for message in messages:
+            fragments.extend(f for f in text_fragments(message) if f)
+            extra += extra_tokens(message)
+        return sum(bpe_lengths(get_encoding(self.method), fragments)) + extra
 
     def count_entry(self, entry: Entry) -> int:
         """Tokens of the runtime message an entry contributes (0 for metadata), cached."""
@@ -57,3 +109,33 @@ class TokenCounter:
             cached = self.count_message(msg) if msg is not None else 0
             self._entry_cache[entry] = cached
         return cached
+
+    def count_entries(self, entries: Iterable[Entry]) -> list[int]:
+        """`count_entry` of each entry, in order; uncached entries are counted together.
+
+        For BPE methods the fragments of every uncached entry go through one
+        `encode_ordinary_batch` call, which is what makes counting a whole session fast.
+        """
+        entries = list(entries)
+        cache = self._entry_cache
+        if not self.is_bpe:
+            return [self.count_entry(entry) for entry in entries]
+        texts: list[str] = []
+        spans: list[tuple[Entry, int, int, int]] = []
+        pending: set[Entry] = set()
+        for entry in entries:
+            if entry in cache or entry in pending:
+                continue
+            pending.add(entry)
+            msg = entry_to_message(entry)
+            if msg is None:
+                cache[entry] = 0
+                continue
+            start = len(texts)
+            texts.extend(f for f in text_fragments(msg) if f)
+            spans.append((entry, start, len(texts), extra_tokens(msg)))
+        if spans:
+            lengths = bpe_lengths(get_encoding(self.method), texts)
+            for entry, start, stop, extra in spans:
+                cache[entry] = sum(lengths[start:stop]) + extra
+        return [cache[entry] for entry in entries]

@@ -24,7 +24,7 @@ def utf16_len(text: str) -> int:
     """Length in UTF-16 code units, as JavaScript's `String.length`."""
     if text.isascii():
         return len(text)
-    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
+    return len(text.encode("utf-16-le", "surrogatepass")) >> 1
 
 
 def utf8_len(text: str) -> int:

@@ -1,0 +1,135 @@
+"""Benchmark: `read_session` against bare JSON parsing of the same bytes.
+
+For the largest corpus file of each format, times `read_session` (parse, migrate, build
+entries and the tree, check it) and, in the same run, the baselines: read the same files
+and `json.loads` every line (stdlib, the issue's baseline) or `orjson.loads` every line
+(the parser the reader itself uses, so that ratio is the reader's own overhead). JSON
+documents (`.traj`, `.json`) are parsed whole. Median of N interleaved repetitions.
+
+    python benchmarks/bench_read.py [--quick] [--check] [--repeat N]
+
+Target (issue): read_session ≤ 2x the json.loads baseline, aim 1.3x. `--check` exits 1
+only when the target is missed by a wide margin (ratio > 1.5 × target).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import orjson
+
+from musepi_lab.session._read import detect_format, iter_session_files, read_session
+
+REPO = Path(__file__).resolve().parents[1]
+CORPUS = Path(os.environ.get("MUSEPI_LAB_CORPUS", REPO.parent / "shared" / "corpus"))
+TARGET = 2.0
+AIM = 1.3
+WIDE_MARGIN = 1.5
+
+
+def median_seconds(functions: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:
+    """Median wall time of each function, repetitions interleaved so drift hits all alike.
+
+    Shared by the other benchmark scripts (they run from this folder, so they import it).
+    """
+    times: dict[str, list[float]] = {name: [] for name in functions}
+    for _ in range(repeat):
+        for name, function in functions.items():
+            gc.collect()
+            start = time.perf_counter()
+            function()
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(values) for name, values in times.items()}
+
+
+def parse_lines(files: list[str], loads: Callable[[bytes], object]) -> int:
+    """Read the files and parse them as a bare loop would: JSONL per line, else whole."""
+    count = 0
+    for file in files:
+        with open(file, "rb") as fh:
+            data = fh.read()
+        if not file.endswith(".jsonl"):
+            loads(data)
+            count += 1
+            continue
+        for line in data.split(b"\n"):
+            if line.strip():
+                loads(line)
+                count += 1
+    return count
+
+
+def largest_per_format(root: Path) -> list[tuple[str, Path]]:
+    """The largest session file of each format under the corpus."""
+    best: dict[str, Path] = {}
+    for file in iter_session_files(root):
+        fmt = detect_format(file)
+        if fmt not in best or file.stat().st_size > best[fmt].stat().st_size:
+            best[fmt] = file
+    return sorted(best.items())
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fast smoke run (CI)")
+    parser.add_argument("--check", action="store_true", help="exit 1 on a wide miss")
+    parser.add_argument("--repeat", type=int, default=None, help="repetitions (median)")
+    args = parser.parse_args(argv)
+    repeat = args.repeat or (3 if args.quick else 15)
+    if not CORPUS.is_dir():
+        print(f"corpus not found at {CORPUS}; nothing to measure")
+        return 0
+
+    targets = largest_per_format(CORPUS)
+    if args.quick:
+        targets = [t for t in targets if t[0] == "pi"] or targets[:1]
+    print(f"read_session vs bare parsing, median of {repeat} (corpus {CORPUS})\n")
+    header = f"{'format':<12} {'file':<44} {'MB':>5} {'read':>8} {'json':>8} {'orjson':>8} {'/json':>6} {'/orjson':>8}"
+    print(header)
+    print("-" * len(header))
+    worst = 0.0
+    skipped = []
+    for fmt, path in targets:
+        try:
+            session = read_session(path)
+        except ImportError as exc:  # an importer not written yet
+            skipped.append(f"{path.name}: {exc}")
+            continue
+        # The baseline parses every file the reader read (Claude Code subagents too).
+        files = [str(path)] + [s.source_path for s in session.linked if s.source_path]
+        size = sum(os.path.getsize(f) for f in files) / 1e6
+        result = median_seconds(
+            {
+                "read": lambda p=path: read_session(p),
+                "json": lambda f=files: parse_lines(f, json.loads),
+                "orjson": lambda f=files: parse_lines(f, orjson.loads),
+            },
+            repeat,
+        )
+        ratio_json = result["read"] / result["json"]
+        ratio_orjson = result["read"] / result["orjson"]
+        worst = max(worst, ratio_json)
+        print(
+            f"{fmt:<12} {path.name[:44]:<44} {size:>5.2f} "
+            f"{result['read'] * 1e3:>6.1f}ms {result['json'] * 1e3:>6.1f}ms "
+            f"{result['orjson'] * 1e3:>6.1f}ms {ratio_json:>5.2f}x {ratio_orjson:>7.2f}x"
+        )
+    for line in skipped:
+        print(f"skipped {line}")
+    print(f"\nworst ratio vs json.loads: {worst:.2f}x (target ≤{TARGET}x, aim {AIM}x)")
+    if args.check and worst > TARGET * WIDE_MARGIN:
+        print(f"FAIL: {worst:.2f}x is far above the {TARGET}x target")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,44 @@
+"""pandas DataFrames of sessions: entries, messages, tool calls, compactions, sessions.
+
+Every frame function takes a `Session`, a file or folder, or a list of those, and returns
+`(frame, errors)` (or, with `strict=True`, the frame alone). Id columns (`session_id`,
+`entry_id`, `parent_id`, `line`) join the frames.
+"""
+
+from ._columns import (
+    COMPACTION_COLUMNS,
+    ENTRY_COLUMNS,
+    MESSAGE_COLUMNS,
+    SESSION_COLUMNS,
+    TIMESTAMP,
+    TOOL_CALL_COLUMNS,
+    Column,
+)
+from ._rows import EntryRow, SessionView, ToolCallRow
+from ._tables import (
+    compactions_df,
+    entries_df,
+    load_sessions,
+    messages_df,
+    sessions_df,
+    tool_calls_df,
+)
+
+__all__ = [
+    "COMPACTION_COLUMNS",
+    "ENTRY_COLUMNS",
+    "MESSAGE_COLUMNS",
+    "SESSION_COLUMNS",
+    "TIMESTAMP",
+    "TOOL_CALL_COLUMNS",
+    "Column",
+    "EntryRow",
+    "SessionView",
+    "ToolCallRow",
+    "compactions_df",
+    "entries_df",
+    "load_sessions",
+    "messages_df",
+    "sessions_df",
+    "tool_calls_df",
+]
