@@ -102,7 +102,9 @@ class StubOpenAIServer:
                     if failure.delay_s:
                         time.sleep(failure.delay_s)
                     if failure.status >= 400:
-                        headers = {"retry-after": failure.retry_after} if failure.retry_after else {}
+                        headers = (
+                            {"retry-after": failure.retry_after} if failure.retry_after else {}
+                        )
                         self._send(
                             failure.status,
                             {"error": {"message": f"injected {failure.status}"}},
@@ -145,7 +147,11 @@ class StubOpenAIServer:
                             "id": "resp-compact-stub",
                             "object": "response.compaction",
                             "output": [
-                                *[i for i in items if isinstance(i, dict) and i.get("role") == "user"],
+                                *[
+                                    i
+                                    for i in items
+                                    if isinstance(i, dict) and i.get("role") == "user"
+                                ],
                                 {
                                     "type": "compaction",
                                     "encrypted_content": hashlib.sha256(
@@ -153,7 +159,10 @@ class StubOpenAIServer:
                                     ).hexdigest(),
                                 },
                             ],
-                            "usage": {"input_tokens": len(json.dumps(items)) // 4, "output_tokens": 0},
+                            "usage": {
+                                "input_tokens": len(json.dumps(items)) // 4,
+                                "output_tokens": 0,
+                            },
                         },
                     )
                 elif path.endswith("/compact"):
@@ -161,7 +170,9 @@ class StubOpenAIServer:
                 else:
                     self._send(404, {"error": {"message": f"no route {self.path}"}})
 
-            def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+            def _send(
+                self, status: int, payload: Any, headers: dict[str, str] | None = None
+            ) -> None:
                 data = json.dumps(payload).encode()
                 try:
                     self.send_response(status)

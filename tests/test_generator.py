@@ -13,7 +13,11 @@ SAMPLE = Path(__file__).resolve().parents[1] / "datasets" / "sample"
 
 def test_sample_reproduced_byte_for_byte():
     expected = dict(iter_sample_files())
-    on_disk = {p.name: p.read_bytes() for p in SAMPLE.iterdir() if p.suffix in (".jsonl", ".json") and p.name != "manifest.json"}
+    on_disk = {
+        p.name: p.read_bytes()
+        for p in SAMPLE.iterdir()
+        if p.suffix in (".jsonl", ".json") and p.name != "manifest.json"
+    }
     assert set(on_disk) == set(expected)
     for name, data in expected.items():
         assert on_disk[name] == data, f"{name} differs from the generator's output"

@@ -27,11 +27,20 @@ def user(text):
 
 
 def call(cid, name, **args):
-    return {"role": "assistant", "content": [{"type": "toolCall", "id": cid, "name": name, "arguments": args}]}
+    return {
+        "role": "assistant",
+        "content": [{"type": "toolCall", "id": cid, "name": name, "arguments": args}],
+    }
 
 
 def result(cid, text, is_error=False):
-    return {"role": "toolResult", "toolCallId": cid, "toolName": "bash", "content": [{"type": "text", "text": text}], "isError": is_error}
+    return {
+        "role": "toolResult",
+        "toolCallId": cid,
+        "toolName": "bash",
+        "content": [{"type": "text", "text": text}],
+        "isError": is_error,
+    }
 
 
 def test_token_reduction():
@@ -41,18 +50,32 @@ def test_token_reduction():
 
 
 def test_fact_retention_counts_exact_substrings():
-    facts = [Fact("src/a/b.py", "path"), Fact("compute_tax_rate", "identifier"), Fact("ValueError: x", "error"), Fact("pytest -k t", "command")]
+    facts = [
+        Fact("src/a/b.py", "path"),
+        Fact("compute_tax_rate", "identifier"),
+        Fact("ValueError: x", "error"),
+        Fact("pytest -k t", "command"),
+    ]
     ctx = "we edited src/a/b.py and compute_tax_rate\nran pytest -k t"
     assert fact_retention(facts, ctx) == 0.75
     assert fact_retention([], ctx) == 1.0
-    assert retention_by_kind(facts, ctx) == {"command": 1.0, "error": 0.0, "identifier": 1.0, "path": 1.0}
+    assert retention_by_kind(facts, ctx) == {
+        "command": 1.0,
+        "error": 0.0,
+        "identifier": 1.0,
+        "path": 1.0,
+    }
 
 
 def test_extract_facts_kinds():
     msgs = [
         user("Always run ruff before committing.\nFix src/billing/invoice_7f3a.py please"),
         call("c1", "bash", command="pytest tests/test_x.py -k refund -x\necho done"),
-        result("c1", "collected 3 items\nValueError: negative quantity in compute_invoice_total\nFAILED tests/test_x.py::t", True),
+        result(
+            "c1",
+            "collected 3 items\nValueError: negative quantity in compute_invoice_total\nFAILED tests/test_x.py::t",
+            True,
+        ),
     ]
     facts = {(f.kind, f.text) for f in extract_facts(msgs)}
     assert ("instruction", "Always run ruff before committing.") in facts
@@ -68,7 +91,11 @@ def test_extract_facts_kinds():
 
 def test_context_text_sees_calls_summaries_and_archive_text():
     msgs = [
-        {"role": "compactionSummary", "summary": "S1", "blocks": [{"type": "image", "sourceText": "ARCHIVED"}]},
+        {
+            "role": "compactionSummary",
+            "summary": "S1",
+            "blocks": [{"type": "image", "sourceText": "ARCHIVED"}],
+        },
         call("c", "read", path="x/y.py"),
     ]
     assert "S1" in context_text(msgs) and '"path":"x/y.py"' in context_text(msgs)
@@ -82,7 +109,7 @@ def test_tool_pairing():
     assert tool_pairing_valid([user("u"), call("a", "bash", command="ls")])  # unanswered is fine
     orphan = [user("u"), result("zz", "x")]
     assert tool_pairing_problems(orphan) == ["message 1: result for unknown call 'zz'"]
-    twice = ok + [result("a", "y")]
+    twice = [*ok, result("a", "y")]
     assert not tool_pairing_valid(twice)
 
 
@@ -96,6 +123,13 @@ def test_cache_prefix():
 
 def test_instruction_survival_and_decay_and_cost():
     assert instruction_survival(["Always use tabs.", "Ship it"], "Always use tabs. more") == 0.5
-    assert decay_curve([0.9, 0.7, 0.5]) == {"after_1": 0.9, "after_2": 0.7, "after_3": 0.5, "slope": pytest.approx(-0.2)}
+    assert decay_curve([0.9, 0.7, 0.5]) == {
+        "after_1": 0.9,
+        "after_2": 0.7,
+        "after_3": 0.5,
+        "slope": pytest.approx(-0.2),
+    }
     assert decay_curve([0.8])["slope"] == 0.0
-    assert summarizer_cost(2_000_000, 500_000, {"input": 3.0, "output": 15.0}) == pytest.approx(13.5)
+    assert summarizer_cost(2_000_000, 500_000, {"input": 3.0, "output": 15.0}) == pytest.approx(
+        13.5
+    )

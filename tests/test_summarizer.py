@@ -12,7 +12,9 @@ from musepi_lab.strategies import (
 )
 from musepi_lab.testing import Failure, StubOpenAIServer
 
-REQUEST = SummaryRequest(system_prompt="SYS", prompt="<conversation>\nhi\n</conversation>", max_tokens=13107)
+REQUEST = SummaryRequest(
+    system_prompt="SYS", prompt="<conversation>\nhi\n</conversation>", max_tokens=13107
+)
 
 
 @pytest.fixture
@@ -33,7 +35,7 @@ def test_request_shape(server):
     assert out.text.startswith("## Goal\nStub summary ")
     assert out.model == "m1" and out.stop_reason == "stop" and not out.cached
     assert out.input_tokens > 0 and out.output_tokens > 0
-    (path, body), = server.requests
+    ((path, body),) = server.requests
     assert path == "/v1/chat/completions"
     assert body["model"] == "m1"
     assert body["max_tokens"] == 13107

@@ -112,7 +112,7 @@ class _Builder:
     def ms(self) -> int:
         return int(self.clock.timestamp() * 1000)
 
-    def append(self, record: dict[str, Any], *, parent: str | None | bool = True) -> str:
+    def append(self, record: dict[str, Any], *, parent: str | bool | None = True) -> str:
         entry_id = self.new_id()
         parent_id = self.leaf if parent is True else (parent or None)
         full = {"type": record.pop("type"), "id": entry_id, "parentId": parent_id}
@@ -224,7 +224,12 @@ def _task(b: _Builder, cfg: GeneratorConfig, t: int) -> None:
         cfg,
         [
             {"type": "thinking", "thinking": f"Find callers of {ident}. {_sentence(rng, 12)}."},
-            {"type": "toolCall", "id": grep_id, "name": "grep", "arguments": {"pattern": ident, "path": "src"}},
+            {
+                "type": "toolCall",
+                "id": grep_id,
+                "name": "grep",
+                "arguments": {"pattern": ident, "path": "src"},
+            },
         ],
         "toolUse",
         60,
@@ -232,7 +237,9 @@ def _task(b: _Builder, cfg: GeneratorConfig, t: int) -> None:
     if rng.random() < 0.35:
         _tool_result(b, grep_id, "grep", "No matches found", useless=True)
     else:
-        _tool_result(b, grep_id, "grep", f"{path}:{rng.randint(10, 200)}: def {ident}(amount, rate):")
+        _tool_result(
+            b, grep_id, "grep", f"{path}:{rng.randint(10, 200)}: def {ident}(amount, rate):"
+        )
     read_id = f"toolu_{b.new_id()}{t:02d}r"
     _assistant(
         b,
@@ -298,13 +305,22 @@ def _task(b: _Builder, cfg: GeneratorConfig, t: int) -> None:
     _tool_result(b, edit_id, "edit", f"Successfully replaced text in {path}.")
     run2 = f"toolu_{b.new_id()}{t:02d}c"
     _assistant(
-        b, cfg, [{"type": "toolCall", "id": run2, "name": "bash", "arguments": {"command": command}}], "toolUse", 30
+        b,
+        cfg,
+        [{"type": "toolCall", "id": run2, "name": "bash", "arguments": {"command": command}}],
+        "toolUse",
+        30,
     )
     _tool_result(b, run2, "bash", f"{test_path} ....\n4 passed in 0.{rng.randint(10, 99)}s")
     _assistant(
         b,
         cfg,
-        [{"type": "text", "text": f"Fixed {ident} in {path}; {test_path} passes now. {_sentence(rng, 14)}."}],
+        [
+            {
+                "type": "text",
+                "text": f"Fixed {ident} in {path}; {test_path} passes now. {_sentence(rng, 14)}.",
+            }
+        ],
         "stop",
         90,
     )
@@ -328,12 +344,17 @@ def generate_session(cfg: GeneratorConfig) -> tuple[Session, tuple[PlantedFact, 
         "timestamp": b.tick(0),
         "cwd": f"/home/dev/projects/{rng.choice(_MODULES)}-service",
     }
-    b.append({"type": "model_change", "provider": "anthropic", "modelId": cfg.model, "_dt": 0.1}, parent=None)
+    b.append(
+        {"type": "model_change", "provider": "anthropic", "modelId": cfg.model, "_dt": 0.1},
+        parent=None,
+    )
     b.append({"type": "thinking_level_change", "thinkingLevel": "medium", "_dt": 0.1})
     instruction = _instruction(rng)
     first = _user(b, f"{instruction} We are fixing money bugs in this service today.")
     b.plant(instruction, "instruction", first)
-    _assistant(b, cfg, [{"type": "text", "text": "Understood. What should I look at first?"}], "stop", 20)
+    _assistant(
+        b, cfg, [{"type": "text", "text": "Understood. What should I look at first?"}], "stop", 20
+    )
 
     compaction_at = cfg.tasks // 2 if cfg.with_compaction else -1
     branch_at = cfg.tasks // 3 if cfg.with_branch else -1

@@ -77,7 +77,9 @@ def _instruction_lines(message: Mapping[str, Any]) -> Iterable[str]:
     for text in _texts(message):
         for line in text.splitlines():
             line = line.strip()
-            if 12 <= len(line) <= _MAX_LINE and re.match(r"(?i)^(always|never|don't|do not|please|use|make sure|must)\b", line):
+            if 12 <= len(line) <= _MAX_LINE and re.match(
+                r"(?i)^(always|never|don't|do not|please|use|make sure|must)\b", line
+            ):
                 yield line
 
 
@@ -114,7 +116,9 @@ def extract_facts(messages: Sequence[Mapping[str, Any]]) -> tuple[Fact, ...]:
     return tuple(seen.values())
 
 
-def context_text(messages: Sequence[Mapping[str, Any]], *, include_archive_text: bool = True) -> str:
+def context_text(
+    messages: Sequence[Mapping[str, Any]], *, include_archive_text: bool = True
+) -> str:
     """All text a model would read in a context, joined: text blocks, tool-call arguments,
     summaries and command output.
 

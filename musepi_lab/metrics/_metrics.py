@@ -92,7 +92,9 @@ def cache_prefix_tokens(
     return total
 
 
-def cache_prefix_kept(before: Sequence[Message], after: Sequence[Message], counter: TokenCounter) -> float:
+def cache_prefix_kept(
+    before: Sequence[Message], after: Sequence[Message], counter: TokenCounter
+) -> float:
     """`cache_prefix_tokens` as a share of the tokens of the request before (0..1)."""
     total = counter.count_messages(before)
     if total <= 0:
@@ -116,9 +118,9 @@ def decay_curve(retention_after_each: Sequence[float]) -> dict[str, float]:
     return out
 
 
-def summarizer_cost(
-    input_tokens: int, output_tokens: int, prices: Mapping[str, float]
-) -> float:
+def summarizer_cost(input_tokens: int, output_tokens: int, prices: Mapping[str, float]) -> float:
     """Cost in USD of the summarizer calls, from per-million-token prices
     (`{"input": …, "output": …}`)."""
-    return (input_tokens * prices.get("input", 0.0) + output_tokens * prices.get("output", 0.0)) / 1e6
+    return (
+        input_tokens * prices.get("input", 0.0) + output_tokens * prices.get("output", 0.0)
+    ) / 1e6

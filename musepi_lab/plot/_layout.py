@@ -137,9 +137,9 @@ def tree_layout(
     path = session.path(leaf_id)
     on_path = {e.id for e in path}
     labels = session.labels
-    first_kept = {
-        e.get("firstKeptEntryId") for e in session.entries if e.type == "compaction"
-    } - {None}
+    first_kept = {e.get("firstKeptEntryId") for e in session.entries if e.type == "compaction"} - {
+        None
+    }
     keep_visible = set(pinned) | first_kept | set(labels)
     if path:
         keep_visible.add(path[-1].id)  # type: ignore[arg-type]
@@ -243,11 +243,7 @@ def tree_layout(
     prev_lane: int | None = None
     for e in order:
         lane = lane_of[e.id]  # type: ignore[index]
-        contiguous = (
-            pending
-            and lane == prev_lane
-            and e.parent_id == pending[-1].id
-        )
+        contiguous = pending and lane == prev_lane and e.parent_id == pending[-1].id
         if not contiguous:
             flush()
         if collapse is not None and collapsible(e):

@@ -50,7 +50,7 @@ def plot_tree(
     cut: Any = None,
     leaf_id: str | None = None,
     counter: TokenCounter | None = None,
-    collapse: int | None | str = "auto",
+    collapse: int | str | None = "auto",
     path_range: tuple[int, int] | None = None,
     show_labels: bool = True,
     title: str | None = None,
@@ -117,12 +117,16 @@ def plot_tree(
         handles.append(
             FancyArrowPatch((0, 0), (1, 1), color=KIND_COLORS["compaction"], label="first kept")
         )
-    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
+    ax.legend(
+        handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False
+    )
     ax.set_title(title or f"{session.id} · {len(session.entries)} entries", fontsize=10)
     return ax
 
 
-def _draw(ax: Axes, layout: TreeLayout, regions: dict[str, Collection[str]], show_labels: bool) -> None:
+def _draw(
+    ax: Axes, layout: TreeLayout, regions: dict[str, Collection[str]], show_labels: bool
+) -> None:
     from matplotlib.patches import FancyArrowPatch
 
     by_key = layout.by_key
@@ -206,8 +210,10 @@ def _draw(ax: Axes, layout: TreeLayout, regions: dict[str, Collection[str]], sho
         )
     ax.set_xlim(-1, max(layout.width, 1))
     ax.set_ylim(bar_base + 1.0, -0.8)
-    ax.set_yticks(list(range(lanes)) + [bar_base + 0.45])
-    ax.set_yticklabels(["active path" if i == 0 else f"branch {i}" for i in range(lanes)] + ["tokens"], fontsize=8)
+    ax.set_yticks([*list(range(lanes)), bar_base + 0.45])
+    ax.set_yticklabels(
+        ["active path" if i == 0 else f"branch {i}" for i in range(lanes)] + ["tokens"], fontsize=8
+    )
     ax.set_xlabel("position along branch (collapsed runs count once)", fontsize=8)
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)

@@ -335,4 +335,3 @@ class Session:
                 os.unlink(tmp)
             raise
         return dest
-

@@ -182,7 +182,9 @@ def _paginate(text: str, shape: FrameShape) -> list[str]:
     return [text[i : i + cap] for i in range(0, len(text), cap)]
 
 
-def plan_archive(text: str, shape: FrameShape, *, max_frames: int = MAX_FRAMES_DEFAULT) -> ArchivePlan:
+def plan_archive(
+    text: str, shape: FrameShape, *, max_frames: int = MAX_FRAMES_DEFAULT
+) -> ArchivePlan:
     """Plan an archive (spec §6.2 `planArchive`).
 
     Text of at most two pages stays text. Otherwise the first and the last page stay
