@@ -1,11 +1,25 @@
 """musepi-lab: a Jupyter-native research workbench for context compaction in agent sessions.
 
-`import musepi_lab` stays light: pandas-, matplotlib- and ipywidgets-backed parts load on
-first use.
+`import musepi_lab` stays light: the session model, tokens and the compaction engine load
+at once; DataFrames (pandas), strategies, replay, benchmarks, plots (matplotlib) and widgets
+(ipywidgets) load on first use.
 """
 
 from __future__ import annotations
 
+import importlib
+from typing import Any
+
+from .compaction import (
+    CompactionPreparation,
+    CompactionResult,
+    CompactionSettings,
+    find_cut_point,
+    prepare_compaction,
+    prune_tool_outputs,
+    serialize_conversation,
+    should_compact,
+)
 from .session import (
     Entry,
     ReadProblem,
@@ -15,18 +29,89 @@ from .session import (
     read_session,
     read_sessions,
 )
+from .session._context import (
+    SessionContext,
+    build_session_context,
+    convert_to_llm,
+    render_transcript,
+    transcript,
+)
 from .tokens import TokenCounter
 
 __version__ = "0.1.0"
 
+# Name → module that defines it, imported on first access (PEP 562).
+_LAZY: dict[str, str] = {
+    "entries_df": "musepi_lab.frames",
+    "messages_df": "musepi_lab.frames",
+    "tool_calls_df": "musepi_lab.frames",
+    "compactions_df": "musepi_lab.frames",
+    "sessions_df": "musepi_lab.frames",
+    "compact": "musepi_lab.strategies",
+    "replay": "musepi_lab.replay",
+    "ReplayResult": "musepi_lab.replay",
+    "run_benchmark": "musepi_lab.bench",
+}
+_SUBMODULES = (
+    "bench",
+    "compaction",
+    "datasets",
+    "display",
+    "frames",
+    "metrics",
+    "plot",
+    "replay",
+    "session",
+    "strategies",
+    "testing",
+    "tokens",
+    "widgets",
+)
+
 __all__ = [
+    "CompactionPreparation",
+    "CompactionResult",
+    "CompactionSettings",
     "Entry",
     "ReadProblem",
+    "ReplayResult",
     "Session",
+    "SessionContext",
     "SessionReadError",
     "TokenCounter",
     "__version__",
+    "build_session_context",
+    "compact",
+    "compactions_df",
+    "convert_to_llm",
+    "entries_df",
+    "find_cut_point",
     "iter_sessions",
+    "messages_df",
+    "prepare_compaction",
+    "prune_tool_outputs",
     "read_session",
     "read_sessions",
+    "render_transcript",
+    "replay",
+    "run_benchmark",
+    "serialize_conversation",
+    "sessions_df",
+    "should_compact",
+    "tool_calls_df",
+    "transcript",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    if name in _SUBMODULES:
+        return importlib.import_module(f"musepi_lab.{name}")
+    raise AttributeError(f"module 'musepi_lab' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(__all__) | set(_SUBMODULES))

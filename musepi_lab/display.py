@@ -44,7 +44,9 @@ def _bar(parts: Sequence[tuple[str, int, str]]) -> str:
         for name, n, color in parts
         if n > 0
     )
-    legend = " · ".join(f"<span style='color:{c}'>■</span> {html.escape(n)} {v:,}" for n, v, c in parts)
+    legend = " · ".join(
+        f"<span style='color:{c}'>■</span> {html.escape(n)} {v:,}" for n, v, c in parts
+    )
     return f"<div class='mpl-bar'>{cells}</div><div>{legend}</div>"
 
 
@@ -112,9 +114,15 @@ def result_pairs(result: Any) -> list[tuple[str, Any]]:
     return [
         ("strategy", result.strategy or "?"),
         ("method", result.method or "-"),
-        ("tokens before → after", f"{result.tokens_before:,} → {result.tokens_after if result.tokens_after is not None else '?'}"),
+        (
+            "tokens before → after",
+            f"{result.tokens_before:,} → {result.tokens_after if result.tokens_after is not None else '?'}",
+        ),
         ("summary", f"{len(summary):,} chars: {first_line[:80]}"),
-        ("summarizer tokens", f"{result.summarizer_input_tokens:,} in / {result.summarizer_output_tokens:,} out"),
+        (
+            "summarizer tokens",
+            f"{result.summarizer_input_tokens:,} in / {result.summarizer_output_tokens:,} out",
+        ),
         ("latency", f"{result.latency_s:.3f} s"),
         ("first kept entry", result.first_kept_entry_id),
     ]

@@ -1,5 +1,6 @@
 """Token counting: pi and MusePi estimators and real BPE tokenizers, cached per entry."""
 
+from ._bpe import BPE_ENCODINGS, RankFileError, get_encoding
 from ._counter import METHODS, TokenCounter
 from ._estimate import (
     FRAME_TOKEN_ESTIMATE,
@@ -7,6 +8,7 @@ from ._estimate import (
     PI_IMAGE_CHARS,
     estimate_tokens_musepi,
     estimate_tokens_pi,
+    extra_tokens,
     js_stringify,
     text_fragments,
     utf8_len,
@@ -14,15 +16,19 @@ from ._estimate import (
 )
 
 __all__ = [
+    "BPE_ENCODINGS",
     "FRAME_TOKEN_ESTIMATE",
     "METHODS",
     "MUSEPI_IMAGE_TOKENS",
     "PI_IMAGE_CHARS",
+    "RankFileError",
     "TokenCounter",
     "estimate_tokens_musepi",
     "estimate_tokens_pi",
+    "extra_tokens",
+    "get_encoding",
     "js_stringify",
     "text_fragments",
-    "utf16_len",
     "utf8_len",
+    "utf16_len",
 ]

@@ -1,0 +1,105 @@
+"""The compaction engine: pure functions, faithful to MusePi (default) and pi.
+
+Thresholds and triggers, cut points and split turns, `prepare_compaction`, the summary
+inputs (serialization, file operations), tool-output pruning, branch-summary preparation, and
+`CompactionResult.apply`. No IO and no model calls here.
+"""
+
+from ._branch import (
+    BranchPreparation,
+    branch_summary_budget,
+    branch_with_summary,
+    collect_entries_for_branch_summary,
+    navigation_leaf,
+    prepare_branch_entries,
+)
+from ._cut import CutPointResult, find_cut_point, find_turn_start_index, find_valid_cut_points
+from ._file_ops import (
+    FileOperations,
+    compute_file_lists,
+    extract_file_ops,
+    file_ops_from_messages,
+    format_file_operations,
+    format_files_block,
+    format_grouped_paths,
+    strip_read_selector,
+    upsert_file_operations,
+)
+from ._prepare import CompactionPreparation, prepare_compaction
+from ._pruning import (
+    SUPERSEDED_NOTICE,
+    USELESS_NOTICE,
+    PruneResult,
+    prune_superseded_tool_results,
+    prune_tool_outputs,
+)
+from ._result import CompactionResult
+from ._serialize import (
+    NO_PRIOR_HISTORY,
+    merge_split_turn,
+    neutralize_boundary_tags,
+    serialize_conversation,
+    serialize_scoped,
+)
+from ._settings import PROFILES, CompactionSettings
+from ._threshold import (
+    ContextEstimate,
+    adapt_keep_recent_tokens,
+    calculate_context_tokens,
+    calculate_prompt_tokens,
+    compaction_context_tokens,
+    estimate_context_tokens,
+    get_last_assistant_usage,
+    is_context_overflow,
+    resolve_threshold_tokens,
+    should_compact,
+    threshold_tokens,
+)
+
+__all__ = [
+    "NO_PRIOR_HISTORY",
+    "PROFILES",
+    "SUPERSEDED_NOTICE",
+    "USELESS_NOTICE",
+    "BranchPreparation",
+    "CompactionPreparation",
+    "CompactionResult",
+    "CompactionSettings",
+    "ContextEstimate",
+    "CutPointResult",
+    "FileOperations",
+    "PruneResult",
+    "adapt_keep_recent_tokens",
+    "branch_summary_budget",
+    "branch_with_summary",
+    "calculate_context_tokens",
+    "calculate_prompt_tokens",
+    "collect_entries_for_branch_summary",
+    "compaction_context_tokens",
+    "compute_file_lists",
+    "estimate_context_tokens",
+    "extract_file_ops",
+    "file_ops_from_messages",
+    "find_cut_point",
+    "find_turn_start_index",
+    "find_valid_cut_points",
+    "format_file_operations",
+    "format_files_block",
+    "format_grouped_paths",
+    "get_last_assistant_usage",
+    "is_context_overflow",
+    "merge_split_turn",
+    "navigation_leaf",
+    "neutralize_boundary_tags",
+    "prepare_branch_entries",
+    "prepare_compaction",
+    "prune_superseded_tool_results",
+    "prune_tool_outputs",
+    "resolve_threshold_tokens",
+    "serialize_conversation",
+    "serialize_scoped",
+    "should_compact",
+    "strip_read_selector",
+    "threshold_tokens",
+    "upsert_file_operations",
+]

@@ -1,0 +1,94 @@
+"""The public surface: `__all__` sorted, unique and complete; every export documented;
+`import musepi_lab` stays light."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import re
+import subprocess
+import sys
+
+import pytest
+
+PACKAGES = [
+    "musepi_lab",
+    "musepi_lab.session",
+    "musepi_lab.tokens",
+    "musepi_lab.compaction",
+    "musepi_lab.strategies",
+    "musepi_lab.metrics",
+    "musepi_lab.replay",
+    "musepi_lab.plot",
+    "musepi_lab.datasets",
+    "musepi_lab.frames",
+    "musepi_lab.bench",
+    "musepi_lab.widgets",
+]
+
+
+def _module(name):
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:  # optional packages (widgets need ipywidgets)
+        pytest.skip(f"{name}: {exc}")
+
+
+@pytest.mark.parametrize("name", PACKAGES)
+def test_all_is_sorted_and_unique(name):
+    mod = _module(name)
+    names = list(mod.__all__)
+
+    # ruff's RUF022 ("isort-style") order: CONSTANTS, then Classes, then the rest.
+    def group(n: str) -> tuple[int, list[object]]:
+        natural = [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", n)]
+        return (0 if n.isupper() else 1 if n[0].isupper() else 2, natural)
+
+    assert names == sorted(set(names), key=group), name
+
+
+@pytest.mark.parametrize("name", PACKAGES)
+def test_all_is_complete(name):
+    mod = _module(name)
+    public = {
+        n
+        for n, v in vars(mod).items()
+        if not n.startswith("_")
+        and not inspect.ismodule(v)
+        and n not in ("annotations", "Any", "importlib")
+    }
+    assert public <= set(mod.__all__), (
+        f"{name} exports names missing from __all__: {sorted(public - set(mod.__all__))}"
+    )
+
+
+@pytest.mark.parametrize("name", PACKAGES)
+def test_every_export_resolves_and_has_a_docstring(name):
+    mod = _module(name)
+    undocumented = []
+    for export in mod.__all__:
+        value = getattr(mod, export)
+        if export.isupper() or export.startswith("__") or not callable(value):
+            continue  # constants are documented where they are defined
+        if not (inspect.getdoc(value) or "").strip():
+            undocumented.append(export)
+    assert not undocumented, f"{name}: exports without docstring: {undocumented}"
+
+
+def test_import_is_light():
+    code = (
+        "import sys, musepi_lab\n"
+        "heavy = [m for m in ('matplotlib', 'ipywidgets', 'papermill', 'pandas', 'openai', 'IPython') if m in sys.modules]\n"
+        "print(','.join(heavy))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
+
+
+def test_lazy_names_resolve():
+    import musepi_lab
+
+    for name in ("entries_df", "compact", "replay"):
+        assert callable(getattr(musepi_lab, name))
+    with pytest.raises(AttributeError):
+        musepi_lab.no_such_name  # noqa: B018
