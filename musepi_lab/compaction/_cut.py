@@ -1,0 +1,280 @@
+"""Where to cut: valid cut points, turn starts and `find_cut_point` (spec §4.1–4.2, §4.6).
+
+The walk from the newest entry back accumulates token counts until the keep budget is
+reached, then cuts at the nearest valid cut point at or after that entry. Profiles differ
+only in what counts: pi counts `message` entries alone (a `custom_message` or
+`branch_summary` is a cut point worth 0 tokens); MusePi counts every context-visible entry.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..session._model import Entry
+from ..tokens._counter import TokenCounter
+from ._settings import PROFILES
+
+# Message roles an entry may be cut at; never `toolResult` (it must follow its call).
+_CUT_ROLES: dict[str, frozenset[str]] = {
+    "pi": frozenset(
+        {"user", "assistant", "bashExecution", "custom", "branchSummary", "compactionSummary"}
+    ),
+    # oh-my-pi also accepts the legacy `hookMessage` role (§4.4).
+    "musepi": frozenset(
+        {
+            "user",
+            "assistant",
+            "bashExecution",
+            "custom",
+            "branchSummary",
+            "compactionSummary",
+            "hookMessage",
+        }
+    ),
+}
+_TURN_START_ROLES = frozenset({"user", "bashExecution"})
+_USER_ROLE_ENTRY_TYPES = frozenset({"branch_summary", "custom_message"})
+_CONTEXT_VISIBLE_TYPES = frozenset({"message", "custom_message", "branch_summary"})
+
+
+@dataclass(frozen=True, slots=True)
+class CutPointResult:
+    """Where `find_cut_point` cuts.
+
+    Attributes:
+        first_kept_entry_index: Index of the first entry kept verbatim.
+        turn_start_index: Index of the entry that starts the turn being split, or -1.
+        is_split_turn: True when the cut falls inside a turn (not at a user message).
+    """
+
+    first_kept_entry_index: int
+    turn_start_index: int
+    is_split_turn: bool
+
+
+def _check_profile(profile: str) -> None:
+    if profile not in PROFILES:
+        raise ValueError(f"unknown profile {profile!r}; expected one of {PROFILES}")
+
+
+def _check_range(entries: Sequence[Entry], start: int, end: int) -> None:
+    if not 0 <= start <= end <= len(entries):
+        raise IndexError(f"bad range [{start}, {end}) for {len(entries)} entries")
+
+
+def is_valid_cut_point(entry: Entry, *, profile: str = "musepi") -> bool:
+    """Whether an entry may be the first kept entry (§4.1).
+
+    Cut points: `message` entries whose role is user, assistant, bashExecution, custom,
+    branchSummary or compactionSummary (MusePi also the legacy hookMessage), and every
+    `branch_summary` and `custom_message` entry. Never a tool result, a metadata entry
+    or a compaction.
+    """
+    kind = entry.type
+    if kind == "message":
+        return entry.role in _CUT_ROLES[profile]
+    return kind in _USER_ROLE_ENTRY_TYPES
+
+
+def find_valid_cut_points(
+    entries: Sequence[Entry], start: int, end: int, *, profile: str = "musepi"
+) -> list[int]:
+    """Indices in `[start, end)` of the entries `is_valid_cut_point` accepts (§4.1)."""
+    _check_profile(profile)
+    _check_range(entries, start, end)
+    roles = _CUT_ROLES[profile]
+    out: list[int] = []
+    for index in range(start, end):
+        entry = entries[index]
+        kind = entry.type
+        if (kind == "message" and entry.role in roles) or kind in _USER_ROLE_ENTRY_TYPES:
+            out.append(index)
+    return out
+
+
+def find_turn_start_index(entries: Sequence[Entry], index: int, start: int) -> int:
+    """The entry starting the turn that contains `index`, scanning down to `start` (§4.1).
+
+    A turn starts at a `branch_summary`, a `custom_message`, or a `message` whose role is
+    user or bashExecution. Returns -1 if there is none in `[start, index]`.
+    """
+    for i in range(index, start - 1, -1):
+        entry = entries[i]
+        if entry.type in _USER_ROLE_ENTRY_TYPES:
+            return i
+        if entry.type == "message" and entry.role in _TURN_START_ROLES:
+            return i
+    return -1
+
+
+def _counts_in_walk(kind: str, profile: str) -> bool:
+    if profile == "pi":
+        return kind == "message"
+    return kind in _CONTEXT_VISIBLE_TYPES
+
+
+@dataclass(frozen=True, slots=True)
+class CutWindow:
+    """The tables `find_cut_point` needs for one window `[start, end)` of entries.
+
+    Built once per window (token counts from the counter, valid cut points, suffix sums
+    of the counted tokens), it answers `cut(keep_recent_tokens)` for any budget in
+    O(log n) plus the pull-back and turn-start scans, which is what makes a sweep over
+    budgets cheap. Indices are absolute (into the entries the window was built from).
+
+    Attributes:
+        start: First index of the window.
+        end: One past the last index.
+        kinds: Entry type of every entry `[0, end)` (only `[start, end)` is filled).
+        roles: Message role of every entry (None for non-message entries).
+        cut_points: Valid cut points, ascending.
+        counted: Indices whose tokens the walk counts, ascending.
+        suffix: `suffix[k]` = tokens counted from `counted[k]` to the end of the window.
+    """
+
+    start: int
+    end: int
+    kinds: tuple[str | None, ...]
+    roles: tuple[str | None, ...]
+    cut_points: tuple[int, ...]
+    counted: tuple[int, ...]
+    suffix: tuple[int, ...]
+
+    def cut(self, keep_recent_tokens: int) -> CutPointResult:
+        """The cut for a keep budget (see `find_cut_point`)."""
+        start, cut_points = self.start, self.cut_points
+        if not cut_points:
+            return CutPointResult(start, -1, False)
+        cut = cut_points[0]
+        # The backward walk stops at the newest counted entry whose suffix sum reaches
+        # the budget; suffix sums shrink with the index, so that is a binary search.
+        suffix = self.suffix
+        lo, hi = 0, len(suffix)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if suffix[mid] >= keep_recent_tokens:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo > 0:
+            crossing = self.counted[lo - 1]
+            # When the entry that crosses the budget lies after the last cut point (a
+            # trailing tool result), pi finds no cut point at or after it and keeps its
+            # default, the first cut point: everything is kept. Reproduced as is.
+            pos = bisect_left(cut_points, crossing)
+            if pos < len(cut_points):
+                cut = cut_points[pos]
+        kinds, roles = self.kinds, self.roles
+        while cut > start and kinds[cut - 1] not in ("message", "compaction"):
+            cut -= 1
+        if kinds[cut] == "message" and roles[cut] == "user":
+            return CutPointResult(cut, -1, False)
+        turn_start = -1
+        for i in range(cut, start - 1, -1):
+            kind = kinds[i]
+            if kind in _USER_ROLE_ENTRY_TYPES or (
+                kind == "message" and roles[i] in _TURN_START_ROLES
+            ):
+                turn_start = i
+                break
+        return CutPointResult(cut, turn_start, turn_start != -1)
+
+
+def cut_window(
+    entries: Sequence[Entry],
+    start: int,
+    end: int,
+    *,
+    counter: TokenCounter | None = None,
+    profile: str = "musepi",
+    counts: Sequence[int] | None = None,
+) -> CutWindow:
+    """Precompute the cut tables of `entries[start:end]` (see `CutWindow`).
+
+    Args:
+        entries: Path entries or any entry sequence.
+        start: First index considered.
+        end: One past the last index considered.
+        counter: Token counter (default: the profile's estimator).
+        profile: `"musepi"` or `"pi"`.
+        counts: Token counts of `entries[start:end]` if already known (else the counter's).
+    """
+    _check_profile(profile)
+    _check_range(entries, start, end)
+    if counts is not None and len(counts) != end - start:
+        raise ValueError("counts must hold one count per entry of the window")
+    counter = counter if counter is not None else TokenCounter(profile)
+    roles_allowed = _CUT_ROLES[profile]
+    kinds: list[str | None] = [None] * end
+    roles: list[str | None] = [None] * end
+    cut_points: list[int] = []
+    counted: list[int] = []
+    tokens: list[int] = []
+    for index in range(start, end):
+        entry = entries[index]
+        kind = entry.type
+        role = entry.role if kind == "message" else None
+        kinds[index] = kind
+        roles[index] = role
+        if (kind == "message" and role in roles_allowed) or kind in _USER_ROLE_ENTRY_TYPES:
+            cut_points.append(index)
+        if _counts_in_walk(kind, profile):
+            counted.append(index)
+            tokens.append(
+                counts[index - start] if counts is not None else counter.count_entry(entry)
+            )
+    suffix = [0] * len(tokens)
+    running = 0
+    for k in range(len(tokens) - 1, -1, -1):
+        running += tokens[k]
+        suffix[k] = running
+    return CutWindow(
+        start=start,
+        end=end,
+        kinds=tuple(kinds),
+        roles=tuple(roles),
+        cut_points=tuple(cut_points),
+        counted=tuple(counted),
+        suffix=tuple(suffix),
+    )
+
+
+def find_cut_point(
+    entries: Sequence[Entry],
+    start: int,
+    end: int,
+    keep_recent_tokens: int,
+    *,
+    counter: TokenCounter | None = None,
+    profile: str = "musepi",
+) -> CutPointResult:
+    """Find the first entry to keep so that about `keep_recent_tokens` stay verbatim (§4.2).
+
+    1. No valid cut point in `[start, end)` → cut at `start`, no split.
+    2. Walk from `end − 1` down to `start` adding token counts (pi: `message` entries
+       only; MusePi: every context-visible entry, §4.6). When the sum reaches the
+       budget, cut at the first valid cut point at or after that entry; if it never
+       does, cut at the first valid cut point.
+    3. Pull the metadata right before the cut into the kept region: step back while the
+       previous entry is neither a `message` nor a `compaction` (and stay ≥ `start`).
+    4. Split turn, judged on the entry after step 3: a user message is a turn start (no
+       split); otherwise the turn start is searched back to `start` and the cut splits
+       a turn if one is found. As in pi, a cut at bashExecution, custom_message or
+       branch_summary reports a split with `turn_start_index == cut` (an empty prefix),
+       and metadata pulled in front of a user message makes the previous turn the prefix.
+
+    For many budgets over the same window, build a `cut_window` once and call its `cut`.
+
+    Args:
+        entries: Path entries (root first) or any entry sequence.
+        start: First index considered.
+        end: One past the last index considered.
+        keep_recent_tokens: Budget of recent tokens to keep.
+        counter: Token counter (default: the profile's estimator); counts are cached per
+            entry, so reuse one counter across calls.
+        profile: `"musepi"` or `"pi"`.
+    """
+    window = cut_window(entries, start, end, counter=counter, profile=profile)
+    return window.cut(keep_recent_tokens)
