@@ -253,7 +253,8 @@ def replay(
         if not before.entries or state.context < state.retry_at:
             return None
         result = compact(before, strat, settings=settings, counter=counter, summarizer=summarizer)
-        if result is None:
+        if result is None or (not result.append_entry and not result.replacements):
+            # Nothing to do (or a strategy that changes nothing, such as `none`).
             state.retry_at = int(state.context * RETRY_GROWTH) + 1
             return None
         entry_id = hashlib.blake2b(
