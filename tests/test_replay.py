@@ -196,7 +196,7 @@ BIG = "word " * 2000  # 10,000 chars: 2,500 tokens (pi)
 
 def turn(b, n_tools=2, *, stop="stop", usage=None, gap=1):
     b.add("user", "do it " + BIG, gap=gap)
-    for k in range(n_tools):
+    for _ in range(n_tools):
         cid = f"c{len(b.entries)}"
         b.add("assistant", "calling", stop="toolUse", call=cid)
         b.add("toolResult", BIG, result=cid)
