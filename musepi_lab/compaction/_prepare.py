@@ -48,7 +48,7 @@ Message = Mapping[str, Any]
 _REMOTE_PRESERVE_KEY = "openaiRemoteCompaction"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)
 class CompactionPreparation:
     """Everything a compaction strategy needs, computed without any LLM call.
 
@@ -117,6 +117,16 @@ class CompactionPreparation:
     context_estimate: ContextEstimate
     leaf_id: str | None
     path: tuple[Entry, ...] = field(repr=False, compare=False)
+
+    def __repr__(self) -> str:
+        from ..display import preparation_pairs, text_card
+
+        return text_card("CompactionPreparation", preparation_pairs(self))
+
+    def _repr_html_(self) -> str:
+        from ..display import preparation_html
+
+        return preparation_html(self)
 
     @property
     def has_previous_summary(self) -> bool:

@@ -49,7 +49,7 @@ def _frozen(value: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
     return MappingProxyType(dict(value))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)
 class CompactionResult:
     """The outcome of one compaction: the summary and where the kept region starts.
 
@@ -126,6 +126,16 @@ class CompactionResult:
         }
         values.update(fields)
         return cls(summary=summary, **values)
+
+    def __repr__(self) -> str:
+        from ..display import result_pairs, text_card
+
+        return text_card("CompactionResult", result_pairs(self))
+
+    def _repr_html_(self) -> str:
+        from ..display import result_html
+
+        return result_html(self)
 
     def copy_with(self, **changes: Any) -> CompactionResult:
         """A copy with the given fields replaced."""

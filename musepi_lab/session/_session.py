@@ -116,6 +116,11 @@ class Session:
             f"entries={len(self.entries)}{errs}{src})"
         )
 
+    def _repr_html_(self) -> str:
+        from ..display import session_html
+
+        return session_html(self)
+
     # -- lookup -----------------------------------------------------------------------
     @property
     def by_id(self) -> Mapping[str, Entry]:
