@@ -200,7 +200,8 @@ def compact(
     result = strat.run(ctx)
     if result is None:
         return None
-    extra: dict[str, Any] = {"strategy": strat.name, "params": _jsonable(strat.params)}
+    params = {**(result.params or {}), **_jsonable(strat.params)}
+    extra: dict[str, Any] = {"strategy": strat.name, "params": params}
     if not result.latency_s:
         extra["latency_s"] = clock() - started
     return result.copy_with(**extra)
