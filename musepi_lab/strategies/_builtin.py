@@ -6,5 +6,6 @@ from . import (  # noqa: F401
     _masking,
     _none,
     _prune,
+    _snapcompact,
     _truncate,
 )

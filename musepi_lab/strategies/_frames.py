@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import math
+import re
 import zlib
 from dataclasses import dataclass
 from functools import cache
@@ -90,15 +91,17 @@ def api_family(model_id: str) -> str:
     return "unknown"
 
 
-def _opus_ge_47(m: str) -> bool:
-    digits = "".join(ch if ch.isdigit() or ch == "." else " " for ch in m.replace("-", ".")).split()
-    for d in digits:
-        try:
-            if float(d) >= 4.7:
-                return True
-        except ValueError:
-            continue
-    return False
+_OPUS_VERSION = re.compile(r"opus[-_. ]?(\d+)(?:[-_.](\d+))?")
+
+
+def _opus_ge_47(model_id: str) -> bool:
+    """True for Claude Opus 4.7 and later (`claude-opus-4-7`, `opus-4.8`, `opus-5`)."""
+    match = _OPUS_VERSION.search(model_id)
+    if match is None:
+        return False
+    major = int(match.group(1))
+    minor = int(match.group(2)) if match.group(2) and len(match.group(2)) <= 2 else 0
+    return (major, minor) >= (4, 7)
 
 
 def shape_for_model(model_id: str) -> FrameShape:

@@ -162,6 +162,10 @@ def text_fragments(
         yield _str(message.get("output"))
     elif role in ("branchSummary", "compactionSummary"):
         yield _str(message.get("summary"))
+        # Snapcompact blocks: the text head/tail count as text, frames in `extra_tokens`.
+        for block in _blocks(message.get("blocks")):
+            if block.get("type") == "text" and isinstance(block.get("text"), str):
+                yield block["text"]
 
 
 def extra_tokens(message: Mapping[str, Any]) -> int:
@@ -172,8 +176,7 @@ def extra_tokens(message: Mapping[str, Any]) -> int:
             1 for b in _blocks(message.get("content")) if b.get("type") == "image"
         )
     if role in ("branchSummary", "compactionSummary"):
-        blocks = message.get("blocks")
-        frames = len(blocks) if isinstance(blocks, list) else 0
+        frames = sum(1 for b in _blocks(message.get("blocks")) if b.get("type") == "image")
         return FRAME_TOKEN_ESTIMATE * frames
     return 0
 

@@ -1,0 +1,105 @@
+"""Snapcompact frame geometry, billing (spec §6.2) and PNG rendering."""
+
+from __future__ import annotations
+
+import io
+import math
+
+import pytest
+from PIL import Image
+
+from musepi_lab.strategies._frames import (
+    MAX_FRAMES_DEFAULT,
+    frame_billing_tokens,
+    frame_shape,
+    image_budget,
+    plan_archive,
+    render_frame,
+    shape_for_model,
+)
+
+
+@pytest.mark.parametrize(
+    ("model", "shape", "size"),
+    [
+        ("claude-sonnet-4-5", "11on16-bw", 1568),
+        ("claude-opus-4-7", "11on16-bw", 1932),
+        ("claude-opus-4-5-20251101", "11on16-bw", 1568),
+        ("gemini-2.5-pro", "8on22-bw", 2048),
+        ("gpt-5.1-codex", "8on22-bw", 1568),
+        ("kimi-k2", "8on22-bw", 1568),
+        ("glm-4.6", "8on16-bw", 1568),
+        ("mystery-model", "8on22-bw", 1568),
+    ],
+)
+def test_shape_for_model(model, shape, size):
+    s = shape_for_model(model)
+    assert (s.name, s.size_px) == (shape, size)
+
+
+def test_billing_formulas_of_the_spec():
+    # Anthropic: ceil(min(ceil(S/28)^2, 4784) * 1.05); Google 1120; OpenAI ceil(min(ceil(S/32)^2, 10000) * 1.2)
+    assert frame_billing_tokens("anthropic", 1568) == math.ceil(56**2 * 1.05) == 3293
+    assert frame_billing_tokens("anthropic", 1932) == math.ceil(69**2 * 1.05) == 5000
+    assert frame_billing_tokens("anthropic", 4000) == math.ceil(4784 * 1.05)  # the cap
+    assert frame_billing_tokens("google", 2048) == 1120
+    assert frame_billing_tokens("openai", 1568) == math.ceil(49**2 * 1.2) == 2882
+    assert [image_budget(p) for p in ("anthropic", "openai", "google", "umans", "who")] == [
+        90,
+        200,
+        200,
+        10,
+        5,
+    ]
+
+
+def test_geometry():
+    s = frame_shape("8on22-bw", 1568)
+    assert (s.cols, s.rows, s.capacity) == (196, 71, 196 * 71)
+
+
+def test_short_text_stays_text():
+    s = frame_shape("8on22-bw", 1568)
+    plan = plan_archive("x" * (2 * s.capacity), s)
+    assert plan.frames == 0 and plan.text_head == "x" * (2 * s.capacity)
+
+
+def test_middle_pages_become_frames():
+    s = frame_shape("8on22-bw", 1568)
+    text = "".join(chr(65 + i % 26) for i in range(7 * s.capacity + 5))
+    plan = plan_archive(text, s)
+    assert plan.text_head == text[: s.capacity] and plan.text_tail == text[-s.capacity :]
+    assert plan.frames == math.ceil((len(text) - 2 * s.capacity) / s.capacity) == 6
+    assert "".join(p.text for p in plan.pages) == text[s.capacity : -s.capacity]
+    assert plan.truncated_chars == 0
+
+
+def test_foveation_past_the_frame_cap():
+    s = frame_shape("8on22-bw", 1568)
+    dense = frame_shape("8on16-bw", 1568)
+    text = "y" * (200 * s.capacity)
+    plan = plan_archive(text, s, max_frames=MAX_FRAMES_DEFAULT)
+    assert plan.frames == 80
+    assert [p.shape.name for p in plan.pages[:3]] == ["8on22-bw"] * 3
+    assert [p.shape.name for p in plan.pages[-3:]] == ["8on22-bw"] * 3
+    assert {p.shape.name for p in plan.pages[3:-3]} == {"8on16-bw"}
+    assert len(plan.pages[3:-3]) == 74
+    assert all(len(p.text) <= dense.capacity for p in plan.pages)
+    dense_region = len(text) - 2 * s.capacity - 6 * s.capacity
+    kept_dense = sum(len(p.text) for p in plan.pages[3:-3])
+    # The oldest dense pages are the ones dropped: everything kept is the newest part.
+    assert plan.truncated_chars == dense_region - kept_dense > 0
+    assert plan_archive(text, s, max_frames=500).frames == 80  # hard cap
+
+
+def test_png_opens_at_planned_size_and_is_deterministic():
+    s = frame_shape("11on16-bw", 1568)
+    page = "def f(x):█    return x + 1█" * 50
+    data = render_frame(page, s)
+    img = Image.open(io.BytesIO(data))
+    assert img.size == (1568, 1568) and img.mode == "1"
+    assert render_frame(page, s) == data
+    # Ink only where there is text: the bottom rows of this short page are blank (white).
+    pixels = img.convert("L").load()
+    assert all(pixels[x, 1560] == 255 for x in range(0, 1568, 7))
+    assert any(pixels[x, y] == 0 for x in range(0, 200) for y in range(0, 16))
