@@ -1,8 +1,9 @@
 """musepi-lab: a Jupyter-native research workbench for context compaction in agent sessions.
 
-`import musepi_lab` stays light: the session model, tokens and the compaction engine load
-at once; DataFrames (pandas), strategies, replay, benchmarks, plots (matplotlib) and widgets
-(ipywidgets) load on first use.
+`import musepi_lab` stays light: the session model, tokens, the compaction engine, the
+strategy registry and replay load at once (pure Python); DataFrames (pandas), benchmarks,
+plots (matplotlib) and widgets (ipywidgets) load on first use. (`replay` is imported eagerly
+because the function shares its name with the subpackage that defines it.)
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ from .session._context import (
     render_transcript,
     transcript,
 )
+from .replay import ReplayResult, replay
+from .strategies import compact
 from .tokens import TokenCounter
 
 __version__ = "0.1.0"
@@ -47,9 +50,6 @@ _LAZY: dict[str, str] = {
     "tool_calls_df": "musepi_lab.frames",
     "compactions_df": "musepi_lab.frames",
     "sessions_df": "musepi_lab.frames",
-    "compact": "musepi_lab.strategies",
-    "replay": "musepi_lab.replay",
-    "ReplayResult": "musepi_lab.replay",
     "run_benchmark": "musepi_lab.bench",
 }
 _SUBMODULES = (
