@@ -91,19 +91,12 @@ class PromptSet:
             raise KeyError(f"prompt set {self.name!r} has no prompt {prompt!r}") from None
 
     def render(self, prompt: str, **values: str) -> str:
-        """A prompt with its `{{placeholders}}` filled.
+        """A prompt with its `{{placeholders}}` filled (see `fill_placeholders`).
 
         Raises:
             KeyError: A placeholder has no value.
         """
-
-        def fill(match: re.Match[str]) -> str:
-            key = match.group(1)
-            if key not in values:
-                raise KeyError(f"prompt {prompt!r} needs a value for {{{{{key}}}}}")
-            return values[key]
-
-        return _PLACEHOLDER.sub(fill, self.text(prompt))
+        return fill_placeholders(self.text(prompt), **values)
 
     def placeholders(self, prompt: str) -> tuple[str, ...]:
         """The placeholder names a prompt uses, in order of first use."""
@@ -113,6 +106,25 @@ class PromptSet:
     def label(self) -> str:
         """`name@hash12`, the form stored in results."""
         return f"{self.name}@{self.sha256[:12]}"
+
+
+def fill_placeholders(template: str, **values: str) -> str:
+    """Fill `{{name}}` placeholders in one pass; a placeholder without a value is an error.
+
+    One pass, so a value that itself holds `{{...}}` (a summary quoting a template) is left
+    as it is.
+
+    Raises:
+        KeyError: The template names a placeholder that was not given.
+    """
+
+    def fill(match: re.Match[str]) -> str:
+        key = match.group(1)
+        if key not in values:
+            raise KeyError(f"template placeholder {{{{{key}}}}} has no value")
+        return values[key]
+
+    return _PLACEHOLDER.sub(fill, template)
 
 
 def _strip_final_newline(text: str) -> str:

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from conftest import corpus_file
 
+from musepi_lab._prompts import PromptSet
 from musepi_lab.session import _templates as tpl
 from musepi_lab.session._context import (
     FRAME_DATA_BYTES_BUDGET,
@@ -806,7 +807,9 @@ class TestConvertMusePi:
         message = {"role": "compactionSummary", "summary": "S", "images": [image]}
         content = convert_to_llm([message])[0]["content"]
         assert content[1:] == [image]
-        assert content[0]["text"] == tpl.render(tpl.MUSEPI_COMPACTION_SUMMARY_TEMPLATE, summary="S")
+        assert content[0]["text"] == PromptSet.default().render(
+            "compaction-summary-context", summary="S"
+        )
 
     def test_branch_summary_template(self) -> None:
         llm = convert_to_llm([{"role": "branchSummary", "summary": "B", "fromId": "x"}])[0]
@@ -990,11 +993,13 @@ class TestTemplates:
 
     def test_render_rejects_missing_placeholder(self) -> None:
         with pytest.raises(KeyError, match="summary"):
-            tpl.render(tpl.MUSEPI_COMPACTION_SUMMARY_TEMPLATE)
+            tpl.render(PromptSet.default().text("compaction-summary-context"))
 
     def test_musepi_templates_wrap_the_summary(self) -> None:
-        assert tpl.render(tpl.MUSEPI_BRANCH_SUMMARY_TEMPLATE, summary="Z").endswith(
-            "\n\n<summary>\nZ\n</summary>"
+        assert (
+            PromptSet.default()
+            .render("branch-summary-context", summary="Z")
+            .endswith("\n\n<summary>\nZ\n</summary>")
         )
-        handoff = tpl.render(tpl.MUSEPI_HANDOFF_SUMMARY_TEMPLATE, summary="Z")
+        handoff = PromptSet.default().render("handoff-summary-context", summary="Z")
         assert handoff.endswith("\n\n<handoff>\nZ\n</handoff>")

@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 import orjson
 
+from .._prompts import PromptSet, resolve_prompts
 from . import _templates as tpl
 from ._messages import branch_summary_message, compaction_summary_message, custom_message
 from ._model import Entry
@@ -795,25 +796,33 @@ def _user(content: list[Any], message: Message, **extra: Any) -> dict[str, Any]:
     return out
 
 
-def render_compaction_summary(message: Message, *, profile: Profile | str = "musepi") -> str:
-    """The wrapped text of a compactionSummary message (without snapcompact blocks)."""
+def render_compaction_summary(
+    message: Message, *, profile: Profile | str = "musepi", prompts: PromptSet | None = None
+) -> str:
+    """The wrapped text of a compactionSummary message (without snapcompact blocks).
+
+    pi wraps with its fixed prefix and suffix; MusePi renders the prompt set's
+    `compaction-summary-context` (or `handoff-summary-context` for a handoff).
+    """
     summary = str(message.get("summary", ""))
     if profile == "pi":
         return tpl.COMPACTION_SUMMARY_PREFIX + summary + tpl.COMPACTION_SUMMARY_SUFFIX
-    template = (
-        tpl.MUSEPI_HANDOFF_SUMMARY_TEMPLATE
+    name = (
+        "handoff-summary-context"
         if message.get("method") == "handoff"
-        else tpl.MUSEPI_COMPACTION_SUMMARY_TEMPLATE
+        else "compaction-summary-context"
     )
-    return tpl.render(template, summary=summary)
+    return resolve_prompts(prompts).render(name, summary=summary)
 
 
-def render_branch_summary(message: Message, *, profile: Profile | str = "musepi") -> str:
-    """The wrapped text of a branchSummary message."""
+def render_branch_summary(
+    message: Message, *, profile: Profile | str = "musepi", prompts: PromptSet | None = None
+) -> str:
+    """The wrapped text of a branchSummary message (MusePi: `branch-summary-context`)."""
     summary = str(message.get("summary", ""))
     if profile == "pi":
         return tpl.BRANCH_SUMMARY_PREFIX + summary + tpl.BRANCH_SUMMARY_SUFFIX
-    return tpl.render(tpl.MUSEPI_BRANCH_SUMMARY_TEMPLATE, summary=summary)
+    return resolve_prompts(prompts).render("branch-summary-context", summary=summary)
 
 
 def _pi_to_llm(message: Message) -> dict[str, Any] | None:
@@ -871,7 +880,7 @@ def custom_message_role(message: Message) -> str:
     return "developer"
 
 
-def _musepi_to_llm(message: Message) -> dict[str, Any] | None:
+def _musepi_to_llm(message: Message, prompts: PromptSet | None = None) -> dict[str, Any] | None:
     role = message.get("role")
     if role in ("custom", "hookMessage"):
         out: dict[str, Any] = {
@@ -886,7 +895,7 @@ def _musepi_to_llm(message: Message) -> dict[str, Any] | None:
             out["attribution"] = attribution
         return out
     if role == "branchSummary":
-        text = render_branch_summary(message)
+        text = render_branch_summary(message, prompts=prompts)
         return _user([{"type": "text", "text": text}], message, attribution="agent")
     if role == "compactionSummary":
         blocks = message.get("blocks")
@@ -894,7 +903,10 @@ def _musepi_to_llm(message: Message) -> dict[str, Any] | None:
             content = [{"type": "text", "text": str(message.get("summary", ""))}, *blocks]
         else:
             images = message.get("images") or []
-            content = [{"type": "text", "text": render_compaction_summary(message)}, *images]
+            content = [
+                {"type": "text", "text": render_compaction_summary(message, prompts=prompts)},
+                *images,
+            ]
         out = _user(content, message, attribution="agent")
         if message.get("providerPayload") is not None:
             out["providerPayload"] = message["providerPayload"]
@@ -924,7 +936,10 @@ def _musepi_to_llm(message: Message) -> dict[str, Any] | None:
 
 
 def convert_to_llm(
-    messages: Iterable[Message], *, profile: Profile | str = "musepi"
+    messages: Iterable[Message],
+    *,
+    profile: Profile | str = "musepi",
+    prompts: PromptSet | None = None,
 ) -> list[dict[str, Any]]:
     """Runtime messages → provider-role messages (spec §2.2 pi, §2.3 MusePi).
 
@@ -938,15 +953,19 @@ def convert_to_llm(
     Args:
         messages: Runtime messages, e.g. `SessionContext.messages`.
         profile: `"musepi"` or `"pi"`.
+        prompts: The prompt set whose context templates wrap summaries (MusePi; default:
+            the project's).
 
     Raises:
         ValueError: Unknown profile.
     """
     _check_profile(profile)
-    convert = _pi_to_llm if profile == "pi" else _musepi_to_llm
+    prompt_set = resolve_prompts(prompts) if profile != "pi" else None
     out: list[dict[str, Any]] = []
     for message in messages:
-        llm = convert(message) if isinstance(message, Mapping) else None
+        if not isinstance(message, Mapping):
+            continue
+        llm = _pi_to_llm(message) if profile == "pi" else _musepi_to_llm(message, prompt_set)
         if llm is not None:
             out.append(llm)
     return out

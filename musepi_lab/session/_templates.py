@@ -1,14 +1,14 @@
 """The texts that wrap summaries and archives when a context is sent to a model.
 
 All of them are ours (none is copied from pi, oh-my-pi or MusePi); their *structure* follows
-spec §2.2 and §2.3. They live together here so that moving them into `prompts/*.md` later is
-a change to this one module. The MusePi templates use `{{summary}}` placeholders, as the
-files in `prompts/` do.
+spec §2.2 and §2.3. The MusePi context templates are prompts (`prompts/*-context.md`), read
+through `musepi_lab._prompts.PromptSet`; what stays here are pi's fixed wrappers and the
+notices of the snapcompact rebuild.
 """
 
 from __future__ import annotations
 
-import re
+from .._prompts import fill_placeholders
 
 # -- pi profile (spec §2.2): a one-sentence framing, a blank line, then the summary tags. ---
 COMPACTION_SUMMARY_PREFIX = (
@@ -21,21 +21,9 @@ BRANCH_SUMMARY_PREFIX = (
 )
 BRANCH_SUMMARY_SUFFIX = "</summary>"
 
-# -- MusePi profile (spec §2.3), the same texts as prompts/*-context.md. --------------------
-MUSEPI_COMPACTION_SUMMARY_TEMPLATE = (
-    "Earlier turns of this session were compacted into the summary below. The work and tool "
-    "results\nit describes really happened: build on them and do not redo them.\n\n"
-    "<summary>\n{{summary}}\n</summary>"
-)
-MUSEPI_HANDOFF_SUMMARY_TEMPLATE = (
-    "The text below is a handoff document written by a previous instance of you when this "
-    'session\'s\ncontext filled up; "I" and "me" in it refer to that instance. Treat its '
-    "next steps as\nsuggestions to re-check against the latest user message, and do not write "
-    "another handoff.\n\n<handoff>\n{{summary}}\n</handoff>"
-)
-MUSEPI_BRANCH_SUMMARY_TEMPLATE = (
-    "Summary of a branch this conversation returned from:\n\n<summary>\n{{summary}}\n</summary>"
-)
+# -- MusePi profile (spec §2.3): the context templates live in the prompt set
+# (`prompts/compaction-summary-context.md`, `handoff-summary-context.md`,
+# `branch-summary-context.md`), so a researcher's own prompt folder changes them too.
 
 # -- Display transcript (spec §2.3): what a compaction superseded by a later one shows. -----
 SUPERSEDED_COMPACTION_SUMMARY = "[Older compaction summary, replaced by a later compaction]"
@@ -59,27 +47,5 @@ SYNTHETIC_TOOL_RESULT_TEXT = "No result provided"
 """The text of the error result pi's provider layer makes up for a call without a result."""
 
 
-_PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
-
-
-def render(template: str, **values: str) -> str:
-    """Fill `{{name}}` placeholders in one pass; a placeholder without a value is an error.
-
-    One pass, so a value that itself holds `{{...}}` (a summary quoting a template) is left
-    as it is.
-
-    Args:
-        template: The template text.
-        **values: One string per placeholder.
-
-    Raises:
-        KeyError: The template names a placeholder that was not given.
-    """
-
-    def fill(match: re.Match[str]) -> str:
-        name = match.group(1)
-        if name not in values:
-            raise KeyError(f"template placeholder {{{{{name}}}}} has no value")
-        return values[name]
-
-    return _PLACEHOLDER.sub(fill, template)
+render = fill_placeholders
+"""Fill `{{name}}` placeholders (the one implementation lives in `musepi_lab._prompts`)."""
