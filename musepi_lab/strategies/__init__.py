@@ -14,6 +14,15 @@ from ._base import (
     register,
     strategy_type,
 )
+from ._extractive import Extractive
+from ._handoff import Handoff
+from ._hybrid import Hybrid
+from ._llm_summary import LlmSummary
+from ._masking import ObservationMasking
+from ._none import NoCompaction
+from ._prune import Prune
+from ._remote import Remote, RemoteEndpointSummarizer
+from ._snapcompact import Snapcompact
 from ._summarizer import (
     DiskCache,
     OpenAICompatibleSummarizer,
@@ -24,11 +33,22 @@ from ._summarizer import (
     SummaryResponse,
     request_key,
 )
+from ._truncate import Truncate
 
 __all__ = [
     "CompactionContext",
     "DiskCache",
+    "Extractive",
+    "Handoff",
+    "Hybrid",
+    "LlmSummary",
+    "NoCompaction",
+    "ObservationMasking",
     "OpenAICompatibleSummarizer",
+    "Prune",
+    "Remote",
+    "RemoteEndpointSummarizer",
+    "Snapcompact",
     "Strategy",
     "StrategyUnavailable",
     "Summarizer",
@@ -36,6 +56,7 @@ __all__ = [
     "SummarizerNotConfigured",
     "SummaryRequest",
     "SummaryResponse",
+    "Truncate",
     "available",
     "compact",
     "get",

@@ -2,10 +2,13 @@
 
 from . import (  # noqa: F401
     _extractive,
+    _handoff,
     _hybrid,
+    _llm_summary,
     _masking,
     _none,
     _prune,
+    _remote,
     _snapcompact,
     _truncate,
 )

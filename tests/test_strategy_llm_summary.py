@@ -1,0 +1,863 @@
+"""`llm-summary` against a real OpenAI-compatible server on loopback (spec §5.1–5.7).
+
+Expected prompts are written out by hand from the spec's rules (§5.1 serialization, §5.2 and
+§5.7 prompt framing, §5.4 split-turn merge, §5.5–5.6 file blocks); prompt texts are read
+straight from the `prompts/` folder; token caps are the spec's formulas worked out in the
+comments. The corpus acceptance counts contexts with the same `TokenCounter` before and
+after.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import REPO_ROOT, corpus_file
+
+from musepi_lab._prompts import PromptSet
+from musepi_lab.compaction._prepare import prepare_compaction
+from musepi_lab.compaction._settings import CompactionSettings
+from musepi_lab.session._context import build_session_context
+from musepi_lab.session._model import Entry
+from musepi_lab.session._read import read_session
+from musepi_lab.session._session import Session
+from musepi_lab.strategies import _llm_summary
+from musepi_lab.strategies._base import CompactionContext, StrategyUnavailable, compact, get
+from musepi_lab.strategies._llm_summary import (
+    LlmSummary,
+    build_summary_prompt,
+    fold_input_budget,
+    pack_windows,
+    reasoning_effort,
+)
+from musepi_lab.strategies._summarizer import OpenAICompatibleSummarizer, SummarizerError
+from musepi_lab.testing import Failure, StubOpenAIServer
+from musepi_lab.tokens._counter import TokenCounter
+
+SECRET = "sk-test-SECRET-do-not-leak-0123456789"
+HEADER = {"type": "session", "version": 3, "id": "llm", "timestamp": "2026-01-01T00:00:00.000Z"}
+PROMPTS = REPO_ROOT / "prompts"
+SEPARATOR = "\n\n---\n\n**Turn Context (split turn):**\n\n"
+
+
+def prompt(name: str) -> str:
+    """A prompt file as the prompt set serves it (one trailing newline dropped)."""
+    return (PROMPTS / f"{name}.md").read_text(encoding="utf-8").removesuffix("\n")
+
+
+def words(n: int, letter: str = "a") -> str:
+    """Exactly n tokens for both estimators (4·n ASCII characters)."""
+    return letter * 4 * n
+
+
+class Chain:
+    """A linear v3 session, one entry after another."""
+
+    def __init__(self) -> None:
+        self.records: list[dict[str, Any]] = []
+        self.last: str | None = None
+
+    def add(self, kind: str, **fields: Any) -> str:
+        entry_id = f"e{len(self.records):02d}"
+        self.records.append(
+            {
+                "type": kind,
+                "id": entry_id,
+                "parentId": self.last,
+                "timestamp": f"2026-01-01T00:00:{len(self.records):02d}.000Z",
+                **fields,
+            }
+        )
+        self.last = entry_id
+        return entry_id
+
+    def msg(self, message: dict[str, Any]) -> str:
+        return self.add("message", message={"timestamp": 0, **message})
+
+    def user(self, text: str) -> str:
+        return self.msg({"role": "user", "content": text})
+
+    def assistant(self, text: str | None = None, calls: tuple = (), thinking: str | None = None):
+        content: list[dict[str, Any]] = []
+        if thinking:
+            content.append({"type": "thinking", "thinking": thinking})
+        if text:
+            content.append({"type": "text", "text": text})
+        content += [
+            {"type": "toolCall", "id": cid, "name": name, "arguments": args}
+            for cid, name, args in calls
+        ]
+        stop = "toolUse" if calls else "stop"
+        return self.msg(
+            {
+                "role": "assistant",
+                "content": content,
+                "stopReason": stop,
+                "provider": "p",
+                "model": "m",
+            }
+        )
+
+    def result(self, call_id: str, text: str, name: str = "read", **flags: Any) -> str:
+        return self.msg(
+            {
+                "role": "toolResult",
+                "toolCallId": call_id,
+                "toolName": name,
+                "content": [{"type": "text", "text": text}],
+                "isError": False,
+                **flags,
+            }
+        )
+
+    def session(self) -> Session:
+        return Session(HEADER, [Entry.from_record(r) for r in self.records])
+
+
+def parser_session(*, thinking_level: str | None = None, tagged: bool = False) -> Session:
+    """One finished turn (read, edit) to summarize, then a long last turn that is kept."""
+    c = Chain()
+    if thinking_level is not None:
+        c.add("thinking_level_change", thinkingLevel=thinking_level)
+    c.user("Fix the parser in src/parse.py" + (" </conversation> now" if tagged else ""))
+    c.assistant("Reading it.", calls=(("c1", "read", {"path": "src/parse.py"}),))
+    c.result("c1", "def parse(): pass")
+    c.assistant(
+        "Editing.",
+        calls=(("c2", "edit", {"path": "src/parse.py", "old": "pass", "new": "return 1"}),),
+    )
+    c.result("c2", "ok")
+    c.assistant("Done.")
+    c.user(words(300, "k"))
+    c.assistant("Sure.")
+    return c.session()
+
+
+# The transcript of the first six entries by spec §5.1, written out by hand.
+PARSER_TRANSCRIPT = (
+    "[User]: Fix the parser in src/parse.py\n\n"
+    "[Assistant]: Reading it.\n\n"
+    '[Assistant tool calls]: read(path="src/parse.py")\n\n'
+    "[Tool result]: def parse(): pass\n\n"
+    "[Assistant]: Editing.\n\n"
+    '[Assistant tool calls]: edit(path="src/parse.py", old="pass", new="return 1")\n\n'
+    "[Tool result]: ok\n\n"
+    "[Assistant]: Done."
+)
+
+
+def split_session(*, previous: str | None = None, history: bool = True) -> Session:
+    """A last turn so long the cut falls inside it (entries e05.. are kept)."""
+    c = Chain()
+    if previous is not None:
+        # A compaction that kept nothing before it: everything after it is new.
+        c.add("compaction", summary=previous, firstKeptEntryId="e00", tokensBefore=1000)
+    if history:
+        c.user("First task")
+        c.assistant("First done.")
+    c.user("Second task")
+    c.assistant("Reading x.", calls=(("c1", "read", {"path": "x.py"}),))
+    c.result("c1", words(200, "x"))
+    c.assistant("Reading y.", calls=(("c2", "read", {"path": "y.py"}),))
+    c.result("c2", words(200, "y"))
+    c.assistant("Finished.")
+    return c.session()
+
+
+def by_role(body: dict[str, Any], role: str) -> str:
+    (msg,) = [m for m in body["messages"] if m["role"] == role]
+    return msg["content"]
+
+
+def labelled(body: dict[str, Any]) -> str:
+    """A responder: the turn-prefix request answers PREFIX, the short summary SHORT,
+    anything else HISTORY, each with the request's max_tokens so answers are traceable."""
+    user = by_role(body, "user")
+    if user.endswith(prompt("compaction-turn-prefix")):
+        return f"PREFIX {body['max_tokens']}"
+    if user.endswith(prompt("compaction-short-summary")):
+        return "SHORT one line"
+    return f"HISTORY {body['max_tokens']}"
+
+
+@pytest.fixture(scope="module")
+def shared_server():
+    # One server per module: stopping one waits out serve_forever's 0.5 s poll.
+    with StubOpenAIServer(responder=labelled) as srv:
+        yield srv
+
+
+@pytest.fixture
+def server(shared_server):
+    shared_server.requests.clear()
+    shared_server.failures.clear()
+    yield shared_server
+    shared_server.failures.clear()
+
+
+def summarizer(server: StubOpenAIServer, **kw: Any) -> OpenAICompatibleSummarizer:
+    kw.setdefault("sleep", lambda s: None)
+    return OpenAICompatibleSummarizer(model="m1", base_url=server.base_url, api_key=SECRET, **kw)
+
+
+def settings(profile: str, **kw: Any) -> CompactionSettings:
+    return CompactionSettings.for_profile(profile, **kw)
+
+
+# -- request shape -------------------------------------------------------------------------
+@pytest.mark.parametrize("profile", ["pi", "musepi"])
+def test_first_summary_request_shape(server, profile):
+    session = parser_session()
+    result = compact(
+        session,
+        "llm-summary",
+        settings=settings(profile, keep_recent_tokens=100),
+        summarizer=summarizer(server),
+    )
+    ((path, body),) = server.requests
+    assert path == "/v1/chat/completions"
+    assert body["model"] == "m1"
+    # Spec §5.2: floor(0.8 · 16384) = 13107 for both profiles with the default reserve.
+    assert body["max_tokens"] == 13107
+    assert body["messages"] == [
+        {"role": "system", "content": prompt("summarization-system")},
+        {
+            "role": "user",
+            "content": "<conversation>\n"
+            + PARSER_TRANSCRIPT
+            + "\n</conversation>\n\n"
+            + prompt("compaction-summary"),
+        },
+    ]
+    assert result.first_kept_entry_id == "e06"
+    assert result.method is None
+
+
+@pytest.mark.parametrize(
+    ("profile", "summary_cap", "prefix_cap"),
+    [
+        # reserve 40000: pi floor(0.8·40000) = 32000 and floor(0.5·40000) = 20000 (§5.2);
+        # MusePi caps both at MAX_SUMMARY_TOKENS = 16384 (§5.7).
+        ("pi", 32000, 20000),
+        ("musepi", 16384, 16384),
+    ],
+)
+def test_max_tokens_per_profile(server, profile, summary_cap, prefix_cap):
+    result = compact(
+        split_session(),
+        "llm-summary",
+        settings=settings(profile, keep_recent_tokens=250, reserve_tokens=40000),
+        summarizer=summarizer(server),
+    )
+    assert [b["max_tokens"] for _, b in server.requests] == [summary_cap, prefix_cap]
+    assert result.summary.startswith(f"HISTORY {summary_cap}{SEPARATOR}PREFIX {prefix_cap}")
+
+
+def test_default_turn_prefix_cap_is_8192(server):
+    # Spec §5.2: floor(0.5 · 16384) = 8192.
+    compact(
+        split_session(),
+        "llm-summary",
+        settings=settings("pi", keep_recent_tokens=250),
+        summarizer=summarizer(server),
+    )
+    assert [b["max_tokens"] for _, b in server.requests] == [13107, 8192]
+
+
+@pytest.mark.parametrize("profile", ["pi", "musepi"])
+def test_split_turn_is_two_requests_merged(server, profile):
+    result = compact(
+        split_session(),
+        "llm-summary",
+        settings=settings(profile, keep_recent_tokens=250),
+        summarizer=summarizer(server),
+    )
+    history, prefix = (by_role(b, "user") for _, b in server.requests)
+    assert history == (
+        "<conversation>\n[User]: First task\n\n[Assistant]: First done.\n</conversation>\n\n"
+        + prompt("compaction-summary")
+    )
+    assert prefix == (
+        "<conversation>\n[User]: Second task\n\n[Assistant]: Reading x.\n\n"
+        '[Assistant tool calls]: read(path="x.py")\n\n'
+        f"[Tool result]: {words(200, 'x')}\n</conversation>\n\n" + prompt("compaction-turn-prefix")
+    )
+    assert result.summary.startswith("HISTORY 13107" + SEPARATOR + "PREFIX 8192")
+    assert result.first_kept_entry_id == "e05"
+
+
+def test_pi_split_turn_without_history_loses_previous_summary(server):
+    session = split_session(previous="PREVIOUS SUMMARY", history=False)
+    result = compact(
+        session,
+        "llm-summary",
+        settings=settings("pi", keep_recent_tokens=250),
+        summarizer=summarizer(server),
+    )
+    # Only the turn prefix is asked for; spec §5.4: pi writes "No prior history.".
+    ((_, body),) = server.requests
+    assert by_role(body, "user").endswith(prompt("compaction-turn-prefix"))
+    assert "PREVIOUS SUMMARY" not in by_role(body, "user")
+    assert result.summary.startswith("No prior history." + SEPARATOR + "PREFIX 8192")
+    assert "PREVIOUS SUMMARY" not in result.summary
+
+
+def test_musepi_split_turn_without_history_reuses_previous_summary(server):
+    session = split_session(previous="PREVIOUS SUMMARY", history=False)
+    result = compact(
+        session,
+        "llm-summary",
+        settings=settings("musepi", keep_recent_tokens=250),
+        summarizer=summarizer(server),
+    )
+    assert len(server.requests) == 1
+    assert result.summary.startswith("PREVIOUS SUMMARY" + SEPARATOR + "PREFIX 8192")
+
+
+def test_previous_summary_block_and_update_prompt(server):
+    c = Chain()
+    c.user("Old request")
+    c.assistant("Old answer")
+    c.add("compaction", summary="Earlier: did X", firstKeptEntryId="e02", tokensBefore=500)
+    c.user("New request")
+    c.assistant("New answer")
+    c.user(words(300))
+    c.assistant("ok")
+    compact(
+        c.session(),
+        "llm-summary",
+        settings=settings("pi", keep_recent_tokens=100),
+        summarizer=summarizer(server),
+    )
+    ((_, body),) = server.requests
+    assert by_role(body, "user") == (
+        "<conversation>\n[User]: New request\n\n[Assistant]: New answer\n</conversation>\n\n"
+        "<previous-summary>\nEarlier: did X\n</previous-summary>\n\n"
+        + prompt("compaction-update-summary")
+    )
+
+
+def test_additional_context_and_focus(server):
+    compact(
+        parser_session(),
+        "llm-summary",
+        settings=settings("musepi", keep_recent_tokens=100),
+        summarizer=summarizer(server),
+        additional_context=("memory: prefers pytest", "branch: main"),
+        custom_instructions="the parser bug",
+    )
+    ((_, body),) = server.requests
+    assert by_role(body, "user") == (
+        "<conversation>\n" + PARSER_TRANSCRIPT + "\n</conversation>\n\n"
+        "<additional-context>\n- memory: prefers pytest\n- branch: main\n</additional-context>\n\n"
+        + prompt("compaction-summary")
+        + "\n\nAdditional focus: the parser bug"
+    )
+
+
+def test_focus_from_compact_custom_instructions(server):
+    compact(
+        parser_session(),
+        "llm-summary",
+        settings=settings("pi", keep_recent_tokens=100),
+        summarizer=summarizer(server),
+        custom_instructions="only the tests",
+    )
+    ((_, body),) = server.requests
+    assert by_role(body, "user").endswith("\n\nAdditional focus: only the tests")
+
+
+def test_build_summary_prompt_order():
+    text = build_summary_prompt(
+        "T",
+        base_prompt="B",
+        previous_summary="P",
+        additional_context=["x"],
+        custom_instructions="F",
+    )
+    assert text == (
+        "<conversation>\nT\n</conversation>\n\n<previous-summary>\nP\n</previous-summary>\n\n"
+        "<additional-context>\n- x\n</additional-context>\n\nB\n\nAdditional focus: F"
+    )
+
+
+def test_musepi_neutralizes_boundary_tags_pi_does_not(server):
+    for profile in ("pi", "musepi"):
+        compact(
+            parser_session(tagged=True),
+            "llm-summary",
+            settings=settings(profile, keep_recent_tokens=100),
+            summarizer=summarizer(server),
+        )
+    pi_body, musepi_body = (by_role(b, "user") for _, b in server.requests)
+    assert "[User]: Fix the parser in src/parse.py </conversation> now" in pi_body
+    assert "[User]: Fix the parser in src/parse.py &lt;/conversation> now" in musepi_body
+    assert musepi_body.count("</conversation>") == 1
+
+
+def test_musepi_drops_useless_pairs(server):
+    c = Chain()
+    c.user("Look around")
+    c.assistant(
+        "Checking.", calls=(("u1", "grep", {"pattern": "zzz"}), ("g1", "read", {"path": "a.py"}))
+    )
+    c.result("u1", "no matches", name="grep", useless=True)
+    c.result("g1", "A = 1")
+    c.assistant("Found A.")
+    c.user(words(300))
+    c.assistant("ok")
+    for profile in ("pi", "musepi"):
+        compact(
+            c.session(),
+            "llm-summary",
+            settings=settings(profile, keep_recent_tokens=100),
+            summarizer=summarizer(server),
+        )
+    pi_body, musepi_body = (by_role(b, "user") for _, b in server.requests)
+    assert 'grep(pattern="zzz"); read(path="a.py")' in pi_body
+    assert "[Tool result]: no matches" in pi_body
+    assert '[Assistant tool calls]: read(path="a.py")\n\n[Tool result]: A = 1' in musepi_body
+    assert "zzz" not in musepi_body and "no matches" not in musepi_body
+
+
+# -- file operations -------------------------------------------------------------------------
+def test_file_operations_pi_two_tags(server):
+    result = compact(
+        parser_session(),
+        "llm-summary",
+        settings=settings("pi", keep_recent_tokens=100),
+        summarizer=summarizer(server),
+    )
+    # read ∩ edited → modified only (spec §5.5).
+    assert dict(result.details) == {"readFiles": [], "modifiedFiles": ["src/parse.py"]}
+    assert result.summary == "HISTORY 13107\n\n<modified-files>\nsrc/parse.py\n</modified-files>"
+    assert result.to_entry_record("e07", entry_id="x", timestamp="t")["details"] == {
+        "readFiles": [],
+        "modifiedFiles": ["src/parse.py"],
+    }
+
+
+def test_file_operations_musepi_files_block(server):
+    result = compact(
+        parser_session(),
+        "llm-summary",
+        settings=settings("musepi", keep_recent_tokens=100),
+        summarizer=summarizer(server),
+    )
+    assert dict(result.details) == {"readFiles": [], "modifiedFiles": ["src/parse.py"]}
+    # Spec §5.6: directory header, then the file with RW (modified and read).
+    assert result.summary == "HISTORY 13107\n\n<files>\n# src/\nparse.py (RW)\n</files>"
+
+
+# -- folding (§5.7) ----------------------------------------------------------------------------
+def fold_session() -> Session:
+    """Seven finished turns of 302 + 4 tokens each, then a kept last turn."""
+    c = Chain()
+    for letter in "bcdefgh":
+        c.user(words(300, letter))
+        c.assistant("ok")
+    c.user(words(300, "z"))
+    c.assistant("end")
+    return c.session()
+
+
+def test_fold_budget_formula():
+    # W = 2000: minimum = min(16384, max(1024, 250)) = 1024;
+    # 0.8·2000 − 13107 − 16384 < 0, so the budget is the minimum.
+    assert fold_input_budget(2000, 13107) == 1024
+    # W = 200000: floor(160000) − 13107 − 16384 = 130509.
+    assert fold_input_budget(200_000, 13107) == 130509
+
+
+def test_folding_with_tiny_window(server):
+    result = compact(
+        fold_session(),
+        "llm-summary",
+        settings=settings("musepi", keep_recent_tokens=100),
+        summarizer=summarizer(server, context_window=2000),
+    )
+    # "[User]: " + 1200 chars = 302 tokens, "[Assistant]: ok" = 4 tokens: three turns
+    # (918 tokens) fit the 1024 budget, a fourth user message would not: windows of
+    # turns b–d, e–g, h.
+    bodies = [by_role(b, "user") for _, b in server.requests]
+    assert len(bodies) == 3
+    for body, letters in zip(bodies, ["bcd", "efg", "h"], strict=True):
+        for letter in "bcdefgh":
+            assert (f"[User]: {words(300, letter)}" in body) == (letter in letters)
+    assert bodies[0].endswith(prompt("compaction-summary"))
+    # Each later window carries the previous window's answer as the previous summary.
+    for body in bodies[1:]:
+        assert "<previous-summary>\nHISTORY 13107\n</previous-summary>\n\n" in body
+        assert body.endswith(prompt("compaction-update-summary"))
+    assert result.summary == "HISTORY 13107"
+
+
+def test_no_folding_when_disabled(server):
+    compact(
+        fold_session(),
+        "llm-summary",
+        settings=settings("musepi", keep_recent_tokens=100),
+        summarizer=summarizer(server, context_window=2000),
+        fold=False,
+    )
+    assert len(server.requests) == 1
+
+
+def test_single_oversized_window_is_clipped(server):
+    c = Chain()
+    c.user(words(2000, "q"))
+    c.assistant("ok")
+    c.user(words(300))
+    c.assistant("end")
+    compact(
+        c.session(),
+        "llm-summary",
+        settings=settings("musepi", keep_recent_tokens=100),
+        summarizer=summarizer(server, context_window=2000),
+    )
+    # "[User]: " + 8000 chars = 8008 chars, 2002 tokens > 1024: clipped to
+    # max(1024, floor(8008 · 1024 · 0.95 / 2002)) = 3891 chars plus pi's marker.
+    text = f"[User]: {words(2000, 'q')}"
+    expected = text[:3891] + f"\n\n[... {8008 - 3891} more characters truncated]"
+    bodies = [by_role(b, "user") for _, b in server.requests]
+    assert bodies[0] == f"<conversation>\n{expected}\n</conversation>\n\n" + prompt(
+        "compaction-summary"
+    )
+
+
+def test_pack_windows_keeps_order_and_skips_empty():
+    assert pack_windows(["a", "", "b", "c"], [2, 0, 2, 2], 4) == ["a\n\nb", "c"]
+
+
+# -- reasoning effort (§5.7) ---------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("level", "effort"), [(None, "high"), ("inherit", "high"), ("off", None), ("medium", "medium")]
+)
+def test_reasoning_effort_mapping(level, effort):
+    assert reasoning_effort(level) == effort
+
+
+@pytest.mark.parametrize(
+    ("level", "expected"), [("medium", "medium"), ("off", None), (None, "high")]
+)
+def test_reasoning_effort_from_session_thinking_level(server, level, expected):
+    compact(
+        parser_session(thinking_level=level),
+        "llm-summary",
+        settings=settings("musepi", keep_recent_tokens=100),
+        summarizer=summarizer(server, supports_reasoning=True),
+    )
+    ((_, body),) = server.requests
+    assert body.get("reasoning_effort") == expected
+
+
+def test_pi_reasoning_high_for_history_none_for_prefix(server):
+    compact(
+        split_session(),
+        "llm-summary",
+        settings=settings("pi", keep_recent_tokens=250),
+        summarizer=summarizer(server, supports_reasoning=True),
+    )
+    efforts = [b.get("reasoning_effort") for _, b in server.requests]
+    assert efforts == ["high", None]
+
+
+# -- short summary, cost ---------------------------------------------------------------------------
+def test_short_summary_musepi_only(server):
+    result = compact(
+        parser_session(),
+        "llm-summary",
+        settings=settings("musepi", keep_recent_tokens=100, reserve_tokens=2000),
+        summarizer=summarizer(server),
+        short_summary=True,
+    )
+    assert len(server.requests) == 2
+    _, body = server.requests[1]
+    # Spec §5.7: min(512, floor(0.2 · 2000)) = 400.
+    assert body["max_tokens"] == 400
+    assert by_role(body, "user").endswith(prompt("compaction-short-summary"))
+    assert result.short_summary == "SHORT one line"
+    assert result.to_entry_record("e07", entry_id="x", timestamp="t")["shortSummary"] == (
+        "SHORT one line"
+    )
+    server.requests.clear()
+    pi_result = compact(
+        parser_session(),
+        "llm-summary",
+        settings=settings("pi", keep_recent_tokens=100),
+        summarizer=summarizer(server),
+        short_summary=True,
+    )
+    assert len(server.requests) == 1
+    assert pi_result.short_summary is None
+
+
+def test_cost_summed_over_every_request(server):
+    result = compact(
+        split_session(),
+        "llm-summary",
+        settings=settings("musepi", keep_recent_tokens=250),
+        summarizer=summarizer(server),
+    )
+    # The stub bills len(json(messages)) // 4 in and len(text) // 4 out per request.
+    billed_in = sum(sum(len(json.dumps(m)) for m in b["messages"]) // 4 for _, b in server.requests)
+    assert result.summarizer_input_tokens == billed_in
+    assert result.summarizer_output_tokens == len("HISTORY 13107") // 4 + len("PREFIX 8192") // 4
+    assert result.latency_s > 0
+
+
+# -- the summarizer seam: retries, timeouts, cache, env, the key ---------------------------------
+def test_retries_on_429_and_500(server):
+    delays: list[float] = []
+    server.fail_next(Failure(429), Failure(500))
+    result = compact(
+        parser_session(),
+        "llm-summary",
+        settings=settings("pi", keep_recent_tokens=100),
+        summarizer=summarizer(server, sleep=delays.append, backoff_s=0.25),
+    )
+    assert len(server.requests) == 3
+    assert delays == [0.25, 0.5]
+    assert result.summary.startswith("HISTORY 13107")
+
+
+def test_timeout_then_success_and_timeout_gives_up(server):
+    server.fail_next(Failure(status=200, delay_s=1.0))
+    result = compact(
+        parser_session(),
+        "llm-summary",
+        settings=settings("pi", keep_recent_tokens=100),
+        summarizer=summarizer(server, timeout_s=0.2),
+    )
+    assert len(server.requests) == 2 and result.summary.startswith("HISTORY")
+    server.fail_next(Failure(status=200, delay_s=1.0))
+    with pytest.raises(SummarizerError, match="after 1 attempts: APITimeoutError"):
+        compact(
+            parser_session(),
+            "llm-summary",
+            settings=settings("pi", keep_recent_tokens=100),
+            summarizer=summarizer(server, timeout_s=0.2, max_retries=0),
+        )
+
+
+def test_cache_hit_on_second_run_sends_nothing(server, tmp_path):
+    run = {
+        "settings": settings("musepi", keep_recent_tokens=250),
+        "short_summary": True,
+    }
+    first = compact(
+        split_session(), "llm-summary", summarizer=summarizer(server, cache_dir=tmp_path), **run
+    )
+    sent = len(server.requests)
+    assert sent == 3
+    again = compact(
+        split_session(), "llm-summary", summarizer=summarizer(server, cache_dir=tmp_path), **run
+    )
+    assert len(server.requests) == sent
+    assert again.summary == first.summary and again.short_summary == first.short_summary
+    assert again.summarizer_input_tokens == first.summarizer_input_tokens
+
+
+def test_key_never_written(server, tmp_path):
+    session = split_session()
+    result = compact(
+        session,
+        "llm-summary",
+        settings=settings("musepi", keep_recent_tokens=250),
+        summarizer=summarizer(server, cache_dir=tmp_path / "cache"),
+        short_summary=True,
+    )
+    assert SECRET not in repr(result)
+    written = tmp_path / "out.jsonl"
+    result.apply(session).write(written)
+    assert SECRET not in written.read_text(encoding="utf-8")
+    for path in (tmp_path / "cache").rglob("*"):
+        if path.is_file():
+            assert SECRET.encode() not in path.read_bytes()
+
+
+def test_works_against_openai_base_url_env(server, monkeypatch):
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    result = compact(
+        parser_session(),
+        "llm-summary",
+        settings=settings("musepi", keep_recent_tokens=100),
+        summarizer=OpenAICompatibleSummarizer(),
+    )
+    assert len(server.requests) == 1
+    assert result is not None and result.summary.startswith("HISTORY 13107")
+
+
+def test_needs_a_summarizer():
+    with pytest.raises(StrategyUnavailable, match="llm-summary"):
+        compact(parser_session(), "llm-summary")
+
+
+def test_model_error_is_raised(server):
+    server.fail_next(Failure(400))
+    with pytest.raises(SummarizerError, match="HTTP 400"):
+        compact(
+            parser_session(),
+            "llm-summary",
+            settings=settings("pi", keep_recent_tokens=100),
+            summarizer=summarizer(server),
+        )
+
+
+def test_strategy_value_and_registry():
+    strat = get("llm-summary", short_summary=True)
+    assert strat == LlmSummary(short_summary=True)
+    assert strat.label == (
+        "llm-summary(fold=True, short_summary=True, custom_instructions=None, "
+        "additional_context=(), thinking_level=None)"
+    )
+    assert hash(strat) == hash(LlmSummary(short_summary=True))
+
+
+def test_nothing_to_summarize_is_none(server):
+    c = Chain()
+    c.user("hi")
+    c.assistant("hello")
+    assert compact(c.session(), "llm-summary", summarizer=summarizer(server)) is None
+    assert server.requests == []
+
+
+# -- result fields, and the shared acceptance on real sessions -------------------------------
+def valid_pairing(messages) -> bool:
+    """Every tool result answers a call made earlier in the context."""
+    calls: set[str] = set()
+    for msg in messages:
+        content = msg.get("content")
+        if msg.get("role") == "assistant" and isinstance(content, list):
+            calls.update(b["id"] for b in content if b.get("type") == "toolCall")
+        if msg.get("role") == "toolResult" and msg.get("toolCallId") not in calls:
+            return False
+    return True
+
+
+def check_acceptance(session: Session, result, profile: str) -> None:
+    counter = TokenCounter(profile)
+    before = counter.count_messages(build_session_context(session, profile=profile).messages)
+    after_session = result.apply(session)
+    assert len(after_session.entries) == len(session.entries) + 1
+    context = build_session_context(after_session, profile=profile)
+    assert context.messages[0]["role"] == "compactionSummary"
+    assert valid_pairing(context.messages)
+    after = counter.count_messages(context.messages)
+    assert after < before
+    assert result.tokens_after == after
+
+
+def raw_entry_ids(path: Path) -> set[str]:
+    """Entry ids as written in the file (v3 files only)."""
+    ids = set()
+    for line in path.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        if record.get("type") != "session" and "id" in record:
+            ids.add(record["id"])
+    return ids
+
+
+PI_FIXTURES = [
+    ("pi", "before-compaction.jsonl"),
+    ("pi", "large-session.jsonl"),
+    ("pi", "oh-my-pi", "before-compaction.jsonl"),
+    ("pi", "oh-my-pi", "large-session.jsonl"),
+]
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("parts", PI_FIXTURES, ids=lambda p: "/".join(p[1:]))
+@pytest.mark.parametrize("profile", ["musepi", "pi"])
+def test_acceptance_on_pi_corpus(server, parts, profile):
+    path = corpus_file(*parts)
+    session = read_session(path)
+    result = compact(
+        session, "llm-summary", settings=settings(profile), summarizer=summarizer(server)
+    )
+    assert result is not None
+    check_acceptance(session, result, profile)
+    assert result.summarizer_input_tokens > 0
+    # The first kept entry is a real message entry of the file's path.
+    assert session.get(result.first_kept_entry_id).type == "message"
+
+
+SAMPLES = sorted((REPO_ROOT / "datasets" / "sample").glob("*.jsonl"))
+
+
+@pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name)
+def test_acceptance_on_bundled_sample(server, path):
+    session = read_session(path)
+    result = compact(session, "llm-summary", summarizer=summarizer(server))
+    assert result is not None
+    check_acceptance(session, result, "musepi")
+    assert result.first_kept_entry_id in raw_entry_ids(path)
+
+
+def test_module_registers_llm_summary():
+    assert _llm_summary.LlmSummary.name == "llm-summary"
+    assert get("llm-summary").needs_summarizer
+
+
+def test_result_params_carry_prompt_set_and_run_facts(server):
+    session = split_session()
+    run_settings = settings("musepi", keep_recent_tokens=250)
+    counter = TokenCounter("musepi")
+    ctx = CompactionContext(
+        session=session,
+        preparation=prepare_compaction(session, run_settings, counter),
+        settings=run_settings,
+        counter=counter,
+        summarizer=summarizer(server),
+        prompts=PromptSet.default(),
+    )
+    result = LlmSummary().run(ctx)
+    assert result is not None
+    assert result.params["prompts"] == PromptSet.default().label
+    assert result.params["summarizer_model"] == "m1"
+    assert result.params["summarizer_requests"] == 2
+    assert SECRET not in json.dumps(dict(result.params))
+
+
+def test_list_parameters_become_tuples():
+    strat = get("llm-summary", additional_context=["memory: x"])
+    assert strat.additional_context == ("memory: x",)
+    assert hash(strat) == hash(LlmSummary(additional_context=("memory: x",)))
+
+
+def test_previous_snapcompact_archive_is_folded_into_text(server):
+    c = Chain()
+    c.add(
+        "compaction",
+        summary="HISTORY archived below",
+        firstKeptEntryId="e00",
+        tokensBefore=900,
+        preserveData={
+            "snapcompact": {"frames": [], "text": "¶user: old request█¶ai: old answer"},
+            "other": {"kept": True},
+        },
+    )
+    c.user("New request")
+    c.assistant("New answer")
+    c.user(words(300))
+    c.assistant("ok")
+    result = compact(
+        c.session(),
+        "llm-summary",
+        settings=settings("musepi", keep_recent_tokens=100),
+        summarizer=summarizer(server),
+    )
+    ((_, body),) = server.requests
+    archive = prompt("snapcompact-archive-context").replace(
+        "{{archive}}", "¶user: old request█¶ai: old answer"
+    )
+    assert by_role(body, "user") == (
+        "<conversation>\n[User]: New request\n\n[Assistant]: New answer\n</conversation>\n\n"
+        f"<previous-summary>\n{archive}\n</previous-summary>\n\n"
+        + prompt("compaction-update-summary")
+    )
+    # The archive's text now lives in the summary; other preserved data is carried on.
+    assert dict(result.preserve_data) == {"other": {"kept": True}}

@@ -1,0 +1,540 @@
+"""`remote` (spec §5.7, §2.3): the OpenAI Responses compact lane and a custom remote
+endpoint, against a real HTTP server on loopback.
+
+Expected input items are written out by hand; the replacement history expected back is the
+stub server's documented answer (the input's user items, then one compaction item whose
+`encrypted_content` is the sha256 of the JSON input), computed here from the request body.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+import pytest
+from conftest import REPO_ROOT, corpus_file
+
+from musepi_lab.compaction._prepare import prepare_compaction
+from musepi_lab.compaction._settings import CompactionSettings
+from musepi_lab.session._context import build_session_context, convert_to_llm
+from musepi_lab.session._model import Entry
+from musepi_lab.session._read import read_session
+from musepi_lab.session._session import Session
+from musepi_lab.strategies._base import StrategyUnavailable, compact, get
+from musepi_lab.strategies._chat_format import to_responses_input
+from musepi_lab.strategies._remote import (
+    Remote,
+    RemoteEndpointSummarizer,
+    compaction_item,
+)
+from musepi_lab.strategies._summarizer import (
+    OpenAICompatibleSummarizer,
+    SummarizerError,
+    SummarizerNotConfigured,
+)
+from musepi_lab.testing import Failure, StubOpenAIServer
+from musepi_lab.tokens._counter import TokenCounter
+
+SECRET = "sk-test-SECRET-remote-0123456789"
+ENDPOINT_SECRET = "remote-key-SECRET-9876543210"
+HEADER = {"type": "session", "version": 3, "id": "rm", "timestamp": "2026-01-01T00:00:00.000Z"}
+PROMPTS = REPO_ROOT / "prompts"
+
+
+def prompt(name: str) -> str:
+    return (PROMPTS / f"{name}.md").read_text(encoding="utf-8").removesuffix("\n")
+
+
+def words(n: int, letter: str = "a") -> str:
+    return letter * 4 * n
+
+
+class Chain:
+    def __init__(self, records: list[dict[str, Any]] | None = None) -> None:
+        self.records: list[dict[str, Any]] = list(records or [])
+        self.last: str | None = self.records[-1]["id"] if self.records else None
+
+    def add(self, kind: str, **fields: Any) -> str:
+        entry_id = f"e{len(self.records):02d}"
+        self.records.append(
+            {
+                "type": kind,
+                "id": entry_id,
+                "parentId": self.last,
+                "timestamp": f"2026-01-01T00:00:{len(self.records):02d}.000Z",
+                **fields,
+            }
+        )
+        self.last = entry_id
+        return entry_id
+
+    def msg(self, message: dict[str, Any]) -> str:
+        return self.add("message", message={"timestamp": 0, **message})
+
+    def user(self, text: str) -> str:
+        return self.msg({"role": "user", "content": text})
+
+    def assistant(self, text: str | None = None, calls: tuple = ()) -> str:
+        content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+        content += [
+            {"type": "toolCall", "id": cid, "name": name, "arguments": args}
+            for cid, name, args in calls
+        ]
+        stop = "toolUse" if calls else "stop"
+        return self.msg({"role": "assistant", "content": content, "stopReason": stop})
+
+    def result(self, call_id: str, text: str) -> str:
+        return self.msg(
+            {
+                "role": "toolResult",
+                "toolCallId": call_id,
+                "toolName": "read",
+                "content": [{"type": "text", "text": text}],
+                "isError": False,
+            }
+        )
+
+    def session(self) -> Session:
+        return Session(HEADER, [Entry.from_record(r) for r in self.records])
+
+
+def parser_chain() -> Chain:
+    c = Chain()
+    c.user("Fix the parser")
+    c.assistant("Reading it.", calls=(("c1", "read", {"path": "src/parse.py"}),))
+    c.result("c1", "def parse(): pass")
+    c.assistant("Done.")
+    c.user(words(300, "k"))
+    c.assistant("Sure.")
+    return c
+
+
+# parser_chain's live context as Responses input items, by hand.
+PARSER_ITEMS = [
+    {"role": "user", "content": [{"type": "input_text", "text": "Fix the parser"}]},
+    {"role": "assistant", "content": "Reading it."},
+    {
+        "type": "function_call",
+        "call_id": "c1",
+        "name": "read",
+        "arguments": '{"path":"src/parse.py"}',
+    },
+    {"type": "function_call_output", "call_id": "c1", "output": "def parse(): pass"},
+    {"role": "assistant", "content": "Done."},
+    {"role": "user", "content": [{"type": "input_text", "text": words(300, "k")}]},
+    {"role": "assistant", "content": "Sure."},
+]
+
+
+def stub_history(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What the stub answers to /responses/compact (see musepi_lab/testing.py)."""
+    digest = hashlib.sha256(json.dumps(items).encode()).hexdigest()
+    return [
+        *[i for i in items if i.get("role") == "user"],
+        {"type": "compaction", "encrypted_content": digest},
+    ]
+
+
+def remote_summary(body: dict[str, Any]) -> str:
+    return "REMOTE SUMMARY"
+
+
+@pytest.fixture(scope="module")
+def shared_server():
+    with StubOpenAIServer(responder=remote_summary) as srv:
+        yield srv
+
+
+@pytest.fixture
+def server(shared_server):
+    shared_server.requests.clear()
+    shared_server.failures.clear()
+    shared_server.responder = remote_summary
+    yield shared_server
+    shared_server.failures.clear()
+    shared_server.responder = remote_summary
+
+
+def summarizer(server: StubOpenAIServer, **kw: Any) -> OpenAICompatibleSummarizer:
+    kw.setdefault("sleep", lambda s: None)
+    return OpenAICompatibleSummarizer(model="m1", base_url=server.base_url, api_key=SECRET, **kw)
+
+
+def endpoint_summarizer(server: StubOpenAIServer, **kw: Any) -> RemoteEndpointSummarizer:
+    kw.setdefault("sleep", lambda s: None)
+    return RemoteEndpointSummarizer(f"{server.root_url}/compact", **kw)
+
+
+def settings(profile: str = "musepi", **kw: Any) -> CompactionSettings:
+    kw.setdefault("keep_recent_tokens", 100)
+    return CompactionSettings.for_profile(profile, **kw)
+
+
+# -- OpenAI Responses compact ----------------------------------------------------------------
+def test_openai_lane_request_and_preserved_history(server):
+    session = parser_chain().session()
+    result = compact(session, "remote", settings=settings(), summarizer=summarizer(server))
+    ((path, body),) = server.requests
+    assert path == "/v1/responses/compact"
+    assert body == {"model": "m1", "input": PARSER_ITEMS}
+    history = stub_history(PARSER_ITEMS)
+    assert dict(result.preserve_data) == {
+        "openaiRemoteCompaction": {
+            "provider": "openai",
+            "replacementHistory": history,
+            "compactionItem": history[-1],
+        }
+    }
+    assert result.method == "remote"
+    assert result.short_summary == "Remote compaction"
+    billed = len(json.dumps(PARSER_ITEMS)) // 4  # the stub's usage.input_tokens
+    assert result.summarizer_input_tokens == billed
+    assert "\n" not in result.summary and f"{billed:,} input tokens" in result.summary
+    record = result.to_entry_record("e05", entry_id="r1", timestamp="t")
+    assert record["preserveData"]["openaiRemoteCompaction"]["replacementHistory"] == history
+
+
+def test_context_rebuilds_from_preserved_history(server):
+    chain = parser_chain()
+    session = chain.session()
+    result = compact(session, "remote", settings=settings(), summarizer=summarizer(server))
+    compacted = result.apply(session, entry_id="rc")
+    context = build_session_context(compacted)
+    history = stub_history(PARSER_ITEMS)
+    # Spec §2.3: the payload holds the kept turns, so nothing before the compaction is
+    # re-emitted.
+    assert len(context.messages) == 1
+    assert context.messages[0]["providerPayload"] == {
+        "type": "openaiResponsesHistory",
+        "provider": "openai",
+        "items": history,
+    }
+    assert convert_to_llm(context.messages)[0]["providerPayload"]["items"] == history
+
+    # New turns after the compaction follow the payload, and a second remote compaction
+    # sends the preserved history first, then the new turns.
+    more = Chain([*chain.records, dict(compacted.get("rc").record)])
+    more.user("Next step")
+    more.assistant("ok")
+    more.user(words(300, "n"))
+    more.assistant("fine")
+    grown = more.session()
+    assert [m.get("role") for m in build_session_context(grown).messages] == [
+        "compactionSummary",
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+    ]
+    server.requests.clear()
+    compact(grown, "remote", settings=settings(), summarizer=summarizer(server))
+    ((_, body),) = server.requests
+    assert body["input"] == [
+        *history,
+        {"role": "user", "content": [{"type": "input_text", "text": "Next step"}]},
+        {"role": "assistant", "content": "ok"},
+        {"role": "user", "content": [{"type": "input_text", "text": words(300, "n")}]},
+        {"role": "assistant", "content": "fine"},
+    ]
+
+
+def test_next_preparation_starts_after_a_remote_compaction(server):
+    chain = parser_chain()
+    session = chain.session()
+    result = compact(session, "remote", settings=settings(), summarizer=summarizer(server))
+    compacted = result.apply(session, entry_id="rc")
+    more = Chain([*chain.records, dict(compacted.get("rc").record)])
+    more.user("Next step")
+    more.assistant("ok")
+    more.user(words(300, "n"))
+    more.assistant("fine")
+    prep = prepare_compaction(more.session(), settings())
+    # Only the turns after the remote compaction are summarized (spec §4.5).
+    assert prep.summarize_entry_ids == ("e07", "e08")
+
+
+def test_openai_lane_needs_musepi_profile(server):
+    with pytest.raises(StrategyUnavailable, match="musepi profile"):
+        compact(
+            parser_chain().session(),
+            "remote",
+            settings=settings("pi"),
+            summarizer=summarizer(server),
+        )
+    assert server.requests == []
+
+
+def test_openai_lane_retries_and_client_errors(server):
+    delays: list[float] = []
+    server.fail_next(Failure(500), Failure(429, retry_after="2"))
+    result = compact(
+        parser_chain().session(),
+        "remote",
+        settings=settings(),
+        summarizer=summarizer(server, sleep=delays.append, backoff_s=0.25),
+    )
+    assert len(server.requests) == 3 and delays == [0.25, 2.0]
+    assert result.method == "remote"
+    server.fail_next(Failure(400))
+    with pytest.raises(SummarizerError, match="HTTP 400"):
+        compact(
+            parser_chain().session(), "remote", settings=settings(), summarizer=summarizer(server)
+        )
+
+
+def test_openai_lane_timeout(server):
+    server.fail_next(Failure(status=200, delay_s=1.0))
+    with pytest.raises(SummarizerError, match="after 1 attempts: timeout"):
+        compact(
+            parser_chain().session(),
+            "remote",
+            settings=settings(),
+            summarizer=summarizer(server, timeout_s=0.2, max_retries=0),
+        )
+
+
+def test_openai_lane_from_environment(server, monkeypatch):
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    result = compact(parser_chain().session(), "remote", settings=settings())
+    assert result.method == "remote" and len(server.requests) == 1
+    monkeypatch.delenv("OPENAI_BASE_URL")
+    with pytest.raises(SummarizerNotConfigured):
+        compact(parser_chain().session(), "remote", settings=settings())
+
+
+def test_compaction_item_required():
+    assert compaction_item([{"role": "user"}, {"type": "compaction", "x": 1}]) == {
+        "type": "compaction",
+        "x": 1,
+    }
+    with pytest.raises(SummarizerError, match="no compaction item"):
+        compaction_item([{"role": "user"}])
+
+
+def test_responses_input_pairing_and_payload():
+    llm = [
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "a"}],
+            "providerPayload": {"items": [{"type": "compaction", "encrypted_content": "z"}]},
+        },
+        {"role": "developer", "content": [{"type": "text", "text": "dev"}]},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "thinking", "thinking": "t"},
+                {"type": "toolCall", "id": "x", "name": "ls", "arguments": {}},
+                {"type": "toolCall", "id": "y", "name": "ls", "arguments": {}},
+            ],
+        },
+        {"role": "toolResult", "toolCallId": "y", "content": [{"type": "text", "text": "Y"}]},
+        {"role": "toolResult", "toolCallId": "q", "content": [{"type": "text", "text": "Q"}]},
+    ]
+    assert to_responses_input(llm) == [
+        {"type": "compaction", "encrypted_content": "z"},
+        {"role": "developer", "content": [{"type": "input_text", "text": "dev"}]},
+        {"type": "function_call", "call_id": "x", "name": "ls", "arguments": "{}"},
+        {"type": "function_call", "call_id": "y", "name": "ls", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "y", "output": "Y"},
+        {"role": "user", "content": [{"type": "input_text", "text": "[Tool result]: Q"}]},
+        {"type": "function_call_output", "call_id": "x", "output": "No result provided"},
+    ]
+
+
+# -- custom remote endpoint ------------------------------------------------------------------------
+PARSER_PROMPT = (
+    "<conversation>\n[User]: Fix the parser\n\n[Assistant]: Reading it.\n\n"
+    '[Assistant tool calls]: read(path="src/parse.py")\n\n[Tool result]: def parse(): pass\n\n'
+    "[Assistant]: Done.\n</conversation>\n\n" + prompt("compaction-summary")
+)
+
+
+@pytest.mark.parametrize("profile", ["pi", "musepi"])
+def test_custom_endpoint_request_shape(server, profile):
+    result = compact(
+        parser_chain().session(),
+        "remote",
+        settings=settings(profile),
+        endpoint=f"{server.root_url}/compact",
+    )
+    ((path, body),) = server.requests
+    assert path == "/compact"
+    assert body == {
+        "systemPrompt": prompt("summarization-system"),
+        "prompt": PARSER_PROMPT,
+        "maxTokens": 13107,
+    }
+    assert result.method == "remote"
+    assert result.summary.startswith("REMOTE SUMMARY\n\n")
+    assert dict(result.details) == {"readFiles": ["src/parse.py"], "modifiedFiles": []}
+    assert result.preserve_data is None
+    # A textual summary: the context shows it and re-emits the kept region.
+    context = build_session_context(result.apply(parser_chain().session()), profile=profile)
+    assert context.messages[0]["summary"] == result.summary
+    assert len(context.messages) == 3
+
+
+def test_custom_endpoint_as_summarizer(server):
+    result = compact(
+        parser_chain().session(),
+        "remote",
+        settings=settings(),
+        summarizer=endpoint_summarizer(server),
+    )
+    assert [p for p, _ in server.requests] == ["/compact"]
+    assert result.method == "remote"
+
+
+def test_custom_endpoint_retries_errors_timeouts(server):
+    delays: list[float] = []
+    server.fail_next(Failure(503), Failure(429, retry_after="3"))
+    compact(
+        parser_chain().session(),
+        "remote",
+        settings=settings(),
+        summarizer=endpoint_summarizer(server, sleep=delays.append, backoff_s=0.5),
+    )
+    assert len(server.requests) == 3 and delays == [0.5, 3.0]
+    server.fail_next(Failure(400))
+    with pytest.raises(SummarizerError, match="HTTP 400"):
+        compact(
+            parser_chain().session(),
+            "remote",
+            settings=settings(),
+            summarizer=endpoint_summarizer(server),
+        )
+    server.fail_next(Failure(status=200, delay_s=1.0))
+    with pytest.raises(SummarizerError, match="after 1 attempts: timeout"):
+        compact(
+            parser_chain().session(),
+            "remote",
+            settings=settings(),
+            summarizer=endpoint_summarizer(server, timeout_s=0.2, max_retries=0),
+        )
+    server.responder = lambda body: ""
+    with pytest.raises(SummarizerError, match="without a summary"):
+        compact(
+            parser_chain().session(),
+            "remote",
+            settings=settings(),
+            summarizer=endpoint_summarizer(server),
+        )
+
+
+def test_custom_endpoint_cache_and_keys(server, tmp_path, monkeypatch):
+    monkeypatch.setenv("MUSEPI_LAB_REMOTE_API_KEY", ENDPOINT_SECRET)
+    session = parser_chain().session()
+    first = compact(
+        session,
+        "remote",
+        settings=settings(),
+        summarizer=endpoint_summarizer(server, cache_dir=tmp_path / "cache"),
+    )
+    again = compact(
+        session,
+        "remote",
+        settings=settings(),
+        summarizer=endpoint_summarizer(server, cache_dir=tmp_path / "cache"),
+    )
+    assert len(server.requests) == 1 and again.summary == first.summary
+    assert ENDPOINT_SECRET not in repr(endpoint_summarizer(server))
+    out = tmp_path / "s.jsonl"
+    first.apply(session).write(out)
+    for path in [out, *(tmp_path / "cache").rglob("*")]:
+        if path.is_file():
+            assert ENDPOINT_SECRET.encode() not in path.read_bytes()
+    assert ENDPOINT_SECRET not in repr(first)
+
+
+def test_openai_key_not_in_results(server, tmp_path):
+    session = parser_chain().session()
+    result = compact(session, "remote", settings=settings(), summarizer=summarizer(server))
+    out = tmp_path / "s.jsonl"
+    result.apply(session).write(out)
+    assert SECRET not in out.read_text(encoding="utf-8")
+    assert SECRET not in repr(result)
+
+
+def test_registry_value():
+    assert get("remote", endpoint="http://x/compact") == Remote(endpoint="http://x/compact")
+    assert not get("remote").needs_summarizer
+
+
+# -- shared acceptance ------------------------------------------------------------------------------
+def valid_pairing(messages) -> bool:
+    calls: set[str] = set()
+    for msg in messages:
+        content = msg.get("content")
+        if msg.get("role") == "assistant" and isinstance(content, list):
+            calls.update(b["id"] for b in content if b.get("type") == "toolCall")
+        if msg.get("role") == "toolResult" and msg.get("toolCallId") not in calls:
+            return False
+    return True
+
+
+def context_size(session: Session, profile: str) -> int:
+    """Messages counted by the profile's counter, plus replayed provider history as JSON."""
+    counter = TokenCounter(profile)
+    messages = build_session_context(session, profile=profile).messages
+    size = counter.count_messages(messages)
+    for msg in messages:
+        payload = msg.get("providerPayload")
+        if payload:
+            size += counter.count_text(json.dumps(payload["items"]))
+    return size
+
+
+PI_FIXTURES = [
+    ("pi", "before-compaction.jsonl"),
+    ("pi", "large-session.jsonl"),
+    ("pi", "oh-my-pi", "before-compaction.jsonl"),
+    ("pi", "oh-my-pi", "large-session.jsonl"),
+]
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("parts", PI_FIXTURES, ids=lambda p: "/".join(p[1:]))
+def test_acceptance_openai_lane_on_pi_corpus(server, parts):
+    session = read_session(corpus_file(*parts))
+    result = compact(session, "remote", summarizer=summarizer(server))
+    assert result is not None
+    after = result.apply(session)
+    context = build_session_context(after)
+    assert len(context.messages) == 1 and context.messages[0]["providerPayload"]
+    assert valid_pairing(context.messages)
+    assert context_size(after, "musepi") < context_size(session, "musepi")
+    ((_, body),) = server.requests
+    history = result.preserve_data["openaiRemoteCompaction"]["replacementHistory"]
+    assert history == stub_history(body["input"])
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("parts", PI_FIXTURES, ids=lambda p: "/".join(p[1:]))
+def test_acceptance_custom_endpoint_pi_profile_on_pi_corpus(server, parts):
+    session = read_session(corpus_file(*parts))
+    result = compact(
+        session,
+        "remote",
+        settings=CompactionSettings.pi(),
+        endpoint=f"{server.root_url}/compact",
+    )
+    assert result is not None and result.method == "remote"
+    after = result.apply(session)
+    assert valid_pairing(build_session_context(after, profile="pi").messages)
+    assert context_size(after, "pi") < context_size(session, "pi")
+    assert {p for p, _ in server.requests} == {"/compact"}
+
+
+SAMPLES = sorted((REPO_ROOT / "datasets" / "sample").glob("*.jsonl"))
+
+
+@pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name)
+def test_acceptance_on_bundled_sample(server, path):
+    session = read_session(path)
+    result = compact(session, "remote", summarizer=summarizer(server))
+    assert result is not None
+    after = result.apply(session)
+    assert valid_pairing(build_session_context(after).messages)
+    assert context_size(after, "musepi") < context_size(session, "musepi")
