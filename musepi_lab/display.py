@@ -107,6 +107,10 @@ def preparation_html(prep: Any, counter: Any = None) -> str:
     return card("Compaction preparation", preparation_pairs(prep), bar)
 
 
+def _num(value: int | None) -> str:
+    return f"{value:,}" if value is not None else "?"
+
+
 def result_pairs(result: Any) -> list[tuple[str, Any]]:
     """Key facts of a `CompactionResult`."""
     summary = result.summary or ""

@@ -350,7 +350,10 @@ def test_billing_follows_the_prompt_cache_model():
 
 def test_replay_rebuilds_the_context_once_per_compaction(monkeypatch):
     """Linear in length: contexts are rebuilt only when a compaction fires."""
-    import musepi_lab.replay._replay as mod
+    import importlib
+
+    # `musepi_lab.replay` is the function at package level; reach the module by name.
+    mod = importlib.import_module("musepi_lab.replay._replay")
 
     calls = []
     real = mod.build_session_context

@@ -61,7 +61,11 @@ class CompactionResult:
         method: MusePi method (`remote`, `snapcompact`, `handoff`, `shake`, `soft`,
             `window`, ...), or None.
         short_summary: MusePi's one-line display summary, or None.
-        tokens_after: Context size after the compaction, if measured.
+        tokens_after: Context size after the compaction, if measured (`compact()` measures
+            it by rebuilding the context and counting it with the run's counter).
+        context_tokens_before: The context size before, measured the same way as
+            `tokens_after` (set by `compact()`; not written into the entry, whose
+            `tokensBefore` follows the profile's rule).
         preserve_data: MusePi `preserveData` (snapcompact archive, provider replay), or None.
         from_extension: True when produced by an extension (pi `fromHook`).
         summarizer_input_tokens: Input tokens billed for producing the summary.
@@ -85,6 +89,7 @@ class CompactionResult:
     method: str | None = None
     short_summary: str | None = None
     tokens_after: int | None = None
+    context_tokens_before: int | None = None
     preserve_data: Mapping[str, Any] | None = None
     from_extension: bool = False
     summarizer_input_tokens: int = 0

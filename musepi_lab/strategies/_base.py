@@ -200,10 +200,21 @@ def compact(
     result = strat.run(ctx)
     if result is None:
         return None
+    elapsed = clock() - started
+    # Every strategy is measured the same way: the rebuilt context before and after,
+    # counted with the run's counter.
+    from ._context_size import applied_context_tokens, context_tokens
+
     params = {**(result.params or {}), **_jsonable(strat.params)}
-    extra: dict[str, Any] = {"strategy": strat.name, "params": params}
+    extra: dict[str, Any] = {
+        "strategy": strat.name,
+        "params": params,
+        "context_tokens_before": context_tokens(session, ctx, leaf_id),
+    }
+    if result.tokens_after is None:
+        extra["tokens_after"] = applied_context_tokens(result, ctx)
     if not result.latency_s:
-        extra["latency_s"] = clock() - started
+        extra["latency_s"] = elapsed
     return result.copy_with(**extra)
 
 
