@@ -18,8 +18,11 @@ demo: install
 	$(VENV)/bin/musepi-lab demo --out demo-output
 
 lint: install
-	$(VENV)/bin/ruff check musepi_lab tests benchmarks
+	$(VENV)/bin/ruff check musepi_lab tests benchmarks notebooks
 
+# One pytest run: the test suite (including a papermill run of the benchmark notebook and the
+# real-browser check) and every notebook under nbval, on both cores.
 test: install
-	$(VENV)/bin/ruff check musepi_lab tests benchmarks
-	$(PY) -m pytest -q -p no:cacheprovider
+	$(VENV)/bin/ruff check musepi_lab tests benchmarks notebooks
+	$(PY) -m pytest -q -p no:cacheprovider -n 2 --nbval-lax tests notebooks \
+		--ignore=tests/browser/fixtures

@@ -21,6 +21,7 @@ from .compaction import (
     serialize_conversation,
     should_compact,
 )
+from .replay import ReplayResult, replay
 from .session import (
     Entry,
     ReadProblem,
@@ -37,7 +38,6 @@ from .session._context import (
     render_transcript,
     transcript,
 )
-from .replay import ReplayResult, replay
 from .strategies import compact
 from .tokens import TokenCounter
 

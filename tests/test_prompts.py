@@ -25,7 +25,11 @@ def test_context_templates_have_a_summary_placeholder():
     default = PromptSet.default()
     for name in ("compaction-summary-context", "handoff-summary-context", "branch-summary-context"):
         assert default.placeholders(name) == ("summary",)
-    assert default.placeholders("snapcompact-summary") == ("frame_notes", "dropped_chars", "files_section")
+    assert default.placeholders("snapcompact-summary") == (
+        "frame_notes",
+        "dropped_chars",
+        "files_section",
+    )
 
 
 def test_fill_is_one_pass_and_strict():

@@ -1,15 +1,21 @@
 """Plots (matplotlib): every function takes `ax=None` and returns the Axes."""
 
+from ._comparison import plot_cost, plot_strategy_comparison
 from ._layout import NODE_KINDS, TreeLayout, TreeNode, node_kind, tree_layout
+from ._timeline import TRIGGER_COLORS, plot_context_timeline
 from ._tree import KIND_COLORS, REGION_COLORS, plot_tree
 
 __all__ = [
     "KIND_COLORS",
     "NODE_KINDS",
     "REGION_COLORS",
+    "TRIGGER_COLORS",
     "TreeLayout",
     "TreeNode",
     "node_kind",
+    "plot_context_timeline",
+    "plot_cost",
+    "plot_strategy_comparison",
     "plot_tree",
     "tree_layout",
 ]

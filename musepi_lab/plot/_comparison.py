@@ -1,0 +1,264 @@
+"""Strategy comparison plots over a benchmark frame: what each strategy keeps, and its cost.
+
+The frame is tidy: one row per (session, strategy, budget) with at least the columns
+`strategy` and `budget` and the metrics plotted (`run_benchmark` and `StrategyComparer`
+both make one). Rows of several sessions are averaged per (strategy, budget); a strategy
+run with several parameter sets (a `params` column of JSON) is shown once per set, labelled
+with its parameters; rows whose `error` column is set (failed cells) are left out.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.axes import Axes
+
+AGGREGATIONS: tuple[str, ...] = ("mean", "median", "sum", "max", "min")
+"""How rows of several sessions are combined per (strategy, budget)."""
+COST_COLUMNS: tuple[str, ...] = ("replay_cost_usd", "summarizer_cost_usd", "cost_usd")
+"""Cost columns `plot_cost` looks for, in order: the first with a value is drawn."""
+
+
+def _require(df: pd.DataFrame, columns: Sequence[str]) -> None:
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise KeyError(
+            f"the frame has no column(s) {missing}; it has {sorted(map(str, df.columns))}"
+        )
+
+
+def _check_agg(agg: str) -> None:
+    if agg not in AGGREGATIONS:
+        raise ValueError(f"unknown aggregation {agg!r}; expected one of {AGGREGATIONS}")
+
+
+def _thousands(value: float, _pos: int | None = None) -> str:
+    return f"{value / 1000:g}k" if abs(value) >= 1000 else f"{value:g}"
+
+
+def _budget_text(budget: Any) -> str:
+    try:
+        value = float(budget)
+    except (TypeError, ValueError):
+        return str(budget)
+    if value >= 1000 and value % 1000 == 0:
+        return f"{int(value) // 1000}k"
+    return f"{value:g}"
+
+
+def strategy_label(name: Any, params: Any = None) -> str:
+    """`name`, or `name(k=v, ...)` when the row has parameters (JSON text or a mapping)."""
+    values = params
+    if isinstance(params, str):
+        try:
+            values = json.loads(params) if params else {}
+        except json.JSONDecodeError:
+            return f"{name}({params})"
+    if not isinstance(values, dict) or not values:
+        return str(name)
+    return f"{name}({', '.join(f'{k}={v}' for k, v in values.items())})"
+
+
+def _usable(df: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
+    """Rows that did not fail, with a `label` column naming the strategy, and its
+    parameters when the frame holds the same strategy with several parameter sets."""
+    _require(df, ["strategy", "budget", *columns])
+    frame = df[df["error"].isna()] if "error" in df.columns else df
+    if "params" not in frame.columns:
+        return frame.assign(label=[str(n) for n in frame["strategy"]])
+    params = [None if p is None or p != p else str(p) for p in frame["params"]]
+    variants: dict[str, set[str | None]] = {}
+    for name, p in zip(frame["strategy"], params, strict=True):
+        variants.setdefault(str(name), set()).add(p)
+    labels = [
+        strategy_label(n, p) if len(variants[str(n)]) > 1 else str(n)
+        for n, p in zip(frame["strategy"], params, strict=True)
+    ]
+    return frame.assign(label=labels)
+
+
+def strategy_points(
+    df: pd.DataFrame, *, x: str, y: str, agg: str = "mean"
+) -> dict[str, list[tuple[Any, float, float]]]:
+    """`(budget, x, y)` per strategy label, budgets ascending, rows of a budget aggregated.
+
+    Failed rows and rows where `x` or `y` is missing (nothing to score) are left out.
+
+    Raises:
+        KeyError: A needed column is missing.
+        ValueError: Unknown aggregation.
+    """
+    import pandas as pd
+
+    _check_agg(agg)
+    frame = _usable(df, [x, y])
+    values = frame[["label", "budget"]].assign(
+        **{x: pd.to_numeric(frame[x], errors="coerce"), y: pd.to_numeric(frame[y], errors="coerce")}
+    )
+    values = values.dropna(subset=[x, y])
+    grouped = values.groupby(["label", "budget"], sort=True)[[x, y]].agg(agg)
+    points: dict[str, list[tuple[Any, float, float]]] = {}
+    for (label, budget), row in grouped.iterrows():
+        points.setdefault(str(label), []).append((budget, float(row[x]), float(row[y])))
+    return points
+
+
+def _coincident(rows: Sequence[tuple[Any, float, float]]) -> dict[tuple[float, float], list[Any]]:
+    """Budgets by point, so budgets that land on the same spot share one label."""
+    spots: dict[tuple[float, float], list[Any]] = {}
+    for budget, px, py in rows:
+        spots.setdefault((round(px, 6), round(py, 6)), []).append(budget)
+    return spots
+
+
+def plot_strategy_comparison(
+    df: pd.DataFrame,
+    *,
+    x: str = "tokens_after",
+    y: str = "fact_retention",
+    agg: str = "mean",
+    annotate: bool = True,
+    title: str | None = None,
+    ax: Axes | None = None,
+) -> Axes:
+    """Plot one metric against another per strategy, one point per budget.
+
+    The default answers "how small does the context get, and how much does it keep?":
+    tokens after the compaction on x, fact retention on y. Each strategy is one colour,
+    its budgets joined in ascending order and labelled.
+
+    Args:
+        df: A benchmark frame with columns `strategy`, `budget`, `x` and `y`.
+        x: Column for the x axis.
+        y: Column for the y axis.
+        agg: How rows of several sessions combine per (strategy, budget); one of
+            `AGGREGATIONS`.
+        annotate: Label each point with its budget.
+        title: Axes title.
+        ax: Axes to draw on; a new figure when None.
+
+    Returns:
+        The Axes drawn on.
+
+    Raises:
+        KeyError: A needed column is missing.
+        ValueError: Unknown aggregation.
+    """
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter
+
+    points = strategy_points(df, x=x, y=y, agg=agg)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 4.5))
+    for strategy, rows in points.items():
+        xs = [px for _, px, _ in rows]
+        ys = [py for _, _, py in rows]
+        (line,) = ax.plot(xs, ys, marker="o", lw=1.2, label=strategy)
+        if annotate:
+            for (px, py), budgets in _coincident(rows).items():
+                ax.annotate(
+                    "/".join(_budget_text(b) for b in budgets),
+                    (px, py),
+                    xytext=(3, 3),
+                    textcoords="offset points",
+                    fontsize=7,
+                    color=line.get_color(),
+                )
+    if x.startswith("tokens") or x.endswith("_tokens"):
+        ax.xaxis.set_major_formatter(FuncFormatter(_thousands))
+    ax.set_xlabel(x.replace("_", " ") + ("" if agg == "mean" else f" ({agg})"))
+    ax.set_ylabel(y.replace("_", " ") + ("" if agg == "mean" else f" ({agg})"))
+    if y in ("fact_retention",) or y.endswith("_retention"):
+        ax.set_ylim(-0.03, 1.05)
+    ax.set_title(title or f"{y.replace('_', ' ')} vs {x.replace('_', ' ')} (labels: budget)")
+    ax.legend(loc="best", fontsize=8, frameon=False)
+    ax.grid(True, alpha=0.3)
+    return ax
+
+
+def cost_column(df: pd.DataFrame) -> str:
+    """The cost column of a frame: the first of `COST_COLUMNS` holding a value (a replay
+    benchmark's `replay_cost_usd`, else the summarizer's cost).
+
+    Raises:
+        KeyError: The frame has none of them.
+    """
+    present = [c for c in COST_COLUMNS if c in df.columns]
+    if not present:
+        raise KeyError(f"the frame has no cost column (one of {COST_COLUMNS}); pass y=")
+    return next((c for c in present if df[c].notna().any()), present[0])
+
+
+def cost_table(df: pd.DataFrame, *, y: str | None = None, agg: str = "mean") -> pd.DataFrame:
+    """Cost per strategy label (rows) and budget (columns), rows of several sessions
+    aggregated; failed rows are left out.
+
+    Raises:
+        KeyError: A needed column is missing.
+        ValueError: Unknown aggregation.
+    """
+    import pandas as pd
+
+    _check_agg(agg)
+    y = y or cost_column(df)
+    frame = _usable(df, [y])
+    frame = frame.assign(**{y: pd.to_numeric(frame[y], errors="coerce")})
+    return frame.pivot_table(index="label", columns="budget", values=y, aggfunc=agg, sort=True)
+
+
+def plot_cost(
+    df: pd.DataFrame,
+    *,
+    y: str | None = None,
+    agg: str = "mean",
+    title: str | None = None,
+    ax: Axes | None = None,
+) -> Axes:
+    """Bar chart of cost per strategy, one bar per budget.
+
+    Args:
+        df: A benchmark frame with columns `strategy`, `budget` and `y`.
+        y: The cost column (USD); default: `cost_column(df)`.
+        agg: How rows of several sessions combine per (strategy, budget); one of
+            `AGGREGATIONS` (`sum` gives the cost of the whole dataset).
+        title: Axes title.
+        ax: Axes to draw on; a new figure when None.
+
+    Returns:
+        The Axes drawn on.
+
+    Raises:
+        KeyError: A needed column is missing.
+        ValueError: Unknown aggregation.
+    """
+    import matplotlib.pyplot as plt
+
+    y = y or cost_column(df)
+    table = cost_table(df, y=y, agg=agg)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(max(5.0, 1.2 * len(table.index) + 2), 4))
+    budgets = list(table.columns)
+    width = 0.8 / max(1, len(budgets))
+    for k, budget in enumerate(budgets):
+        positions = [i + (k - (len(budgets) - 1) / 2) * width for i in range(len(table.index))]
+        heights = [0.0 if v != v else float(v) for v in table[budget]]  # NaN: no such cell
+        ax.bar(positions, heights, width=width, label=_budget_text(budget))
+    ax.set_xticks(range(len(table.index)))
+    ax.set_xticklabels([str(s) for s in table.index], rotation=20, ha="right", fontsize=8)
+    total = float(table.fillna(0).to_numpy().sum()) if table.size else 0.0
+    if total == 0:
+        # Model-free strategies cost nothing: say so rather than draw an empty axis.
+        ax.text(0.5, 0.5, "every cost is zero", transform=ax.transAxes, ha="center")
+        ax.set_ylim(0, 1)
+    else:
+        ax.set_ylim(bottom=0)
+    ax.set_ylabel(f"{y.replace('_', ' ')} ({agg})")
+    ax.set_title(title or y.replace("_", " "))
+    ax.legend(title="budget", fontsize=8, title_fontsize=8, frameon=False)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    return ax

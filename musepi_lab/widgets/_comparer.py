@@ -1,0 +1,463 @@
+"""`StrategyComparer`: run strategies at several budgets on one session, side by side.
+
+The rows it makes have the column names and meanings of `run_benchmark`'s compact mode
+(budget = keep-recent tokens, one compaction at the leaf; fact retention over the part the
+engine's cut summarizes away), so `plot_strategy_comparison` draws both the same way. It
+runs in-process on a `Session` object, which need not come from a file, and keeps every
+`CompactionResult` for its summary text.
+"""
+
+from __future__ import annotations
+
+import html
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import ipywidgets as widgets
+
+from ..compaction._prepare import prepare_compaction
+from ..compaction._result import CompactionResult
+from ..compaction._settings import CompactionSettings
+from ..metrics._facts import Fact, context_text, extract_facts
+from ..metrics._metrics import summarizer_cost, summary_tokens, token_reduction
+from ..replay._replay import DEFAULT_PRICES
+from ..session._context import build_session_context
+from ..session._session import Session, parse_timestamp_ms
+from ..strategies._base import available, compact, strategy_type
+from ..strategies._summarizer import Summarizer
+from ..tokens._counter import TokenCounter
+from ._figures import escape_clip, show_figure, show_text
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+DEFAULT_BUDGETS: tuple[int, ...] = (4000, 8000, 16000)
+"""Keep-recent budgets offered at first (tokens)."""
+DEFAULT_STRATEGIES: tuple[str, ...] = ("truncate", "observation-masking", "extractive", "none")
+"""Strategies selected at first, of those available."""
+ROW_COLUMNS: tuple[str, ...] = (
+    "session_id",
+    "strategy",
+    "budget",
+    "compacted",
+    "method",
+    "tokens_before",
+    "tokens_after",
+    "token_reduction",
+    "summary_tokens",
+    "facts",
+    "facts_kept",
+    "fact_retention",
+    "summarizer_input_tokens",
+    "summarizer_output_tokens",
+    "summarizer_cost_usd",
+    "compact_seconds",
+    "error",
+)
+"""Columns of the comparer's frame (a subset of the benchmark's, same meanings)."""
+TABLE_COLUMNS: tuple[str, ...] = (
+    "strategy",
+    "budget",
+    "method",
+    "tokens_before",
+    "tokens_after",
+    "token_reduction",
+    "fact_retention",
+    "summary_tokens",
+    "summarizer_cost_usd",
+    "compact_seconds",
+    "error",
+)
+
+
+def usable_strategies(*, with_summarizer: bool) -> tuple[str, ...]:
+    """Registered strategies that can run: those calling a model only with a summarizer."""
+    return tuple(
+        name for name in available() if with_summarizer or not strategy_type(name).needs_summarizer
+    )
+
+
+@dataclass(frozen=True)
+class _Baseline:
+    """What every cell of a run shares: the context before and its size."""
+
+    text: str
+    tokens: int
+
+
+def _baseline(
+    session: Session, leaf_id: str | None, profile: str, counter: TokenCounter
+) -> _Baseline:
+    messages = _context_messages(session, leaf_id, profile)
+    return _Baseline(context_text(messages), counter.count_messages(messages))
+
+
+def _context_messages(
+    session: Session, leaf_id: str | None, profile: str
+) -> Sequence[Mapping[str, Any]]:
+    if leaf_id is None:
+        return build_session_context(session, profile=profile).messages
+    return build_session_context(session, leaf_id, profile=profile).messages
+
+
+def scored_facts(
+    session: Session,
+    settings: CompactionSettings,
+    counter: TokenCounter,
+    *,
+    leaf_id: str | None,
+    planted: Sequence[Any] | None,
+    before_text: str,
+) -> list[Fact]:
+    """The facts a compaction at these settings should keep: those of the part the engine's
+    cut summarizes away (planted ones when given, else extracted), present before."""
+    prep = prepare_compaction(session, settings, counter, leaf_id=leaf_id)
+    if prep is None:
+        return []
+    if planted is not None:
+        summarized = set(prep.summarize_entry_ids) | set(prep.turn_prefix_entry_ids)
+        facts = [Fact(f.fact, f.kind) for f in planted if f.entry_id in summarized]
+    else:
+        facts = list(extract_facts([*prep.messages_to_summarize, *prep.turn_prefix_messages]))
+    return [f for f in facts if f.text in before_text]
+
+
+def comparison_row(
+    session: Session,
+    strategy: str,
+    budget: int,
+    result: CompactionResult | None,
+    *,
+    settings: CompactionSettings,
+    counter: TokenCounter,
+    facts: Sequence[Fact],
+    baseline_tokens: int,
+    leaf_id: str | None = None,
+    prices: Mapping[str, float] = DEFAULT_PRICES,
+    seconds: float = 0.0,
+) -> dict[str, Any]:
+    """One row of the comparison: the context after the result, and what it kept."""
+    profile = settings.profile
+    if result is None:
+        after_messages = _context_messages(session, leaf_id, profile)
+    else:
+        after = result.apply(session, timestamp=_after_timestamp(session))
+        # An appended compaction is the new leaf; a rewrite keeps the leaf compacted at.
+        after_leaf = None if result.append_entry else leaf_id
+        after_messages = _context_messages(after, after_leaf, profile)
+    after_text = context_text(after_messages)
+    tokens_after = counter.count_messages(after_messages)
+    kept = sum(1 for f in facts if f.text in after_text)
+    s_in = result.summarizer_input_tokens if result is not None else 0
+    s_out = result.summarizer_output_tokens if result is not None else 0
+    return {
+        "session_id": session.id,
+        "strategy": strategy,
+        "budget": budget,
+        "compacted": result is not None,
+        "method": (result.method or result.strategy or strategy) if result else None,
+        "tokens_before": baseline_tokens,
+        "tokens_after": tokens_after,
+        "token_reduction": token_reduction(baseline_tokens, tokens_after),
+        "summary_tokens": summary_tokens(result.summary, counter) if result else 0,
+        "facts": len(facts),
+        "facts_kept": kept,
+        "fact_retention": kept / len(facts) if facts else None,
+        "summarizer_input_tokens": s_in,
+        "summarizer_output_tokens": s_out,
+        "summarizer_cost_usd": summarizer_cost(s_in, s_out, prices),
+        "compact_seconds": seconds,
+        "error": None,
+    }
+
+
+def _after_timestamp(session: Session) -> str:
+    # 1 ms after the leaf: the context never depends on it, and a fixed time keeps
+    # repeated runs identical (as the benchmark does).
+    leaf = session.leaf
+    ms = parse_timestamp_ms(leaf.timestamp) if leaf is not None else None
+    moment = datetime.fromtimestamp((ms or 0) / 1000, tz=UTC) + timedelta(milliseconds=1)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def _failed_row(session: Session, strategy: str, budget: int, exc: BaseException) -> dict[str, Any]:
+    row: dict[str, Any] = dict.fromkeys(ROW_COLUMNS)
+    row.update(
+        session_id=session.id,
+        strategy=strategy,
+        budget=budget,
+        compacted=False,
+        error=f"{type(exc).__name__}: {exc}",
+    )
+    return row
+
+
+def _planted_facts(session: Session) -> tuple[Any, ...] | None:
+    source = session.source_path
+    if not source:
+        return None
+    path = Path(source)
+    beside = path.with_name(path.name.removesuffix(".jsonl") + ".facts.json")
+    if not (path.name.endswith(".jsonl") and beside.is_file()):
+        return None
+    from ..datasets._generator import read_facts
+
+    return read_facts(path)
+
+
+class StrategyComparer(widgets.VBox):
+    """Pick strategies and keep-recent budgets, run them, compare them side by side.
+
+    Controls (child widgets, settable from Python): `strategy_picker` (SelectMultiple of
+    the strategies that can run: those calling a model only when a summarizer is given),
+    `budget_input` (IntsInput of keep-recent budgets), `run_button`, and
+    `summary_budget_picker` (which budget's summaries are shown side by side).
+
+    State: `session`, `results` (`{(strategy, budget): CompactionResult | None}`, None when
+    the strategy had nothing to do or failed), `frame` (one row per cell, the columns of
+    `ROW_COLUMNS`), `errors` (`{(strategy, budget): message}`), `progress` (IntProgress).
+
+    Args:
+        session: The session (not changed).
+        strategies: Strategies selected at first (default: `DEFAULT_STRATEGIES` that are
+            available, else the first few).
+        budgets: Keep-recent budgets at first.
+        summarizer: The LLM seam; strategies that call a model are offered only with one.
+        settings: Compaction settings (default: MusePi's); the budget replaces
+            `keep_recent_tokens`.
+        counter: Token counter (default: the profile's estimator).
+        leaf_id: The leaf compacted (default: the session leaf).
+        facts: `"auto"` (planted facts when a `.facts.json` is beside the session file,
+            else extracted), `"extracted"`, or your own sequence of planted facts
+            (objects with `fact`, `kind`, `entry_id`).
+        prices: USD per million tokens for the summarizer cost.
+    """
+
+    def __init__(
+        self,
+        session: Session,
+        *,
+        strategies: Iterable[str] | None = None,
+        budgets: Iterable[int] = DEFAULT_BUDGETS,
+        summarizer: Summarizer | None = None,
+        settings: CompactionSettings | None = None,
+        counter: TokenCounter | None = None,
+        leaf_id: str | None = None,
+        facts: str | Sequence[Any] = "auto",
+        prices: Mapping[str, float] | None = None,
+    ) -> None:
+        self.session = session
+        self.summarizer = summarizer
+        self.settings = settings or CompactionSettings.musepi()
+        self.counter = counter or TokenCounter("pi" if self.settings.profile == "pi" else "musepi")
+        self.leaf_id = leaf_id
+        self.prices = {**DEFAULT_PRICES, **(prices or {})}
+        if isinstance(facts, str):
+            if facts not in ("auto", "extracted"):
+                raise ValueError(f"facts must be 'auto', 'extracted' or a sequence, not {facts!r}")
+            self.planted = _planted_facts(session) if facts == "auto" else None
+        else:
+            self.planted = tuple(facts)
+        self.results: dict[tuple[str, int], CompactionResult | None] = {}
+        self.errors: dict[tuple[str, int], str] = {}
+        self.frame: pd.DataFrame | None = None
+
+        options = usable_strategies(with_summarizer=summarizer is not None)
+        chosen = list(strategies) if strategies is not None else None
+        if chosen is not None:
+            unknown = [s for s in chosen if s not in options]
+            if unknown:
+                raise ValueError(
+                    f"strategies {unknown} cannot run here; choose from {list(options)}"
+                    + ("" if summarizer else " (pass summarizer= for the LLM strategies)")
+                )
+        else:
+            chosen = [s for s in DEFAULT_STRATEGIES if s in options] or list(options[:3])
+        self.strategy_picker = widgets.SelectMultiple(
+            description="strategies",
+            options=list(options),
+            value=chosen,
+            rows=min(10, max(3, len(options))),
+        )
+        self.budget_input = widgets.IntsInput(
+            value=sorted(set(budgets)), min=1, description="budgets", format=","
+        )
+        self.run_button = widgets.Button(description="Run", button_style="primary", icon="play")
+        self.progress = widgets.IntProgress(min=0, max=1, value=0, description="progress")
+        self.status = widgets.HTML()
+        self.table_view = widgets.HTML()
+        self.plot_output = widgets.Output()
+        self.summary_budget_picker = widgets.Dropdown(description="summaries at")
+        self.summary_view = widgets.HBox(layout={"width": "100%", "overflow": "auto"})
+
+        self.run_button.on_click(lambda _button: self.run())
+        self.summary_budget_picker.observe(self._on_summary_budget, names="value")
+        super().__init__(
+            children=[
+                widgets.HBox(
+                    [
+                        self.strategy_picker,
+                        widgets.VBox([self.budget_input, self.run_button, self.progress]),
+                    ]
+                ),
+                self.status,
+                self.table_view,
+                self.plot_output,
+                self.summary_budget_picker,
+                self.summary_view,
+            ]
+        )
+
+    # -- running ----------------------------------------------------------------------
+    def run(
+        self, strategies: Iterable[str] | None = None, budgets: Iterable[int] | None = None
+    ) -> pd.DataFrame:
+        """Run every chosen (strategy, budget) and show the table, plot and summaries.
+
+        Args:
+            strategies: Override the picker's selection (the picker is updated).
+            budgets: Override the budgets (the input is updated).
+
+        Returns:
+            The frame, also kept as `frame`.
+        """
+        import pandas as pd
+
+        if strategies is not None:
+            self.strategy_picker.value = list(strategies)
+        if budgets is not None:
+            self.budget_input.value = sorted(set(budgets))
+        names = list(self.strategy_picker.value)
+        budget_list = sorted({int(b) for b in self.budget_input.value})
+        self.results, self.errors = {}, {}
+        if not names or not budget_list:
+            self.status.value = "<b>Choose at least one strategy and one budget.</b>"
+            self.frame = pd.DataFrame(columns=list(ROW_COLUMNS))
+            return self.frame
+        self.progress.max = len(names) * len(budget_list)
+        self.progress.value = 0
+        self.status.value = f"running {self.progress.max} cells…"
+        profile = self.settings.profile
+        baseline = _baseline(self.session, self.leaf_id, profile, self.counter)
+        rows: list[dict[str, Any]] = []
+        for budget in budget_list:
+            settings = self.settings.copy_with(keep_recent_tokens=budget)
+            facts = scored_facts(
+                self.session,
+                settings,
+                self.counter,
+                leaf_id=self.leaf_id,
+                planted=self.planted,
+                before_text=baseline.text,
+            )
+            for name in names:
+                rows.append(self._run_cell(name, budget, settings, facts, baseline))
+                self.progress.value += 1
+        # Rows in (strategy, budget) order, as the benchmark lays its grid out.
+        rows.sort(key=lambda r: (names.index(r["strategy"]), r["budget"]))
+        self.frame = pd.DataFrame(rows, columns=list(ROW_COLUMNS))
+        failed = len(self.errors)
+        self.status.value = f"{len(rows)} cells done" + (
+            f", <b style='color:#a33'>{failed} failed</b> (see the error column)" if failed else ""
+        )
+        self._show(budget_list)
+        return self.frame
+
+    def _run_cell(
+        self,
+        name: str,
+        budget: int,
+        settings: CompactionSettings,
+        facts: Sequence[Fact],
+        baseline: _Baseline,
+    ) -> dict[str, Any]:
+        started = time.perf_counter()
+        try:
+            result = compact(
+                self.session,
+                name,
+                settings=settings,
+                counter=self.counter,
+                summarizer=self.summarizer,
+                leaf_id=self.leaf_id,
+            )
+            seconds = time.perf_counter() - started
+            row = comparison_row(
+                self.session,
+                name,
+                budget,
+                result,
+                settings=settings,
+                counter=self.counter,
+                facts=facts,
+                baseline_tokens=baseline.tokens,
+                leaf_id=self.leaf_id,
+                prices=self.prices,
+                seconds=seconds,
+            )
+        except Exception as exc:  # one failing strategy must not hide the others' results
+            self.results[(name, budget)] = None
+            self.errors[(name, budget)] = f"{type(exc).__name__}: {exc}"
+            return _failed_row(self.session, name, budget, exc)
+        self.results[(name, budget)] = result
+        return row
+
+    # -- showing ----------------------------------------------------------------------
+    def _show(self, budgets: Sequence[int]) -> None:
+        frame = self.frame
+        assert frame is not None
+        table = frame[list(TABLE_COLUMNS)]
+        self.table_view.value = table.to_html(
+            index=False, na_rep="", float_format=lambda v: f"{v:.3f}", border=0
+        )
+        self._plot(frame)
+        self.summary_budget_picker.options = list(budgets)
+        self.summary_budget_picker.value = budgets[-1]
+        self._show_summaries(budgets[-1])
+
+    def _plot(self, frame: pd.DataFrame) -> None:
+        from matplotlib.figure import Figure
+
+        from ..plot._comparison import plot_cost, plot_strategy_comparison
+
+        ok = frame[frame["error"].isna()]
+        if ok.empty:
+            show_text(self.plot_output, "no results to plot")
+            return
+        fig = Figure(figsize=(11, 4), layout="constrained")
+        left, right = fig.subplots(1, 2, width_ratios=(3, 2))
+        plot_strategy_comparison(ok, ax=left)
+        plot_cost(ok, y="summarizer_cost_usd", ax=right)
+        show_figure(self.plot_output, fig, description="strategy comparison")
+
+    def _on_summary_budget(self, change: dict[str, Any]) -> None:
+        if change["new"] is not None:
+            self._show_summaries(int(change["new"]))
+
+    def _show_summaries(self, budget: int) -> None:
+        names = [n for n, b in self.results if b == budget]
+        width = f"{max(18, 100 // max(1, len(names)))}%"
+        columns = []
+        for name in names:
+            result = self.results[(name, budget)]
+            if (name, budget) in self.errors:
+                body = f"<i style='color:#a33'>{html.escape(self.errors[(name, budget)])}</i>"
+            elif result is None:
+                body = "<i>nothing to do at this budget</i>"
+            else:
+                text = result.summary or "(empty summary)"
+                body = (
+                    "<pre style='white-space:pre-wrap;max-height:360px;overflow:auto;"
+                    f"font-size:11px;background:#f7f7f7;padding:4px'>{escape_clip(text, 20000)}"
+                    "</pre>"
+                )
+            after = result.tokens_after if result is not None else None
+            head = f"<b>{html.escape(name)}</b> @ {budget:,}" + (
+                f" · {after:,} tokens after" if isinstance(after, int) else ""
+            )
+            columns.append(widgets.HTML(f"<div>{head}</div>{body}", layout={"width": width}))
+        self.summary_view.children = columns

@@ -1,0 +1,290 @@
+"""`CutPointExplorer`: move the keep-recent budget and watch where a compaction would cut.
+
+Every change recomputes `prepare_compaction` (cheap: the token counter caches per entry
+and the engine reuses its per-path plan across budgets) and redraws what depends on it.
+The window and reserve do not move the cut; they set the threshold the token bar shows.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+import ipywidgets as widgets
+
+from ..compaction._prepare import CompactionPreparation, prepare_compaction
+from ..compaction._settings import PROFILES, CompactionSettings
+from ..compaction._threshold import estimate_context_tokens, threshold_tokens
+from ..session._context import build_session_context
+from ..session._session import Session
+from ..tokens._counter import METHODS, TokenCounter
+from ._figures import show_figure, show_text
+
+DEFAULT_WINDOW = 200_000
+"""Context window the explorer starts with (Claude-class models)."""
+BAR_COLORS: dict[str, str] = {
+    "summarized": "#fd8d3c",
+    "turn prefix": "#9e9ac8",
+    "kept": "#74c476",
+    "free": "#eeeeee",
+}
+
+
+def region_tokens(prep: CompactionPreparation | None, counter: TokenCounter) -> dict[str, int]:
+    """Estimated tokens of the summarized, turn-prefix and kept regions of a preparation."""
+    if prep is None:
+        return {"summarized": 0, "turn prefix": 0, "kept": 0}
+    return {
+        "summarized": counter.count_messages(prep.messages_to_summarize),
+        "turn prefix": counter.count_messages(prep.turn_prefix_messages),
+        "kept": counter.count_messages(prep.recent_messages),
+    }
+
+
+def token_bar_html(regions: dict[str, int], *, window: int, threshold: int, context: int) -> str:
+    """A bar as wide as the window: the regions of the context, and the threshold mark."""
+    scale = max(window, context, sum(regions.values()), 1)
+    cells = "".join(
+        f"<div title='{html.escape(name)}: {n:,}' style='width:{100 * n / scale:.3f}%;"
+        f"background:{BAR_COLORS[name]}'></div>"
+        for name, n in regions.items()
+        if n > 0
+    )
+    mark = (
+        f"<div title='threshold {threshold:,}' style='position:absolute;top:-3px;bottom:-3px;"
+        f"left:{100 * threshold / scale:.3f}%;border-left:2px solid #d62728'></div>"
+    )
+    legend = " · ".join(
+        f"<span style='color:{BAR_COLORS[name]}'>■</span> {html.escape(name)} {n:,}"
+        for name, n in regions.items()
+    )
+    verdict = (
+        "<b style='color:#d62728'>over the threshold: a compaction would fire</b>"
+        if context > threshold
+        else "under the threshold: no automatic compaction yet"
+    )
+    return (
+        "<div style='font-size:12px'>"
+        "<div style='position:relative;display:flex;height:14px;width:100%;max-width:720px;"
+        f"background:{BAR_COLORS['free']};border-radius:3px'>{cells}{mark}</div>"
+        f"<div>{legend}</div><div>context ≈ {context:,} tokens · threshold {threshold:,} "
+        f"(red mark) · window {window:,}: {verdict}</div></div>"
+    )
+
+
+def split_turn_html(prep: CompactionPreparation | None) -> str:
+    """The cut in words, with the split-turn case spelled out."""
+    if prep is None:
+        return "<b>No cut</b>: nothing to summarize at this budget (the whole path is kept)."
+    text = (
+        f"<b>Cut</b> at path index {prep.cut_index} · first kept entry "
+        f"<code>{html.escape(prep.first_kept_entry_id)}</code> · keep budget "
+        f"{prep.keep_recent_tokens:,}"
+    )
+    if prep.usage_ratio is not None and prep.usage_ratio > 1:
+        text += f" (shrunk by usage ratio {prep.usage_ratio:.2f})"
+    if prep.is_split_turn:
+        start = prep.path[prep.turn_start_index] if prep.turn_start_index >= 0 else None
+        text += (
+            "<br><b style='color:#6a51a3'>split turn</b>: the cut falls inside a turn that "
+            f"starts at path index {prep.turn_start_index}"
+            + (f" (<code>{html.escape(str(start.id))}</code>)" if start is not None else "")
+            + f"; its first {len(prep.turn_prefix_messages)} message(s) are summarized "
+            "separately as the turn prefix."
+        )
+    return f"<div style='font-size:12px'>{text}</div>"
+
+
+class CutPointExplorer(widgets.VBox):
+    """Sliders for keep-recent, reserve and window, profile and token-method pickers, and
+    the tree plot and token bar that follow them.
+
+    Controls (child widgets, settable from Python): `keep_slider`, `reserve_slider`,
+    `window_slider` (IntSliders, tokens), `profile_picker`, `method_picker` (Dropdowns).
+
+    State: `session`, `leaf_id`, `settings` (the `CompactionSettings` in force),
+    `counter`, `preparation` (the current `CompactionPreparation`, or None when nothing
+    would be summarized), `threshold`, `context_tokens`, `regions` (tokens per region) and
+    `png` (bytes of the tree last drawn, None when plotting is off).
+
+    Args:
+        session: The session (not changed).
+        leaf_id: The leaf whose path is cut (default: the session leaf).
+        settings: Starting settings (default: the profile's defaults).
+        window: Starting context window.
+        method: Starting token method (default: the profile's estimator).
+        plot: Draw the tree (turn off for speed in scripts; the state still updates).
+    """
+
+    def __init__(
+        self,
+        session: Session,
+        *,
+        leaf_id: str | None = None,
+        settings: CompactionSettings | None = None,
+        window: int = DEFAULT_WINDOW,
+        method: str | None = None,
+        plot: bool = True,
+    ) -> None:
+        settings = settings or CompactionSettings.musepi()
+        self.session = session
+        self.leaf_id = leaf_id
+        self.plot = plot
+        self.settings = settings
+        self._given_settings = settings
+        self._drawn: tuple[Any, ...] | None = None
+        self.preparation: CompactionPreparation | None = None
+        self.threshold = 0
+        self.context_tokens = 0
+        self.regions: dict[str, int] = {}
+        self.png: bytes | None = None
+        self._counters: dict[str, TokenCounter] = {}
+        method = method or ("pi" if settings.profile == "pi" else "musepi")
+        self.counter = self._counter(method)
+
+        path_tokens = sum(self.counter.count_entries(session.path(leaf_id)))
+        keep_max = max(settings.keep_recent_tokens * 2, path_tokens, 1000)
+        window_max = max(1_000_000, window)
+        self.keep_slider = widgets.IntSlider(
+            description="keep recent",
+            min=0,
+            max=keep_max,
+            step=500,
+            value=settings.keep_recent_tokens,
+            continuous_update=False,
+            style={"description_width": "90px"},
+            layout={"width": "520px"},
+        )
+        self.reserve_slider = widgets.IntSlider(
+            description="reserve",
+            min=0,
+            max=window_max,
+            step=512,
+            value=settings.resolved_reserve_tokens,
+            continuous_update=False,
+            style={"description_width": "90px"},
+            layout={"width": "520px"},
+        )
+        self.window_slider = widgets.IntSlider(
+            description="window",
+            min=4096,
+            max=window_max,
+            step=4096,
+            value=window,
+            continuous_update=False,
+            style={"description_width": "90px"},
+            layout={"width": "520px"},
+        )
+        self.profile_picker = widgets.Dropdown(
+            description="profile", options=list(PROFILES), value=settings.profile
+        )
+        self.method_picker = widgets.Dropdown(
+            description="tokens", options=list(METHODS), value=method
+        )
+        self.cut_view = widgets.HTML()
+        self.bar_view = widgets.HTML()
+        self.card_view = widgets.HTML()
+        self.plot_output = widgets.Output(layout={"width": "100%", "overflow": "auto"})
+
+        self._recompute()
+        for control in (
+            self.keep_slider,
+            self.reserve_slider,
+            self.window_slider,
+            self.profile_picker,
+            self.method_picker,
+        ):
+            control.observe(self._on_change, names="value")
+
+        super().__init__(
+            children=[
+                widgets.HBox(
+                    [
+                        widgets.VBox([self.keep_slider, self.reserve_slider, self.window_slider]),
+                        widgets.VBox([self.profile_picker, self.method_picker]),
+                    ]
+                ),
+                self.cut_view,
+                self.bar_view,
+                self.plot_output,
+                self.card_view,
+            ]
+        )
+
+    # -- computing --------------------------------------------------------------------
+    def _counter(self, method: str) -> TokenCounter:
+        # One counter per method, kept: switching back reuses its per-entry cache.
+        if method not in self._counters:
+            self._counters[method] = TokenCounter(method)
+        return self._counters[method]
+
+    def _settings(self) -> CompactionSettings:
+        profile = self.profile_picker.value
+        base = (
+            self._given_settings
+            if self._given_settings.profile == profile
+            else CompactionSettings.for_profile(profile)
+        )
+        reserve = int(self.reserve_slider.value)
+        # MusePi treats an unset reserve differently from an explicit one (spec §3.5):
+        # leave it unset until the slider moves away from the default.
+        unset = base.reserve_tokens is None and reserve == base.resolved_reserve_tokens
+        return base.copy_with(
+            keep_recent_tokens=int(self.keep_slider.value),
+            reserve_tokens=None if unset else reserve,
+        )
+
+    def _context_tokens(self, prep: CompactionPreparation | None) -> int:
+        if prep is not None:
+            return prep.context_estimate.tokens
+        messages = build_session_context(
+            self.session, self.leaf_id or self.session.leaf_id, profile=self.settings.profile
+        ).messages
+        return estimate_context_tokens(
+            messages, counter=self.counter, profile=self.settings.profile
+        ).tokens
+
+    def _recompute(self) -> None:
+        self.settings = self._settings()
+        self.counter = self._counter(self.method_picker.value)
+        prep = prepare_compaction(self.session, self.settings, self.counter, leaf_id=self.leaf_id)
+        self.preparation = prep
+        self.regions = region_tokens(prep, self.counter)
+        window = int(self.window_slider.value)
+        self.threshold = threshold_tokens(window, self.settings)
+        self.context_tokens = self._context_tokens(prep)
+        self.cut_view.value = split_turn_html(prep)
+        self.bar_view.value = token_bar_html(
+            self.regions, window=window, threshold=self.threshold, context=self.context_tokens
+        )
+        # The tree only changes with the cut (and the token sizes), not with window or
+        # reserve: skip the redraw, the slow part, when the cut stayed where it was.
+        key = (
+            self.counter.method,
+            self.settings.profile,
+            None if prep is None else (prep.first_kept_entry_id, prep.turn_start_index),
+        )
+        if key != self._drawn:
+            self._draw()
+            self._drawn = key
+
+    def _draw(self) -> None:
+        from ..display import preparation_html
+
+        prep = self.preparation
+        self.card_view.value = preparation_html(prep, self.counter) if prep is not None else ""
+        if not self.plot:
+            return
+        from ..plot._tree import plot_tree
+
+        try:
+            ax = plot_tree(self.session, cut=prep, leaf_id=self.leaf_id, counter=self.counter)
+        except Exception as exc:  # a view shows the failure instead of dying with it
+            show_text(self.plot_output, f"could not draw the tree: {exc!r}")
+            self.png = None
+            return
+        self.png = show_figure(self.plot_output, ax.figure, description="entry tree")
+
+    # -- events -----------------------------------------------------------------------
+    def _on_change(self, _change: dict[str, Any]) -> None:
+        self._recompute()

@@ -1,0 +1,380 @@
+"""Widgets, tested without a browser: set child widgets' values, read the state.
+
+Expected entries, paths and leaves are read from the raw JSONL with plain `json`; budgets
+and thresholds come from the spec's numbers (§3.3, §3.5).
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import pandas as pd
+import pytest
+
+from musepi_lab.compaction._result import CompactionResult
+from musepi_lab.session import read_session
+from musepi_lab.strategies import _base
+from musepi_lab.widgets._comparer import ROW_COLUMNS, StrategyComparer, usable_strategies
+from musepi_lab.widgets._cut import CutPointExplorer
+from musepi_lab.widgets._explorer import SessionExplorer
+
+SAMPLE = Path(__file__).resolve().parents[1] / "datasets" / "sample"
+
+
+# -- raw reading, independent of the code under test ----------------------------------------
+def raw(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    return records[0], records[1:]
+
+
+def raw_path(records: list[dict[str, Any]], leaf_id: str) -> list[str]:
+    by_id = {r["id"]: r for r in records}
+    ids, node = [], by_id[leaf_id]
+    while node is not None:
+        ids.append(node["id"])
+        node = by_id.get(node.get("parentId"))
+    return ids[::-1]
+
+
+def raw_leaves(records: list[dict[str, Any]]) -> set[str]:
+    parents = {r.get("parentId") for r in records}
+    return {r["id"] for r in records if r["id"] not in parents}
+
+
+def first_text(record: dict[str, Any]) -> str:
+    content = record["message"]["content"]
+    if isinstance(content, str):
+        return content
+    return next(b["text"] for b in content if b.get("type") == "text")
+
+
+# -- SessionExplorer -------------------------------------------------------------------------
+def test_explorer_over_a_folder_lists_its_session_files():
+    explorer = SessionExplorer(SAMPLE)
+    expected = sorted(p.name for p in SAMPLE.iterdir() if p.name.endswith(".jsonl"))
+    assert [label for label, _ in explorer.file_picker.options] == expected
+    header, _ = raw(SAMPLE / expected[0])
+    assert explorer.session.id == header["id"]
+
+    explorer.file_picker.value = str(SAMPLE / expected[2])
+    header, records = raw(SAMPLE / expected[2])
+    assert explorer.session.id == header["id"]
+    assert [e.id for e in explorer.path] == raw_path(records, records[-1]["id"])
+
+
+def test_explorer_starts_at_the_session_leaf_with_every_branch_offered():
+    path = SAMPLE / "sample-0001.jsonl"
+    _, records = raw(path)
+    explorer = SessionExplorer(path)
+    assert {value for _, value in explorer.leaf_picker.options} == raw_leaves(records)
+    # pi's leaf is the last entry in file order.
+    assert explorer.leaf_id == records[-1]["id"]
+    assert [e.id for e in explorer.path] == raw_path(records, records[-1]["id"])
+    assert explorer.selected_entry.id == records[-1]["id"]
+    assert explorer.entry_slider.max == len(explorer.path) - 1
+
+
+def test_moving_the_slider_selects_the_entry_and_shows_its_content():
+    path = SAMPLE / "sample-0001.jsonl"
+    _, records = raw(path)
+    ids = raw_path(records, records[-1]["id"])
+    by_id = {r["id"]: r for r in records}
+    index = next(
+        i
+        for i, eid in enumerate(ids)
+        if by_id[eid]["type"] == "message" and i > 20
+        if by_id[eid]["message"]["role"] == "user"
+    )
+    explorer = SessionExplorer(path)
+    explorer.entry_slider.value = index
+
+    assert explorer.selected_entry.id == ids[index]
+    assert explorer.entry_list.value == index  # the list follows the slider
+    assert ids[index] in explorer.entry_view.value
+    assert html.escape(first_text(by_id[ids[index]])[:60]) in explorer.entry_view.value
+    # What the LLM sees ends with the user message selected.
+    assert explorer.context.entry_ids[-1] == ids[index]
+    assert ids[index] in explorer.context_view.value
+    assert explorer.context_tokens > 0
+
+
+def test_choosing_in_the_list_moves_the_slider():
+    explorer = SessionExplorer(SAMPLE / "sample-0002.jsonl")
+    explorer.entry_list.value = 7
+    assert explorer.entry_slider.value == 7
+    assert explorer.selected_index == 7
+    assert explorer.selected_entry.id == explorer.path[7].id
+
+
+def test_picking_another_branch_walks_its_path():
+    path = SAMPLE / "sample-0001.jsonl"
+    _, records = raw(path)
+    other = next(leaf for leaf in raw_leaves(records) if leaf != records[-1]["id"])
+    explorer = SessionExplorer(path)
+    explorer.leaf_picker.value = other
+    assert [e.id for e in explorer.path] == raw_path(records, other)
+    assert explorer.selected_entry.id == other
+
+
+def test_select_by_id_switches_to_a_branch_holding_it():
+    path = SAMPLE / "sample-0001.jsonl"
+    _, records = raw(path)
+    main = set(raw_path(records, records[-1]["id"]))
+    other = next(leaf for leaf in raw_leaves(records) if leaf != records[-1]["id"])
+    only_there = next(e for e in raw_path(records, other) if e not in main)
+    explorer = SessionExplorer(path)
+    explorer.select(only_there)
+    assert explorer.leaf_id == other
+    assert explorer.selected_entry.id == only_there
+    with pytest.raises(KeyError):
+        explorer.select("no-such-id")
+
+
+def test_explorer_of_a_session_object_hides_the_file_picker():
+    session = read_session(SAMPLE / "sample-0004.jsonl")
+    explorer = SessionExplorer(session)
+    assert explorer.session is session
+    assert explorer.file_picker.layout.display == "none"
+
+
+def test_explorer_of_a_missing_path_is_a_clear_error(tmp_path):
+    with pytest.raises(FileNotFoundError, match="nope"):
+        SessionExplorer(tmp_path / "nope.jsonl")
+
+
+def test_explorer_shows_the_problems_of_a_bad_file(tmp_path):
+    good = tmp_path / "a.jsonl"
+    good.write_bytes((SAMPLE / "sample-0004.jsonl").read_bytes())
+    bad = tmp_path / "b.jsonl"
+    bad.write_text("this is not json\n", encoding="utf-8")
+    explorer = SessionExplorer(good)
+    explorer.file_picker.value = str(bad)
+    # Lenient reading: an empty session whose problem names the file and line.
+    assert [(p.path, p.line) for p in explorer.session.errors] == [(str(bad), 1)]
+    assert explorer.path == ()
+    assert explorer.selected_entry is None
+    assert "1 problem(s)" in explorer.message.value
+    assert "empty session" in explorer.entry_view.value
+
+
+# -- CutPointExplorer ------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def sample2():
+    return read_session(SAMPLE / "sample-0002.jsonl")
+
+
+def test_cut_moves_later_when_the_keep_budget_shrinks(sample2):
+    explorer = CutPointExplorer(sample2)
+    explorer.keep_slider.value = 30_000
+    before = explorer.preparation
+    png_before = explorer.png
+    explorer.keep_slider.value = 8_000
+    after = explorer.preparation
+    assert after.first_kept_entry_id != before.first_kept_entry_id
+    assert after.cut_index > before.cut_index
+    assert explorer.settings.keep_recent_tokens == 8_000
+    # The tree was redrawn into the Output widget.
+    shown = base64.b64decode(explorer.plot_output.outputs[0]["data"]["image/png"])
+    assert shown == explorer.png != png_before
+    assert shown.startswith(b"\x89PNG")
+
+
+def test_split_turn_is_labelled_exactly_when_the_cut_is_inside_a_turn(sample2):
+    _, records = raw(SAMPLE / "sample-0002.jsonl")
+    role = {r["id"]: r["message"]["role"] for r in records if r["type"] == "message"}
+    explorer = CutPointExplorer(sample2, plot=False)
+    seen = set()
+    for budget in (8_000, 40_000):
+        explorer.keep_slider.value = budget
+        prep = explorer.preparation
+        first_kept_role = role[prep.first_kept_entry_id]
+        # An assistant reply never starts a turn; a user message always does.
+        split = first_kept_role == "assistant"
+        assert first_kept_role in ("user", "assistant")
+        assert prep.is_split_turn == split
+        assert ("split turn" in explorer.cut_view.value) == split
+        seen.add(split)
+    assert seen == {True, False}
+
+
+def test_nothing_to_cut_is_shown_as_no_cut():
+    session = read_session(SAMPLE / "sample-0004.jsonl")
+    explorer = CutPointExplorer(session, plot=False)
+    explorer.keep_slider.value = explorer.keep_slider.max  # keep everything
+    assert explorer.preparation is None
+    assert "No cut" in explorer.cut_view.value
+
+
+def test_window_and_reserve_set_the_threshold_by_the_spec(sample2):
+    explorer = CutPointExplorer(sample2, plot=False)
+    # MusePi, reserve unset: window − max(16384, floor(0.15 · window)) (spec §3.5).
+    explorer.window_slider.value = 98_304
+    assert explorer.threshold == 98_304 - 16_384
+    explorer.window_slider.value = 200_704
+    assert explorer.threshold == 200_704 - (200_704 * 15 // 100)
+    # pi: window − reserveTokens (spec §3.3), reserve from the slider.
+    explorer.profile_picker.value = "pi"
+    assert explorer.preparation.profile == "pi"
+    assert explorer.threshold == 200_704 - 16_384
+    explorer.reserve_slider.value = 32_768
+    assert explorer.threshold == 200_704 - 32_768
+    assert "threshold 167,936" in explorer.bar_view.value
+
+
+def test_window_change_does_not_redraw_the_tree(sample2):
+    explorer = CutPointExplorer(sample2)
+    png = explorer.png
+    explorer.window_slider.value = 65_536
+    assert explorer.png is png
+    explorer.keep_slider.value = 2_000
+    assert explorer.png is not png
+
+
+def test_token_method_picker_switches_the_counter(sample2):
+    explorer = CutPointExplorer(sample2, plot=False)
+    explorer.method_picker.value = "o200k_base"
+    assert explorer.counter.method == "o200k_base"
+    assert explorer.preparation is not None
+    assert sum(explorer.regions.values()) > 0
+
+
+# -- StrategyComparer ------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Marker(_base.Strategy):
+    """Test strategy: cuts where the engine cuts, summary names the messages dropped."""
+
+    name: ClassVar[str] = "test-marker"
+
+    def run(self, ctx: _base.CompactionContext) -> CompactionResult | None:
+        prep = ctx.preparation
+        assert prep is not None
+        return CompactionResult.from_preparation(
+            prep, f"MARKER dropped {len(prep.messages_to_summarize)} messages", method="marker"
+        )
+
+
+@dataclass(frozen=True)
+class NeedsModel(_base.Strategy):
+    name: ClassVar[str] = "test-needs-model"
+    needs_summarizer: ClassVar[bool] = True
+
+    def run(self, ctx: _base.CompactionContext) -> CompactionResult | None:
+        raise AssertionError("never run in these tests")
+
+
+@dataclass(frozen=True)
+class Broken(_base.Strategy):
+    name: ClassVar[str] = "test-broken"
+
+    def run(self, ctx: _base.CompactionContext) -> CompactionResult | None:
+        raise RuntimeError("deliberately broken")
+
+
+@pytest.fixture
+def test_strategies(monkeypatch):
+    _base._load_builtin()
+    for cls in (Marker, NeedsModel, Broken):
+        monkeypatch.setitem(_base._REGISTRY, cls.name, cls)
+
+
+def test_strategies_calling_a_model_are_offered_only_with_a_summarizer(test_strategies):
+    assert "test-needs-model" not in usable_strategies(with_summarizer=False)
+    assert "test-needs-model" in usable_strategies(with_summarizer=True)
+    comparer = StrategyComparer(
+        read_session(SAMPLE / "sample-0004.jsonl"), strategies=["test-marker"]
+    )
+    assert "test-needs-model" not in comparer.strategy_picker.options
+    with pytest.raises(ValueError, match="summarizer"):
+        StrategyComparer(
+            read_session(SAMPLE / "sample-0004.jsonl"), strategies=["test-needs-model"]
+        )
+
+
+def test_run_gives_a_result_for_every_strategy_and_budget(test_strategies, sample2):
+    comparer = StrategyComparer(sample2, strategies=["test-marker"], budgets=[8_000, 30_000])
+    frame = comparer.run()
+    assert set(comparer.results) == {("test-marker", 8_000), ("test-marker", 30_000)}
+    for (_, budget), result in comparer.results.items():
+        assert isinstance(result, CompactionResult)
+        assert result.summary.startswith("MARKER dropped")
+        assert result.strategy == "test-marker"
+        row = frame[frame["budget"] == budget].iloc[0]
+        assert row["compacted"]
+        assert row["tokens_after"] < row["tokens_before"]
+    # Progress bar full, table and summaries shown, comparison plot drawn.
+    assert comparer.progress.value == comparer.progress.max == 2
+    assert "test-marker" in comparer.table_view.value
+    assert len(comparer.summary_view.children) == 1
+    assert "MARKER dropped" in comparer.summary_view.children[0].value
+    assert comparer.plot_output.outputs[0]["data"]["image/png"]
+
+
+def test_the_run_button_runs(test_strategies, sample2):
+    comparer = StrategyComparer(sample2, strategies=["test-marker"], budgets=[8_000])
+    comparer.run_button.click()
+    assert set(comparer.results) == {("test-marker", 8_000)}
+
+
+def test_a_failing_strategy_is_reported_beside_the_others(test_strategies, sample2):
+    comparer = StrategyComparer(sample2, strategies=["test-marker", "test-broken"], budgets=[8_000])
+    frame = comparer.run()
+    assert comparer.results[("test-broken", 8_000)] is None
+    assert "deliberately broken" in comparer.errors[("test-broken", 8_000)]
+    errors = dict(zip(frame["strategy"], frame["error"], strict=True))
+    assert pd.isna(errors["test-marker"])
+    assert "deliberately broken" in errors["test-broken"]
+    assert isinstance(comparer.results[("test-marker", 8_000)], CompactionResult)
+
+
+def test_planted_facts_scored_and_none_keeps_them_all(sample2):
+    pytest.importorskip("musepi_lab.strategies._none")  # registers `none`
+    pytest.importorskip("musepi_lab.strategies._truncate")  # registers `truncate`
+    comparer = StrategyComparer(sample2, strategies=["none", "truncate"], budgets=[8_000])
+    frame = comparer.run().set_index("strategy")
+    assert comparer.planted is not None  # the sample has its facts.json beside it
+    # `none` changes nothing: same context, every fact kept (issue 5: it scores 1.0).
+    assert frame.loc["none", "tokens_after"] == frame.loc["none", "tokens_before"]
+    assert frame.loc["none", "fact_retention"] == 1.0
+    assert frame.loc["truncate", "tokens_after"] < frame.loc["truncate", "tokens_before"]
+    assert frame.loc["truncate", "fact_retention"] < 1.0
+    # Planted facts of the summarized part, counted from the raw facts file.
+    planted = json.loads((SAMPLE / "sample-0002.facts.json").read_text(encoding="utf-8"))
+    assert 0 < frame.loc["none", "facts"] <= len(planted)
+
+
+def test_choosing_nothing_runs_nothing(test_strategies, sample2):
+    comparer = StrategyComparer(sample2, strategies=["test-marker"], budgets=[8_000])
+    comparer.strategy_picker.value = ()
+    frame = comparer.run()
+    assert frame.empty
+    assert comparer.results == {}
+    assert "Choose at least one" in comparer.status.value
+
+
+def test_comparer_rows_agree_with_the_benchmark(sample2):
+    bench = pytest.importorskip("musepi_lab.bench")
+    assert set(ROW_COLUMNS) <= set(bench.COLUMNS)  # same names, so plots read both
+    strategies, budgets = ["truncate", "none", "observation-masking"], [8_000, 30_000]
+    expected = bench.run_benchmark(
+        [sample2.source_path], strategies, budgets, executor="serial", progress=False
+    )
+    got = StrategyComparer(sample2).run(strategies, budgets)
+    columns = ["strategy", "budget", "tokens_before", "tokens_after", "facts", "facts_kept"]
+    key = ["strategy", "budget"]
+    left = expected[columns].sort_values(key).reset_index(drop=True)
+    right = got[columns].sort_values(key).reset_index(drop=True)
+    assert left.astype(str).to_dict("records") == right.astype(str).to_dict("records")
+    assert got["fact_retention"].tolist() == pytest.approx(
+        expected.set_index(key)
+        .loc[list(zip(got["strategy"], got["budget"], strict=True)), "fact_retention"]
+        .tolist()
+    )
