@@ -127,6 +127,7 @@ def plot_tree(
 def _draw(
     ax: Axes, layout: TreeLayout, regions: dict[str, Collection[str]], show_labels: bool
 ) -> None:
+    from matplotlib.collections import LineCollection
     from matplotlib.patches import FancyArrowPatch
 
     by_key = layout.by_key
@@ -137,11 +138,22 @@ def _draw(
         if span is not None:
             ax.axvspan(*span, color=REGION_COLORS[name], alpha=0.6, zorder=0, lw=0)
 
+    # Edges as two line collections (active path bold, the rest thin): one artist each.
+    segments: dict[bool, list[list[tuple[float, float]]]] = {True: [], False: []}
     for parent, child in layout.edges:
         a, b = by_key[parent], by_key[child]
-        bold = a.on_path and b.on_path
-        xs, ys = ([a.x, a.x, b.x], [a.y, b.y, b.y]) if a.y != b.y else ([a.x, b.x], [a.y, b.y])
-        ax.plot(xs, ys, color="black" if bold else "#999999", lw=2.0 if bold else 0.8, zorder=1)
+        corner = [(a.x, a.y), (a.x, b.y), (b.x, b.y)] if a.y != b.y else [(a.x, a.y), (b.x, b.y)]
+        segments[a.on_path and b.on_path].append(corner)
+    for bold, segs in segments.items():
+        if segs:
+            ax.add_collection(
+                LineCollection(
+                    segs,
+                    colors="black" if bold else "#999999",
+                    linewidths=2.0 if bold else 0.8,
+                    zorder=1,
+                )
+            )
 
     max_tokens = max((n.tokens for n in layout.nodes), default=1) or 1
     xs = [n.x for n in layout.nodes]
