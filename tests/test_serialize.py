@@ -3,23 +3,31 @@
 from __future__ import annotations
 
 import json
+import random
 import re
 import string
+import unicodedata
 from typing import Any
 
 import pytest
 from conftest import corpus_file
 
 from musepi_lab.compaction._serialize import (
+    CHAR_FOLD,
     DIM_OFF,
     DIM_ON,
+    EMOJI_FOLD,
+    JS_WHITESPACE,
     NEWLINE_GLYPH,
     elide_data_urls,
+    fold_to_ascii,
+    is_pictographic,
     merge_split_turn,
     neutralize_boundary_tags,
     normalize_archive_text,
     serialize_conversation,
     serialize_scoped,
+    strip_ansi,
     truncate_head_tail,
     utf16_slice,
 )
@@ -289,6 +297,97 @@ def test_scoped_normalize_flag() -> None:
     assert out == f"\u00b6user:it's{NEWLINE_GLYPH}done [OK]"
 
 
+# -- normalize, against the documented steps done one character at a time ------------------
+
+
+def reference_normalize(raw: str) -> str:
+    """`normalize_archive_text` as its docstring reads, with a plain loop per character."""
+    edges = " " + NEWLINE_GLYPH
+    out: list[str] = []
+    run: list[str] = []
+
+    def close_run() -> None:
+        if any(c in "\n\r\u2028\u2029" for c in run):
+            out.append(NEWLINE_GLYPH)
+        elif any(unicodedata.category(c) != "Cf" for c in run):
+            out.append(" ")
+        run.clear()
+
+    for ch in strip_ansi(raw):
+        if ch in JS_WHITESPACE or unicodedata.category(ch) == "Cf":
+            run.append(ch)
+        else:
+            close_run()
+            out.append(ch)
+    close_run()
+    folded: list[str] = []
+    for ch in "".join(out).strip(edges):
+        cp = ord(ch)
+        if 0x20 <= cp < 0x7F or 0xA0 <= cp <= 0xFF or ch in (DIM_ON, DIM_OFF, NEWLINE_GLYPH):
+            folded.append(ch)
+        elif ch in EMOJI_FOLD:
+            folded.append(EMOJI_FOLD[ch])
+        elif ch in CHAR_FOLD:
+            folded.append(CHAR_FOLD[ch])
+        elif 0x2500 <= cp <= 0x257F:
+            folded.append("|" if cp in (0x2502, 0x2503) else "-" if cp in (0x2500, 0x2501) else "+")
+        elif fold_to_ascii(ch) is not None:
+            folded.append(fold_to_ascii(ch) or "")
+        elif not is_pictographic(ch) and unicodedata.category(ch) not in ("Cc", "Mn", "Me", "Cs"):
+            folded.append("?")
+    return re.sub(" +", " ", "".join(folded)).strip(edges)
+
+
+FORMAT_CHARS = "\u00ad\u061c\u200b\u200c\u200d\u200e\u2060\u2066\ufeff\U000e0001\U000e0041"
+NASTY_PIECES = [
+    *JS_WHITESPACE,
+    *FORMAT_CHARS,
+    *"ab Z9\u00e9\u00ff\x00\x07\x7f\x85\x9b\x0e\x0f\u2588",
+    "\x1b[31m", "\x1b[0m", "\x1b]0;title\x07", "\x1b", "\r\n", "  ", "\n\n",
+    "\u2705", "\u274c", "\U0001f680", "\U0001f600", "\U0001f3fd", "\ufe0f", "\u2500", "\u2502",
+    "\u253c", "\u201c", "\u2026", "\u2192", "\uff46", "\ufb01", "\u00bd", "\u4e2d", "\u03a9",
+    "\ud800", "\udfff", "\u0301", "\u20dd", "\ue000",
+]  # fmt: skip
+
+
+def test_normalize_matches_the_reference_on_random_mixes() -> None:
+    rng = random.Random(20240604)
+    for _ in range(2000):
+        raw = "".join(rng.choice(NASTY_PIECES) for _ in range(rng.randint(0, 40)))
+        assert normalize_archive_text(raw) == reference_normalize(raw), repr(raw)
+
+
+@pytest.mark.parametrize("ch", [*JS_WHITESPACE, *FORMAT_CHARS])
+def test_normalize_whitespace_and_format_chars_in_every_position(ch: str) -> None:
+    for raw in (ch, f"a{ch}b", f"a {ch} b", f"a{ch}\nb", f"a\n{ch} b", f"{ch}a{ch}", f"a{ch * 3}b"):
+        assert normalize_archive_text(raw) == reference_normalize(raw), repr(raw)
+
+
+def test_normalize_format_runs() -> None:
+    # A run of only format characters vanishes; with a space it is one space; with a line
+    # break, one glyph (U+FEFF is JavaScript whitespace but a format character too).
+    assert normalize_archive_text("a\ufeff\u200bb") == "ab"
+    assert normalize_archive_text("a\u200b \u200db") == "a b"
+    assert normalize_archive_text("a \u200b\n\u2060 b") == f"a{NEWLINE_GLYPH}b"
+    assert normalize_archive_text("a\u00adb") == "ab"  # soft hyphen: Latin-1 yet format
+
+
+def test_normalize_long_runs_stay_fast() -> None:
+    # Runs a backtracking pattern would rescan from every position (quadratic time).
+    assert normalize_archive_text("a" + " \t" * 200_000 + "b") == "a b"
+    assert normalize_archive_text("a" + "\u200b" * 200_000 + "b") == "ab"
+    assert normalize_archive_text(NEWLINE_GLYPH * 200_000 + "x") == "x"
+    assert normalize_archive_text("x" + " " * 200_000 + "\n") == "x"
+
+
+def test_normalize_characters_across_unicode() -> None:
+    # A sample of every block: whatever category a character has, the fold is the reference's.
+    rng = random.Random(7)
+    sample = [chr(cp) for cp in rng.sample(range(0x110000), 20_000)]
+    raw = " ".join("".join(sample[i : i + 7]) for i in range(0, len(sample), 7))
+    assert normalize_archive_text(raw) == reference_normalize(raw)
+
+
 # -- corpus ----------------------------------------------------------------------------------
 
 
@@ -333,3 +432,8 @@ def test_corpus_scoped_serialization_pairs_every_result() -> None:
     assert "\n" not in normalized
     assert normalized.count(DIM_ON) == len(non_empty)
     assert all(ord(c) <= 0xFF or c == NEWLINE_GLYPH for c in normalized)
+
+
+def test_corpus_normalize_matches_the_reference() -> None:
+    text = serialize_scoped(corpus_messages())
+    assert normalize_archive_text(text) == reference_normalize(text)

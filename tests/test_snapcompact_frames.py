@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import io
 import math
+import random
 
+import numpy as np
 import pytest
 from PIL import Image
 
 from musepi_lab.strategies._frames import (
     MAX_FRAMES_DEFAULT,
+    SHAPE_NAMES,
+    FrameShape,
+    _cell_bitmap,
     frame_billing_tokens,
     frame_shape,
     image_budget,
@@ -103,3 +108,55 @@ def test_png_opens_at_planned_size_and_is_deterministic():
     pixels = img.convert("L").load()
     assert all(pixels[x, 1560] == 255 for x in range(0, 1568, 7))
     assert any(pixels[x, y] == 0 for x in range(0, 200) for y in range(0, 16))
+
+
+def reference_pixels(text: str, shape: FrameShape) -> np.ndarray:
+    """White (True) / ink pixels of a page: each character's cell pasted with plain loops."""
+    image = np.ones((shape.size_px, shape.size_px), dtype=bool)
+    for i, ch in enumerate(text[: shape.capacity]):
+        row, col = divmod(i, shape.cols)
+        top, left = row * shape.cell_h, col * shape.cell_w
+        image[top : top + shape.cell_h, left : left + shape.cell_w] = ~_cell_bitmap(ch, shape)
+    return image
+
+
+def decoded(png: bytes) -> np.ndarray:
+    img = Image.open(io.BytesIO(png))
+    assert img.mode == "1"
+    return np.array(img, dtype=bool)
+
+
+PAGE_CHARS = [
+    *(chr(c) for c in range(0x20, 0x7F)),
+    *(chr(c) for c in range(0xA0, 0x100)),
+    "\u2588",  # newline mark: a solid cell
+    "\x0e",  # outside the font: `?`
+    "\u2192",
+    "\U0001f600",
+    "\ud800",  # a lone surrogate, as a cut through a pair leaves
+]
+
+
+@pytest.mark.parametrize("name", SHAPE_NAMES)
+@pytest.mark.parametrize("size", [1568, 203, 37])
+def test_frame_pixels_match_cell_by_cell_layout(name: str, size: int) -> None:
+    # Sizes that leave a right and bottom margin (203, 37) or fill whole bytes (1568).
+    shape = frame_shape(name, size)
+    rng = random.Random(size)
+    for length in (shape.capacity, shape.capacity // 3 + 1):
+        page = "".join(rng.choice(PAGE_CHARS) for _ in range(length))
+        got = decoded(render_frame(page, shape))
+        assert got.shape == (size, size)
+        assert np.array_equal(got, reference_pixels(page, shape))
+
+
+def test_frame_smaller_than_a_cell_is_blank_paper() -> None:
+    shape = frame_shape("11on16-bw", 10)
+    assert shape.capacity == 0
+    assert decoded(render_frame("ignored", shape)).all()
+
+
+def test_text_beyond_the_page_is_not_drawn() -> None:
+    shape = frame_shape("8on16-bw", 64)
+    page = "x" * shape.capacity
+    assert render_frame(page + "overflow", shape) == render_frame(page, shape)

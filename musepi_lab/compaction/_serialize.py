@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
+from functools import cache, lru_cache
 from typing import Any
 
 from ..session._model import message_text
@@ -553,10 +555,21 @@ _PICTOGRAPHIC_RANGES: tuple[tuple[int, int], ...] = (
     (0x1F947, 0x1FAFF), (0x1FC00, 0x1FFFD),
 )  # fmt: skip
 
-_LINE_BREAKS = frozenset("\n\r\u2028\u2029")
-_JS_WS_SET = frozenset(JS_WHITESPACE)
-_EDGE_RUNS_RE = re.compile(f"\\A[ {NEWLINE_GLYPH}]+|[ {NEWLINE_GLYPH}]+\\Z")
-_SPACES_RE = re.compile(" +")
+_LINE_BREAKS = "\n\r\u2028\u2029"
+_LINE_BREAK_RE = re.compile(f"[{_LINE_BREAKS}]")
+# JavaScript whitespace without U+FEFF (a format character too, dropped with them first),
+# escaped for a character class.
+_SPACING = re.escape(JS_WHITESPACE.replace("\ufeff", ""))
+# A spacing run, unless it is one plain space (most runs: left alone, no callback). The
+# pattern opens with a character class so the regex engine skips other text in C.
+_SPACING_RUN_RE = re.compile(f"[{_SPACING}](?:[{_SPACING}]+|(?<! ))")
+_EDGES = " " + NEWLINE_GLYPH
+_EXTRA_SPACES_RE = re.compile(" {2,}")
+# Everything the pixel font does not print as it is: not ASCII/Latin-1, the ink toggles or `█`.
+_UNPRINTED_RUN_RE = re.compile(f"[^\\x20-\\x7e\\xa0-\\xff{DIM_ON}{DIM_OFF}{NEWLINE_GLYPH}]+")
+# Folds are cached per distinct character; bounded, so text cycling through all of Unicode
+# cannot grow the cache without limit.
+_FOLD_CACHE_SIZE = 1 << 16
 # ECMA-48 escape sequences, as the `ansi-regex` package matches them, then any bare ESC pair.
 _ANSI_RE = re.compile(
     "[\x1b\x9b][\\[\\]()#;?]*(?:"
@@ -614,30 +627,76 @@ def strip_ansi(text: str) -> str:
     return _ESC_PAIR_RE.sub("", _ANSI_RE.sub("", text))
 
 
-def _collapse_whitespace(text: str) -> str:
-    # One pass over runs of whitespace and format (Cf) characters: a run with a line break
-    # becomes the newline glyph, a run with real whitespace one space, a run of only
-    # format characters (zero-width space, BOM, direction marks…) nothing.
-    out: list[str] = []
-    run: list[str] = []
-
-    def close_run() -> None:
-        if not run:
-            return
-        if any(c in _LINE_BREAKS for c in run):
-            out.append(NEWLINE_GLYPH)
-        elif any(unicodedata.category(c) != "Cf" for c in run):
-            out.append(" ")
-        run.clear()
-
-    for ch in text:
-        if ch in _JS_WS_SET or unicodedata.category(ch) == "Cf":
-            run.append(ch)
+def _char_class(codes: Iterable[int]) -> str:
+    # A regex character class body of sorted code points, consecutive ones as ranges.
+    ranges: list[list[int]] = []
+    for cp in codes:
+        if ranges and ranges[-1][1] == cp - 1:
+            ranges[-1][1] = cp
         else:
-            close_run()
-            out.append(ch)
-    close_run()
-    return "".join(out)
+            ranges.append([cp, cp])
+    return "".join(
+        re.escape(chr(lo)) if lo == hi else f"{re.escape(chr(lo))}-{re.escape(chr(hi))}"
+        for lo, hi in ranges
+    )
+
+
+@cache
+def _format_char_res() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    # (runs of characters that may be format characters, format characters). Taken from
+    # this Python's Unicode database, so the set is exactly what `unicodedata.category`
+    # calls Cf; built on first use (about 0.1 s), not at import. The first pattern lets
+    # the common text (ASCII and Latin-1 only, no soft hyphen) through one quick scan.
+    category = unicodedata.category
+    codes = [cp for cp in range(sys.maxunicode + 1) if category(chr(cp)) == "Cf"]
+    latin1_plain = (cp for cp in range(256) if cp not in codes)
+    return (
+        re.compile(f"[^{_char_class(latin1_plain)}]+"),
+        re.compile(f"[{_char_class(codes)}]+"),
+    )
+
+
+def _drop_format_chars(text: str) -> str:
+    if text.isascii():  # every format character lies outside ASCII
+        return text
+    candidates, format_chars = _format_char_res()
+    if candidates.search(text) is None:
+        return text
+    return candidates.sub(lambda m: format_chars.sub("", m.group()), text)
+
+
+def _spacing_run(match: re.Match[str]) -> str:
+    return NEWLINE_GLYPH if _LINE_BREAK_RE.search(match.group()) else " "
+
+
+def _collapse_whitespace(text: str) -> str:
+    # A run of whitespace and format (Cf) characters with a line break becomes the newline
+    # glyph, a run with real whitespace one space, a run of only format characters (zero-
+    # width space, BOM, direction marks…) nothing. Dropping the format characters first
+    # gives the same runs, since they never decide a run's kind.
+    return _SPACING_RUN_RE.sub(_spacing_run, _drop_format_chars(text))
+
+
+@lru_cache(maxsize=_FOLD_CACHE_SIZE)
+def _fold_char(ch: str) -> str:
+    # What one character outside the font prints as ("" when it is dropped).
+    if ch in EMOJI_FOLD:
+        return EMOJI_FOLD[ch]
+    if ch in CHAR_FOLD:
+        return CHAR_FOLD[ch]
+    cp = ord(ch)
+    if 0x2500 <= cp <= 0x257F:
+        return "|" if cp in (0x2502, 0x2503) else "-" if cp in (0x2500, 0x2501) else "+"
+    folded = fold_to_ascii(ch)
+    if folded is not None:
+        return folded
+    if is_pictographic(ch) or _unrenderable(ch):
+        return ""
+    return "?"
+
+
+def _fold_run(match: re.Match[str]) -> str:
+    return "".join(map(_fold_char, match.group()))
 
 
 def normalize_archive_text(text: str) -> str:
@@ -656,22 +715,11 @@ def normalize_archive_text(text: str) -> str:
     Unlike oh-my-pi, no font is consulted: characters its bundled fonts could draw as they
     are (CJK through the Silver fallback, Greek, …) become `?` here.
     """
-    chars = _EDGE_RUNS_RE.sub("", _collapse_whitespace(strip_ansi(text)))
-    out: list[str] = []
-    for ch in chars:
-        cp = ord(ch)
-        if _ascii_or_latin1(cp) or ch in (DIM_ON, DIM_OFF, NEWLINE_GLYPH):
-            out.append(ch)
-        elif ch in EMOJI_FOLD:
-            out.append(EMOJI_FOLD[ch])
-        elif ch in CHAR_FOLD:
-            out.append(CHAR_FOLD[ch])
-        elif 0x2500 <= cp <= 0x257F:
-            out.append("|" if cp in (0x2502, 0x2503) else "-" if cp in (0x2500, 0x2501) else "+")
-        else:
-            folded = fold_to_ascii(ch)
-            if folded is not None:
-                out.append(folded)
-            elif not is_pictographic(ch) and not _unrenderable(ch):
-                out.append("?")
-    return _EDGE_RUNS_RE.sub("", _SPACES_RE.sub(" ", "".join(out)))
+    # Regex passes scan in C; Python runs only per spacing run other than a lone space,
+    # per run of characters outside the font, and once per distinct character folded.
+    chars = _collapse_whitespace(strip_ansi(text)).strip(_EDGES)
+    folded = _UNPRINTED_RUN_RE.sub(_fold_run, chars)
+    # Folding can leave two spaces side by side (a dropped emoji between two words).
+    if "  " in folded:
+        folded = _EXTRA_SPACES_RE.sub(" ", folded)
+    return folded.strip(_EDGES)
