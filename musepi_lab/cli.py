@@ -1,20 +1,39 @@
-"""The `musepi-lab` command line: inspect, convert, datasets, demo."""
+"""The `musepi-lab` command line: inspect, convert, datasets, bench, report, demo."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-from .session import Session, SessionReadError, iter_sessions, read_session
+from .session import Session, SessionReadError, read_session
 
 SAMPLE_DIR = Path(__file__).resolve().parents[1] / "datasets" / "sample"
+DEMO_STRATEGIES: tuple[str, ...] = (
+    "none",
+    "truncate",
+    "observation-masking",
+    "prune",
+    "extractive",
+    "snapcompact",
+)
+"""The model-free strategies the demo (and `bench` without `--strategy`) runs."""
+DEFAULT_BUDGETS: tuple[int, ...] = (8000, 20000)
+"""Keep-recent budgets of `bench` without `--budget` and of the demo."""
+DEFAULT_WINDOWS: tuple[int, ...] = (64000, 128000)
+"""Context windows of `bench --mode replay` without `--budget`."""
+
+
+class UsageError(Exception):
+    """A command-line argument that cannot be used (printed, exit code 2)."""
 
 
 def session_summary(session: Session) -> dict[str, object]:
-    """A one-row summary of a session (what `inspect` and `demo` print)."""
+    """A one-row summary of a session (what `inspect` prints)."""
     path = session.path()
     roles = Counter(e.role for e in path if e.type == "message")
     kinds = Counter(e.type for e in session.entries)
@@ -33,9 +52,9 @@ def session_summary(session: Session) -> dict[str, object]:
 
 
 def format_table(rows: Sequence[dict[str, object]]) -> str:
-    """A plain-text table with aligned columns."""
+    """A plain-text table with aligned columns (numbers right-aligned)."""
     if not rows:
-        return "(no sessions)"
+        return "(nothing found)"
     cols = list(rows[0])
     widths = {c: max(len(c), *(len(str(r[c])) for r in rows)) for c in cols}
     lines = ["  ".join(c.ljust(widths[c]) for c in cols)]
@@ -43,13 +62,16 @@ def format_table(rows: Sequence[dict[str, object]]) -> str:
     for r in rows:
         lines.append(
             "  ".join(
-                str(r[c]).rjust(widths[c]) if isinstance(r[c], int) else str(r[c]).ljust(widths[c])
+                str(r[c]).rjust(widths[c])
+                if isinstance(r[c], (int, float)) and not isinstance(r[c], bool)
+                else str(r[c]).ljust(widths[c])
                 for c in cols
             )
         )
     return "\n".join(lines)
 
 
+# -- inspect / convert --------------------------------------------------------------------
 def cmd_inspect(args: argparse.Namespace) -> int:
     session = read_session(args.file, strict=args.strict)
     print(format_table([session_summary(session)]))
@@ -67,16 +89,241 @@ def cmd_convert(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- datasets -----------------------------------------------------------------------------
+def _dataset_rows(verify: bool) -> list[dict[str, object]]:
+    from .datasets._registry import DatasetError, list_datasets, load_manifest, verify_file
+
+    rows: list[dict[str, object]] = []
+    for name in list_datasets():
+        try:
+            manifest = load_manifest(name)
+        except DatasetError as exc:
+            rows.append({"dataset": name, "status": f"bad manifest: {exc}"})
+            continue
+        root = manifest.root_path()
+        status = "present" if root.is_dir() else "absent"
+        if verify and root.is_dir():
+            try:
+                for entry in manifest.files:
+                    verify_file(root, entry)
+                status = "verified"
+            except DatasetError as exc:
+                status = f"FAILED: {exc}"
+        formats = Counter(f.format for f in manifest.session_files)
+        rows.append(
+            {
+                "dataset": manifest.name,
+                "sessions files": len(manifest.session_files),
+                "formats": ", ".join(f"{k} {v}" for k, v in sorted(formats.items())),
+                "licence": manifest.licence,
+                "root": str(root),
+                "status": status,
+            }
+        )
+    return rows
+
+
+def _found_rows(found: Sequence[Any]) -> list[dict[str, object]]:
+    return [
+        {
+            "agent": f.agent,
+            "project": f.project or "",
+            "size": f"{f.size / 1024:.0f} KB",
+            "modified": time.strftime("%Y-%m-%d %H:%M", time.localtime(f.modified)),
+            "path": str(f.path),
+        }
+        for f in found
+    ]
+
+
 def cmd_datasets(args: argparse.Namespace) -> int:
-    rows = [session_summary(s) for s in iter_sessions(args.root)]
-    print(format_table(rows))
+    from .datasets._discover import discover_folder, discover_sessions
+
+    rows = _dataset_rows(args.verify)
+    print("Datasets (registry):")
+    print(format_table(rows) if rows else "(no manifests)")
+    if args.folders:
+        for folder in args.folders:
+            print(f"\nSessions under {folder}:")
+            print(format_table(_found_rows(discover_folder(folder))))
+    if not args.no_discover:
+        found = discover_sessions(args.home)
+        print("\nYour sessions (pi/MusePi, oh-my-pi, Claude Code, Codex):")
+        print(format_table(_found_rows(found)) if found else "(none found)")
+    return 0
+
+
+# -- bench --------------------------------------------------------------------------------
+def resolve_dataset(spec: str, *, verify: bool = True) -> list[Path]:
+    """Session paths for a `bench` argument: an existing file or folder, or a registry
+    dataset name (checksums verified).
+
+    Raises:
+        UsageError: Neither a path nor a dataset name.
+    """
+    from .datasets._registry import DatasetError, dataset_paths, list_datasets
+
+    path = Path(spec)
+    if path.exists():
+        return [path]
+    names = list_datasets()
+    if spec in names:
+        try:
+            return dataset_paths(spec, verify=verify)
+        except DatasetError as exc:
+            raise UsageError(str(exc)) from None
+    raise UsageError(
+        f"{spec!r} is neither a file, a folder nor a dataset; datasets: {', '.join(names)}"
+    )
+
+
+def model_free_strategies() -> list[str]:
+    """The demo strategies that are registered and call no model, in demo order."""
+    from .strategies._base import available, strategy_type
+
+    names = set(available())
+    return [n for n in DEMO_STRATEGIES if n in names and not strategy_type(n).needs_summarizer]
+
+
+def _strategies(specs: Sequence[str] | None) -> list[Any]:
+    from .bench._grid import resolve_strategy
+
+    chosen = list(specs) if specs else model_free_strategies()
+    if not chosen:
+        raise UsageError("no model-free strategies are registered; pass --strategy NAME")
+    try:
+        return [resolve_strategy(s) for s in chosen]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise UsageError(str(exc.args[0]) if exc.args else str(exc)) from None
+
+
+def _executor(args: argparse.Namespace) -> Any:
+    return "serial" if args.serial or args.workers == 1 else None
+
+
+def _run_bench(
+    sessions: Sequence[Path],
+    strategies: Sequence[Any],
+    budgets: Sequence[int],
+    args: argparse.Namespace,
+    out: Path,
+) -> Any:
+    from .bench._report import summary_table, table_text, write_benchmark
+    from .bench._run import run_benchmark
+    from .compaction._settings import CompactionSettings
+
+    settings = CompactionSettings.for_profile(args.profile)
+    started = time.perf_counter()
+    df = run_benchmark(
+        list(sessions),
+        strategies,
+        budgets,
+        executor=_executor(args),
+        max_workers=args.workers,
+        cache_dir=None if args.no_cache else out / "cells",
+        settings=settings,
+        counter_method=args.counter,
+        facts=args.facts,
+        progress=not args.no_progress,
+        mode=args.mode,
+    )
+    write_benchmark(df, out)
+    elapsed = time.perf_counter() - started
+    failed = int(df["error"].notna().sum())
+    print(table_text(summary_table(df)))
+    print(
+        f"\n{len(df)} cells ({df.attrs['cells_computed']} computed, "
+        f"{df.attrs['cells_cached']} cached, {failed} failed) in {elapsed:.1f} s; "
+        f"results in {out}/"
+    )
+    if failed:
+        first = df.loc[df["error"].notna()].iloc[0]
+        print(
+            f"musepi-lab: {failed} cells failed; first: {first['source']} "
+            f"{first['strategy']} @ {first['budget']}: {str(first['error']).splitlines()[0]}",
+            file=sys.stderr,
+        )
+    return df
+
+
+def _budgets(args: argparse.Namespace) -> list[int]:
+    if args.budget:
+        return list(args.budget)
+    return list(DEFAULT_WINDOWS if args.mode == "replay" else DEFAULT_BUDGETS)
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    sessions = resolve_dataset(args.dataset, verify=not args.no_verify)
+    strategies = _strategies(args.strategy)
+    df = _run_bench(sessions, strategies, _budgets(args), args, Path(args.out))
+    return 1 if len(df) and df["error"].notna().all() else 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from .bench._report import read_benchmark, summary_table, table_text, write_report
+
+    try:
+        df = read_benchmark(args.dir)
+    except FileNotFoundError as exc:
+        raise UsageError(str(exc)) from None
+    written = write_report(args.dir, df)
+    print(table_text(summary_table(df)))
+    print("\nwrote " + ", ".join(str(p) for p in written.values()))
     return 0
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    rows = [session_summary(s) for s in iter_sessions(args.data)]
-    print(format_table(rows))
-    return 0
+    from .bench._report import write_report
+
+    out = Path(args.out)
+    strategies = _strategies(args.strategy)
+    print(
+        f"musepi-lab demo: {len(strategies)} model-free strategies × budgets "
+        f"{', '.join(map(str, _budgets(args)))} over {args.data}\n"
+    )
+    df = _run_bench([Path(args.data)], strategies, _budgets(args), args, out)
+    written = write_report(out, df)
+    print("plots: " + ", ".join(str(p) for n, p in written.items() if n.endswith(".png")))
+    return 1 if len(df) and df["error"].notna().all() else 0
+
+
+# -- the parser ---------------------------------------------------------------------------
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text.replace("_", "").rstrip("kK")) * (1000 if text[-1:] in "kK" else 1)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a token count: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive: {text!r}")
+    return value
+
+
+def _add_run_options(p: argparse.ArgumentParser, *, default_out: str | None) -> None:
+    p.add_argument(
+        "--strategy",
+        action="append",
+        metavar="NAME[:k=v,...]",
+        help="a strategy with parameters (repeat; default: the model-free strategies)",
+    )
+    p.add_argument(
+        "--budget",
+        action="append",
+        type=_positive_int,
+        metavar="N",
+        help="keep-recent tokens (compact mode) or window (replay mode); repeat; 20k works",
+    )
+    if default_out is None:
+        p.add_argument("--out", required=True, help="folder for results.parquet/csv, config.json")
+    else:
+        p.add_argument("--out", default=default_out, help=f"output folder (default {default_out})")
+    p.add_argument("--workers", type=int, default=None, help="process-pool size (default: CPUs)")
+    p.add_argument("--serial", action="store_true", help="run every cell inline")
+    p.add_argument("--mode", choices=("compact", "replay"), default="compact")
+    p.add_argument("--profile", choices=("musepi", "pi"), default="musepi")
+    p.add_argument("--counter", default=None, help="token method (default: the profile's)")
+    p.add_argument("--facts", choices=("auto", "planted", "extracted"), default="auto")
+    p.add_argument("--no-cache", action="store_true", help="do not resume from OUT/cells")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -96,13 +343,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--strict", action="store_true")
     p.set_defaults(func=cmd_convert)
 
-    p = sub.add_parser("datasets", help="list the sessions found under a folder")
-    p.add_argument("root", nargs="?", default=str(SAMPLE_DIR))
+    p = sub.add_parser("datasets", help="list registry datasets and the sessions found")
+    p.add_argument("folders", nargs="*", help="also list the session files under these folders")
+    p.add_argument("--home", default=None, help="home folder to discover sessions in")
+    p.add_argument("--verify", action="store_true", help="check every dataset file's sha256")
+    p.add_argument("--no-discover", action="store_true", help="skip the agents' session folders")
     p.set_defaults(func=cmd_datasets)
 
-    p = sub.add_parser("demo", help="the main job on the bundled sample")
+    p = sub.add_parser("bench", help="run the strategy × budget grid over a dataset")
+    p.add_argument("dataset", help="a registry dataset name, a folder or a session file")
+    _add_run_options(p, default_out=None)
+    p.add_argument("--no-verify", action="store_true", help="skip dataset checksums")
+    p.set_defaults(func=cmd_bench)
+
+    p = sub.add_parser("report", help="plots and a summary table from a bench result")
+    p.add_argument("dir")
+    p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("demo", help="the main job: the bundled sample, model-free strategies")
     p.add_argument("--data", default=str(SAMPLE_DIR))
-    p.add_argument("--out", default="demo-output")
+    _add_run_options(p, default_out="demo-output")
     p.set_defaults(func=cmd_demo)
     return parser
 
@@ -112,7 +372,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))
-    except SessionReadError as exc:
+    except (SessionReadError, UsageError) as exc:
         print(f"musepi-lab: {exc}", file=sys.stderr)
         return 2
 

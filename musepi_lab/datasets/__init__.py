@@ -1,5 +1,6 @@
 """Datasets: the bundled generated sample, manifests, and discovery of session folders."""
 
+from ._discover import AGENTS, DiscoveredSession, discover_folder, discover_sessions
 from ._generator import (
     FACT_KINDS,
     SAMPLE_CONFIGS,
@@ -10,14 +11,52 @@ from ._generator import (
     read_facts,
     write_sample,
 )
+from ._registry import (
+    DATASETS_DIR,
+    MANIFEST_SUFFIX,
+    DatasetChecksumError,
+    DatasetError,
+    DatasetFile,
+    DatasetManifest,
+    DatasetNotFound,
+    build_manifest,
+    dataset_paths,
+    file_sha256,
+    is_manifest_file,
+    iter_dataset_sessions,
+    list_datasets,
+    load_manifest,
+    verify_file,
+    write_manifest,
+)
 
 __all__ = [
+    "AGENTS",
+    "DATASETS_DIR",
     "FACT_KINDS",
+    "MANIFEST_SUFFIX",
     "SAMPLE_CONFIGS",
+    "DatasetChecksumError",
+    "DatasetError",
+    "DatasetFile",
+    "DatasetManifest",
+    "DatasetNotFound",
+    "DiscoveredSession",
     "GeneratorConfig",
     "PlantedFact",
+    "build_manifest",
+    "dataset_paths",
+    "discover_folder",
+    "discover_sessions",
+    "file_sha256",
     "generate_session",
+    "is_manifest_file",
+    "iter_dataset_sessions",
     "iter_sample_files",
+    "list_datasets",
+    "load_manifest",
     "read_facts",
+    "verify_file",
+    "write_manifest",
     "write_sample",
 ]

@@ -128,10 +128,16 @@ def context_text(
     parts: list[str] = []
     for message in messages:
         parts.extend(_texts(message))
+        for block in message.get("blocks") or ():
+            # Snapcompact: the archive's text head and tail are text blocks the model reads;
+            # frames are images whose source text counts only with `include_archive_text`.
+            if not isinstance(block, Mapping):
+                continue
+            if block.get("type") == "text" and isinstance(block.get("text"), str):
+                parts.append(block["text"])
+            elif include_archive_text and isinstance(block.get("sourceText"), str):
+                parts.append(block["sourceText"])
         if include_archive_text:
-            for block in message.get("blocks") or ():
-                if isinstance(block, Mapping) and isinstance(block.get("sourceText"), str):
-                    parts.append(block["sourceText"])
             archive = message.get("archiveText")
             if isinstance(archive, str):
                 parts.append(archive)
