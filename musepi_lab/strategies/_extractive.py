@@ -1,8 +1,8 @@
 """`extractive`: a deterministic, model-free summary of what the engine would summarize.
 
 Everything in the summary is copied from the conversation, nothing is generated: the
-user's requests (verbatim, capped), the commands run, the errors seen (the first line of
-each failed tool result, error-looking lines of other results, provider errors), and the
+user's requests (verbatim, capped), the commands run, the errors seen (error-looking lines
+of tool results, or the first line of a failed result that has none; provider errors), and the
 last state (the last assistant text). They fill the section layout the compaction prompt
 asks a model for (spec §5.3: Goal, Constraints & Preferences, Progress, Key Decisions,
 Next Steps, Critical Context); the files touched are appended as `llm-summary` appends
@@ -139,14 +139,16 @@ def _error_lines(message: Message) -> list[str]:
     role = message.get("role")
     if role == "toolResult":
         text = _result_text(message)
-        if message.get("isError"):
-            first = _first_line(text)
-            return [_cap(first, ERROR_LINE_CHARS)] if first else []
-        return [
+        lines = [
             _cap(line.strip(), ERROR_LINE_CHARS)
             for line in text.splitlines()
             if _ERROR_LINE.search(line)
         ]
+        if message.get("isError") and not lines:
+            # A failed result with no error-looking line: its first line says what failed.
+            first = _first_line(text)
+            return [_cap(first, ERROR_LINE_CHARS)] if first else []
+        return lines
     if role == "assistant" and message.get("stopReason") == "error":
         error = message.get("errorMessage")
         if isinstance(error, str) and error.strip():
