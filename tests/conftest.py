@@ -1,25 +1,11 @@
-"""Shared fixtures: where the real corpus lives (../shared/corpus beside the repository)."""
+"""Shared fixtures; the corpus helpers themselves live in `_corpus.py`."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
-
-REPO_ROOT = Path(__file__).resolve().parents[1]
-CORPUS = Path(os.environ.get("MUSEPI_LAB_CORPUS", REPO_ROOT.parent / "shared" / "corpus"))
-HAS_CORPUS = CORPUS.is_dir()
-
-needs_corpus = pytest.mark.skipif(not HAS_CORPUS, reason=f"corpus not found at {CORPUS}")
-
-
-def corpus_file(*parts: str) -> Path:
-    """A corpus file; the calling test is skipped when it is absent."""
-    path = CORPUS.joinpath(*parts)
-    if not path.exists():
-        pytest.skip(f"corpus file not found: {path}")
-    return path
+from _corpus import CORPUS, HAS_CORPUS
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import corpus_file
+from _corpus import corpus_file
 
 from musepi_lab.session._errors import ReadProblem, SessionReadError
 from musepi_lab.session._jsonl import read_pi_jsonl

@@ -13,7 +13,7 @@ from typing import ClassVar
 
 import pandas as pd
 import pytest
-from conftest import needs_corpus
+from _corpus import needs_corpus
 
 from musepi_lab.bench._grid import (
     make_cells,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import CORPUS, needs_corpus
+from _corpus import CORPUS, needs_corpus
 
 from musepi_lab.cli import DEMO_STRATEGIES, main, model_free_strategies
 from musepi_lab.session import read_session

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import corpus_file
+from _corpus import corpus_file
 
 from musepi_lab.compaction._cut import find_cut_point
 from musepi_lab.compaction._prepare import prepare_compaction

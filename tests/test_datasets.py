@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, needs_corpus
+from _corpus import CORPUS, needs_corpus
 
 from musepi_lab.datasets._discover import AGENTS, discover_folder, discover_sessions
 from musepi_lab.datasets._generator import SAMPLE_CONFIGS

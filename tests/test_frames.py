@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from conftest import CORPUS, corpus_file, needs_corpus
+from _corpus import CORPUS, corpus_file, needs_corpus
 
 from musepi_lab.frames import (
     COMPACTION_COLUMNS,

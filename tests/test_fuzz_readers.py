@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CORPUS, corpus_file
+from _corpus import CORPUS, corpus_file
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CORPUS, corpus_file, needs_corpus
+from _corpus import CORPUS, corpus_file, needs_corpus
 
 from musepi_lab.session._claude_code import read_claude_code
 from musepi_lab.session._errors import SessionReadError
@@ -698,11 +698,15 @@ def test_synthetic_linked_subagents(synthetic: Path) -> None:
 
 
 def test_synthetic_strict_mode_raises_with_file_and_line(synthetic: Path) -> None:
-    lenient = {(p.kind, p.line) for p in read_claude_code(synthetic).errors}
+    # The broken line 19 is met while parsing, before the unpaired result of line 13 is;
+    # both modes still put line 13 first.
+    lenient = [(p.kind, p.line) for p in read_claude_code(synthetic).errors]
+    assert lenient == [("unpaired-tool-result", 13), ("malformed-json", 19)]
     with pytest.raises(SessionReadError) as info:
         read_claude_code(synthetic, strict=True)
     assert info.value.path == str(synthetic)
-    assert (info.value.kind, info.value.line) in lenient
+    assert (info.value.kind, info.value.line) == ("unpaired-tool-result", 13)
+    assert [(p.kind, p.line) for p in info.value.problems] == lenient
 
 
 def test_synthetic_input_unchanged_and_detected(synthetic: Path) -> None:

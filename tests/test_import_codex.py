@@ -9,10 +9,13 @@ from typing import Any
 
 import orjson
 import pytest
-from conftest import corpus_file, needs_corpus
+from _corpus import corpus_file, needs_corpus
+from hypothesis import given
+from hypothesis import strategies as st
 
-from musepi_lab.session._codex import read_codex
+from musepi_lab.session._codex import LineIds, may_be_json, read_codex
 from musepi_lab.session._errors import SessionReadError
+from musepi_lab.session._importing import IdAllocator
 from musepi_lab.session._model import tool_calls
 from musepi_lab.session._read import detect_format, read_session
 
@@ -753,3 +756,31 @@ def test_strict_names_the_earliest_problem(tmp_path: Path) -> None:
     with pytest.raises(SessionReadError) as info:
         read_codex(path, strict=True)
     assert (info.value.kind, info.value.line) == ("unpaired-tool-result", 2)
+
+
+# -- shortcuts of the hot path: same results as the general code ------------------------------
+@pytest.mark.parametrize("seed", ["019c8a59-e9dd-71f0-9ae3-4079fe9726a9", "séance-\ud800"])
+def test_line_ids_are_the_generic_allocators_ids(seed: str) -> None:
+    lines = [1, 2, 3, 2, 2, 10**9, 3]  # a repeated line takes the salted path
+    generic = IdAllocator(seed)
+    fast = LineIds(seed)
+    assert [fast.take(n) for n in lines] == [generic.take(None, n) for n in lines]
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+    max_leaves=6,
+)
+
+
+@given(JSON_VALUES, st.sampled_from([None, 0, 2]), st.sampled_from(["", " ", "\n\t", "\r "]))
+def test_may_be_json_accepts_every_json_text(value: Any, indent: int | None, space: str) -> None:
+    assert may_be_json(space + json.dumps(value, indent=indent) + space)
+
+
+@given(st.text(max_size=30))
+def test_may_be_json_rejects_only_texts_that_do_not_parse(text: str) -> None:
+    if not may_be_json(text):
+        with pytest.raises(orjson.JSONDecodeError):
+            orjson.loads(text)

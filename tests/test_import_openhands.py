@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CORPUS, corpus_file, needs_corpus
+from _corpus import CORPUS, corpus_file, needs_corpus
 
 from musepi_lab.session._errors import SessionReadError
 from musepi_lab.session._jsonl import read_pi_jsonl
@@ -398,14 +398,16 @@ def test_eval_jsonl_with_bad_lines(tmp_path: Path) -> None:
     path.write_text("\n".join(lines) + '\n{"instance_id": "c", "hist', encoding="utf-8")
     sessions = list(iter_openhands(path))
     assert [s.id for s in sessions] == ["a", "b"]
+    # In file order, though the cut-short last line was found first (while parsing).
     assert [(p.kind, p.line) for p in sessions[0].errors] == [
-        ("truncated-line", 4),
         ("not-an-object", 2),
+        ("truncated-line", 4),
     ]
     assert sessions[1].errors == ()
     assert {e.line for e in sessions[1].entries} == {3}
-    with pytest.raises(SessionReadError):
+    with pytest.raises(SessionReadError) as info:
         list(iter_openhands(path, strict=True))
+    assert (info.value.kind, info.value.line) == ("not-an-object", 2)
 
 
 def test_events_as_jsonl_are_one_session(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CORPUS, corpus_file, needs_corpus
+from _corpus import CORPUS, corpus_file, needs_corpus
 
 from musepi_lab.session._errors import SessionReadError
 from musepi_lab.session._jsonl import read_pi_jsonl
@@ -235,6 +235,17 @@ def test_truncated_document_strict_raises_with_line(tmp_path: Path) -> None:
     assert info.value.kind == "truncated-json"
     assert info.value.path == str(path)
     assert info.value.line == cut.count("\n") + 1  # the data stops on its last line
+
+
+def test_strict_names_the_earliest_problem(tmp_path: Path) -> None:
+    # The bad byte (line 5) is met before the syntax error (line 3) it comes after.
+    path = tmp_path / "two.traj"
+    path.write_bytes(b'{\n "history": [],\n "trajectory": [,],\n "x": 1,\n "y": "\xff"\n}\n')
+    lenient = [(p.kind, p.line) for p in read_swe_agent(path).errors]
+    assert lenient == [("malformed-json", 3), ("invalid-utf8", 5)]
+    with pytest.raises(SessionReadError) as info:
+        read_swe_agent(path, strict=True)
+    assert (info.value.kind, info.value.line) == ("malformed-json", 3)
 
 
 def test_truncated_document_lenient_gives_empty_session_with_problem(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ import math
 from typing import Any
 
 import pytest
-from conftest import corpus_file
+from _corpus import corpus_file
 
 from musepi_lab.compaction._pruning import (
     MIN_PRUNE_TOKENS,

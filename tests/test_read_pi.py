@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import corpus_file
+from _corpus import corpus_file
 
 from musepi_lab.session._jsonl import read_pi_jsonl
 from musepi_lab.session._read import detect_format, read_session

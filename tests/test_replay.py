@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import corpus_file
+from _corpus import corpus_file
 
 import musepi_lab.strategies._none
 import musepi_lab.strategies._truncate  # noqa: F401

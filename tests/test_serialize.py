@@ -10,7 +10,7 @@ import unicodedata
 from typing import Any
 
 import pytest
-from conftest import corpus_file
+from _corpus import corpus_file
 
 from musepi_lab.compaction._serialize import (
     CHAR_FOLD,

@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 import pytest
-from conftest import REPO_ROOT, corpus_file
+from _corpus import REPO_ROOT, corpus_file
 
 from musepi_lab.compaction._settings import CompactionSettings
 from musepi_lab.session._context import build_session_context, convert_to_llm

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REPO_ROOT, corpus_file
+from _corpus import REPO_ROOT, corpus_file
 
 from musepi_lab._prompts import PromptSet
 from musepi_lab.compaction._prepare import prepare_compaction

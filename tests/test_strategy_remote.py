@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 import pytest
-from conftest import REPO_ROOT, corpus_file
+from _corpus import REPO_ROOT, corpus_file
 
 from musepi_lab.compaction._prepare import prepare_compaction
 from musepi_lab.compaction._settings import CompactionSettings

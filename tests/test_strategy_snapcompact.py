@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 import pytest
-from conftest import corpus_file
+from _corpus import corpus_file
 from PIL import Image
 
 from musepi_lab._prompts import PromptSet

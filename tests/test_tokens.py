@@ -8,7 +8,7 @@ import socket
 from typing import Any
 
 import pytest
-from conftest import corpus_file
+from _corpus import corpus_file
 
 from musepi_lab.session._jsonl import read_pi_jsonl
 from musepi_lab.session._model import Entry
