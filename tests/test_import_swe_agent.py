@@ -238,7 +238,7 @@ def test_truncated_document_strict_raises_with_line(tmp_path: Path) -> None:
 
 
 def test_strict_names_the_earliest_problem(tmp_path: Path) -> None:
-    # The bad byte (line 5) is met before the syntax error (line 3) it comes after.
+    # The bad byte on line 5 is found (decoding) before the syntax error on line 3 (parsing).
     path = tmp_path / "two.traj"
     path.write_bytes(b'{\n "history": [],\n "trajectory": [,],\n "x": 1,\n "y": "\xff"\n}\n')
     lenient = [(p.kind, p.line) for p in read_swe_agent(path).errors]

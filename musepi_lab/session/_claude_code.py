@@ -62,10 +62,10 @@ import orjson
 
 from ._errors import ProblemLog
 from ._importing import (
-    IdAllocator,
     assistant_message,
     epoch_ms,
     message_record,
+    stable_id,
     text_block,
     tool_call_block,
     tool_result_message,
@@ -97,37 +97,37 @@ def stop_reason(raw: Any, *, has_tool_calls: bool) -> str:
 
 def usage_from_anthropic(raw: Any) -> dict[str, Any]:
     """A pi usage object from an Anthropic `usage` object (missing counts are zero)."""
-    if not isinstance(raw, Mapping):
+    if not isinstance(raw, dict):
         return usage()
-
-    def count(key: str) -> int:
-        value = raw.get(key)
-        return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
     return usage(
-        input=count("input_tokens"),
-        output=count("output_tokens"),
-        cache_read=count("cache_read_input_tokens"),
-        cache_write=count("cache_creation_input_tokens"),
+        input=_count(raw, "input_tokens"),
+        output=_count(raw, "output_tokens"),
+        cache_read=_count(raw, "cache_read_input_tokens"),
+        cache_write=_count(raw, "cache_creation_input_tokens"),
     )
+
+
+def _count(raw: dict[str, Any], key: str) -> int:
+    value = raw.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def image_block(block: Mapping[str, Any]) -> dict[str, Any]:
     """A pi image block from an Anthropic image block; a non-base64 source becomes text."""
     source = block.get("source")
-    if isinstance(source, Mapping) and source.get("type") == "base64":
+    if isinstance(source, dict) and source.get("type") == "base64":
         return {
             "type": "image",
             "data": str(source.get("data", "")),
             "mimeType": str(source.get("media_type", "")),
         }
-    kind = source.get("type") if isinstance(source, Mapping) else None
+    kind = source.get("type") if isinstance(source, dict) else None
     return text_block(f"[image: {kind or 'unknown'} source]")
 
 
 def assistant_block(block: Any) -> dict[str, Any]:
     """A pi content block for one Anthropic assistant block (unknown blocks are kept as is)."""
-    if not isinstance(block, Mapping):
+    if not isinstance(block, dict):
         return text_block(str(block))
     kind = block.get("type")
     if kind == "text":
@@ -157,7 +157,7 @@ def user_blocks(blocks: list[Any]) -> list[dict[str, Any]]:
     for block in blocks:
         if isinstance(block, str):
             out.append(text_block(block))
-        elif not isinstance(block, Mapping):
+        elif not isinstance(block, dict):
             continue
         elif block.get("type") == "text":
             out.append(text_block(str(block.get("text", ""))))
@@ -177,7 +177,7 @@ def tool_result_content(content: Any) -> list[dict[str, Any]]:
     for block in content if isinstance(content, list) else ():
         if isinstance(block, str):
             texts.append(block)
-        elif not isinstance(block, Mapping):
+        elif not isinstance(block, dict):
             continue
         elif block.get("type") == "text":
             texts.append(str(block.get("text", "")))
@@ -202,7 +202,7 @@ def _text_of(content: Any) -> str:
         return "\n".join(
             str(b.get("text", ""))
             for b in content
-            if isinstance(b, Mapping) and b.get("type") == "text"
+            if isinstance(b, dict) and b.get("type") == "text"
         )
     return ""
 
@@ -214,12 +214,14 @@ class _Builder:
     """Turns parsed Claude Code records, in file order, into v3 records (see module doc)."""
 
     def __init__(
-        self, seed: str, log: ProblemLog, *, linked_file: bool, uuids: frozenset[str]
+        self, seed: str, log: ProblemLog, *, linked_file: bool, values: list[tuple[int, Any]]
     ) -> None:
-        self.ids = IdAllocator(seed)
+        self.seed = seed
+        self.taken_ids: set[str] = set()
         self.log = log
         self.linked_file = linked_file
-        self.uuids = uuids  # every uuid of the file, to tell a later line from a foreign one
+        self.values = values
+        self._uuids: frozenset[str] | None = None  # see `file_uuids`
         self.records: list[dict[str, Any]] = []
         self.lines: list[int] = []
         self.main: list[bool] = []
@@ -231,12 +233,26 @@ class _Builder:
         self._region: dict[str, str] = {}  # entry id -> id of the reply whose region it is in
         self._tail: dict[str, str] = {}  # reply id -> latest entry of its result chain
         self._replies: dict[tuple[bool, str], dict[str, Any]] = {}
+        self._reply_records: list[dict[str, Any]] = []  # each still holding its raw "_stop"
         self._calls: dict[str, str] = {}  # tool_use id -> tool name
         self._boundaries: dict[str, dict[str, Any]] = {}  # uuid -> compaction still unfilled
         self._after_compaction: dict[str, str] = {}  # entry id -> nearest compaction above
         self._last_id: str | None = None
 
     # -- plumbing ---------------------------------------------------------------------
+    def file_uuids(self) -> frozenset[str]:
+        """Every uuid of the file, to tell a later line from a foreign one.
+
+        Only a parent not seen yet asks, which is rare: collected on first use.
+        """
+        if self._uuids is None:
+            self._uuids = frozenset(
+                rec["uuid"]
+                for _, rec in self.values
+                if isinstance(rec, dict) and isinstance(rec.get("uuid"), str)
+            )
+        return self._uuids
+
     def _resolve(self, rec: Mapping[str, Any], lineno: int) -> tuple[str | None, str | None]:
         """(parent entry id, foreign parent uuid) for a record's `parentUuid`."""
         parent = rec.get("parentUuid") or rec.get("logicalParentUuid")
@@ -245,7 +261,7 @@ class _Builder:
         entry_id = self._alias.get(parent)
         foreign = None
         if entry_id is None:
-            if parent in self.uuids:
+            if parent in self.file_uuids():
                 where = "only a later line"
             elif not self.linked_file:
                 where = "no line"
@@ -292,7 +308,18 @@ class _Builder:
         return entry_id
 
     def _take_id(self, uuid: Any, lineno: int, *salt: object) -> str:
-        return self.ids.take(uuid if isinstance(uuid, str) else None, lineno, *salt)
+        """The uuid itself while it is free, else a stable id (as `IdAllocator.take`)."""
+        preferred = uuid if isinstance(uuid, str) else None
+        if preferred and preferred not in self.taken_ids:
+            self.taken_ids.add(preferred)
+            return preferred
+        n = 0
+        while True:
+            candidate = stable_id(self.seed, preferred, lineno, *salt, n)
+            if candidate not in self.taken_ids:
+                self.taken_ids.add(candidate)
+                return candidate
+            n += 1
 
     def _register_uuid(self, uuid: Any, entry_id: str, lineno: int) -> None:
         if not isinstance(uuid, str):
@@ -327,7 +354,7 @@ class _Builder:
                 self.source_records.append({"line": lineno, "record": rec})
                 return
         message = rec.get("message")
-        if kind in ("user", "assistant") and not isinstance(message, Mapping):
+        if kind in ("user", "assistant") and not isinstance(message, dict):
             self.log.add(
                 lineno, "bad-message", f"{kind} line has no message object; kept as custom"
             )
@@ -357,7 +384,7 @@ class _Builder:
         if reply is not None:
             msg = reply["message"]
             msg["content"].extend(blocks)
-            if isinstance(message.get("usage"), Mapping):
+            if isinstance(message.get("usage"), dict):
                 msg["usage"] = usage_from_anthropic(message["usage"])
             if message.get("stop_reason") is not None:
                 reply["_stop"] = message.get("stop_reason")
@@ -380,6 +407,7 @@ class _Builder:
         )
         record = message_record(entry_id, parent, ts, msg, source_id=uuid)
         record["_stop"] = "error" if error else message.get("stop_reason")
+        self._reply_records.append(record)
         self._add(record, lineno, rec, foreign_parent=foreign)
         self._register_uuid(uuid, entry_id, lineno)
         self._region[entry_id] = entry_id
@@ -394,10 +422,13 @@ class _Builder:
         ms = epoch_ms(ts)
         parent, foreign = self._resolve(rec, lineno)
         blocks = content if isinstance(content, list) else [str(content or "")]
-        results = [b for b in blocks if isinstance(b, Mapping) and b.get("type") == "tool_result"]
-        rest = [
-            b for b in blocks if not (isinstance(b, Mapping) and b.get("type") == "tool_result")
-        ]
+        results: list[dict[str, Any]] = []
+        rest: list[Any] = []
+        for b in blocks:
+            if isinstance(b, dict) and b.get("type") == "tool_result":
+                results.append(b)
+            else:
+                rest.append(b)
         produced = 0
         last_id: str | None = None
         tool_use_result = rec.get("toolUseResult")
@@ -425,7 +456,7 @@ class _Builder:
                 foreign_parent=foreign,
             )
             self._join_region(parent, entry_id, tail=True)
-            if isinstance(tool_use_result, Mapping) and isinstance(
+            if isinstance(tool_use_result, dict) and isinstance(
                 tool_use_result.get("agentId"), str
             ):
                 self.agent_calls.setdefault(tool_use_result["agentId"], call_id)
@@ -447,7 +478,7 @@ class _Builder:
         uuid = rec.get("uuid")
         parent, foreign = self._resolve(rec, lineno)
         meta = rec.get("compactMetadata")
-        meta = meta if isinstance(meta, Mapping) else {}
+        meta = meta if isinstance(meta, dict) else {}
         pre = meta.get("preTokens")
         entry_id = self._take_id(uuid, lineno)
         record: dict[str, Any] = {
@@ -490,9 +521,16 @@ class _Builder:
             boundary["summarySourceId"] = uuid
 
     def _custom(self, lineno: int, rec: Mapping[str, Any]) -> None:
+        # Most lines of a file are custom (hook progress): `_take_id`, `_add`,
+        # `_register_uuid` and `_join_region` are inlined here for their common cases.
         uuid = rec.get("uuid")
         parent, foreign = self._resolve(rec, lineno)
-        entry_id = self._take_id(uuid, lineno)
+        taken = self.taken_ids
+        if isinstance(uuid, str) and uuid and uuid not in taken:
+            taken.add(uuid)
+            entry_id = uuid
+        else:
+            entry_id = self._take_id(uuid, lineno)
         record = {
             "type": "custom",
             "id": entry_id,
@@ -502,29 +540,45 @@ class _Builder:
             "data": rec,
             "sourceId": uuid,
         }
-        self._add(record, lineno, rec, foreign_parent=foreign)
-        self._register_uuid(uuid, entry_id, lineno)
-        self._join_region(parent, entry_id, tail=False)
+        if foreign is not None or rec.get("isSidechain") is True:
+            self._add(record, lineno, rec, foreign_parent=foreign)
+        else:
+            after = self._after_compaction
+            if parent is not None and parent in after:
+                after[entry_id] = after[parent]
+            self.records.append(record)
+            self.lines.append(lineno)
+            self.main.append(True)
+            self._last_id = entry_id
+        if isinstance(uuid, str) and uuid not in self._alias:
+            self._alias[uuid] = entry_id
+        else:
+            self._register_uuid(uuid, entry_id, lineno)
+        if parent is not None:
+            region = self._region.get(parent)
+            if region is not None:
+                self._region[entry_id] = region
 
     # -- result -----------------------------------------------------------------------
     def finish(self) -> list[Entry]:
         """The entries: replies finalized, compactions linked, the main leaf last."""
-        first_message: dict[str, str] = {}
-        for record in self.records:
-            if record["type"] == "message":
-                if "_stop" in record:
-                    raw = record.pop("_stop")
-                    msg = record["message"]
-                    has_calls = any(b.get("type") == "toolCall" for b in msg["content"])
-                    msg["stopReason"] = (
-                        "error" if raw == "error" else stop_reason(raw, has_tool_calls=has_calls)
-                    )
-                compaction_id = self._after_compaction.get(record["id"])
-                if compaction_id is not None:
-                    first_message.setdefault(compaction_id, record["id"])
-        for record in self.records:
-            if record["type"] == "compaction":
-                record["firstKeptEntryId"] = first_message.get(record["id"], record["id"])
+        for record in self._reply_records:
+            raw = record.pop("_stop")
+            msg = record["message"]
+            has_calls = any(b.get("type") == "toolCall" for b in msg["content"])
+            msg["stopReason"] = (
+                "error" if raw == "error" else stop_reason(raw, has_tool_calls=has_calls)
+            )
+        if self._after_compaction:  # else there is no compaction to link
+            first_message: dict[str, str] = {}
+            for record in self.records:
+                if record["type"] == "message":
+                    compaction_id = self._after_compaction.get(record["id"])
+                    if compaction_id is not None:
+                        first_message.setdefault(compaction_id, record["id"])
+            for record in self.records:
+                if record["type"] == "compaction":
+                    record["firstKeptEntryId"] = first_message.get(record["id"], record["id"])
         order = list(range(len(self.records)))
         leaf = next(
             (
@@ -536,10 +590,25 @@ class _Builder:
         )
         if leaf is not None and leaf != len(order) - 1:
             order.append(order.pop(leaf))
-        # The records are ours alone, so they are frozen without the copy from_record makes.
-        return [
-            Entry.from_record(MappingProxyType(self.records[i]), line=self.lines[i]) for i in order
-        ]
+        # The records are ours alone, so they are frozen without the copy from_record makes,
+        # and the fields from_record would derive are known (ids are strings or None).
+        entries = []
+        for i in order:
+            record = self.records[i]
+            ts = record["timestamp"]
+            source_id = record["sourceId"] if "sourceId" in record else None
+            entries.append(
+                Entry(
+                    record["type"],
+                    record["id"],
+                    record["parentId"],
+                    ts if isinstance(ts, str) else None,
+                    MappingProxyType(record),
+                    self.lines[i],
+                    source_id if isinstance(source_id, str) else None,
+                )
+            )
+        return entries
 
 
 # -- header and files -----------------------------------------------------------------------
@@ -555,7 +624,8 @@ def _first(values: list[tuple[int, Any]], key: str) -> Any:
 def _header(path: str, values: list[tuple[int, Any]], builder: _Builder) -> dict[str, Any]:
     session_id = _first(values, "sessionId")
     session_id = session_id if isinstance(session_id, str) else Path(path).stem
-    agent_id = _first(values, "agentId")
+    # A main file has no agentId: not worth a scan of every line.
+    agent_id = _first(values, "agentId") if builder.linked_file else None
     header: dict[str, Any] = {
         "type": "session",
         "version": CURRENT_SESSION_VERSION,
@@ -623,22 +693,25 @@ def session_from_claude_code_values(
     Args:
         path: The file the lines came from (for problems and the subagent folder).
         values: Parsed JSONL values in file order.
-        log: Where problems go.
+        log: Where problems go; its `finish()` gives this file's part of `errors`.
         strict: Passed on to the readers of subagent files.
         read_linked: Read `<stem>/subagents/agent-*.jsonl` beside `path` into `linked`.
     """
-    records = [
-        rec for _, rec in values if isinstance(rec, dict) and isinstance(rec.get("uuid"), str)
-    ]
-    linked_file = all(rec.get("isSidechain") is True for rec in records)
-    uuids = frozenset(rec["uuid"] for rec in records)
-    builder = _Builder(Path(path).stem, log, linked_file=linked_file, uuids=uuids)
+    # A subagent file: every line with a uuid is a sidechain (vacuously, for none). A main
+    # file tells on its first such line.
+    linked_file = all(
+        rec.get("isSidechain") is True
+        for _, rec in values
+        if isinstance(rec, dict) and isinstance(rec.get("uuid"), str)
+    )
+    builder = _Builder(Path(path).stem, log, linked_file=linked_file, values=values)
     for lineno, rec in values:
         builder.add_line(lineno, rec)
     entries = builder.finish()
     header = _header(path, values, builder)
     linked = []
-    problems = list(log.problems)
+    # This file's problems in file order (strict: its earliest raised) before the subagents'.
+    problems = list(log.finish())
     if read_linked:
         for sub_path in subagent_paths(path):
             sub = read_claude_code(sub_path, strict=strict)
@@ -666,13 +739,16 @@ def read_claude_code(path: str | os.PathLike[str], *, strict: bool = False) -> S
 
     Args:
         path: The `<sessionId>.jsonl` file (or a subagent's `agent-*.jsonl`).
-        strict: Raise `SessionReadError` on the first problem instead of recording it.
+        strict: Raise `SessionReadError` for the earliest problem in the file (a subagent
+            file's only when the main file has none) instead of recording it.
 
     Raises:
         SessionReadError: The path is not a readable file, or (strict) the content is bad.
     """
     p, data = read_bytes_checked(path)
-    log = ProblemLog(p, strict=strict)
+    # Deferred: strict mode raises the problem earliest in the file (the one lenient mode
+    # lists first), after the whole file has been looked at.
+    log = ProblemLog(p, strict=strict, deferred=True)
     if looks_binary(data):
         log.add(None, "binary-file", "file holds NUL bytes: not a JSONL session")
         values: list[tuple[int, Any]] = []

@@ -34,23 +34,15 @@ import bisect
 import os
 import re
 from collections.abc import Mapping, Sequence
+from hashlib import blake2b
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, TypeVar
 
 import orjson
 
-from ._errors import ProblemLog, SessionReadError
-from ._importing import (
-    IdAllocator,
-    assistant_message,
-    epoch_ms,
-    message_record,
-    text_block,
-    tool_call_block,
-    tool_result_message,
-    usage,
-    user_message,
-)
+from ._errors import ProblemLog, ReadProblem
+from ._importing import epoch_ms, text_block, tool_call_block, usage
 from ._jsonl import looks_binary, parse_jsonl, read_bytes_checked
 from ._model import Entry
 from ._session import CURRENT_SESSION_VERSION, Session
@@ -93,6 +85,11 @@ _EXIT_LINE = re.compile(r"^(?:Exit code:|Process exited with code)\s*(-?\d+)\s*$
 _EXIT_HEAD_LINES = 4
 _DATA_URL = re.compile(r"data:([^;,]*)(;base64)?,(.*)", re.DOTALL)
 _BOM = b"\xef\xbb\xbf"
+_JSON_SPACE = " \t\n\r"
+# What any JSON text starts with (after whitespace), and what follows `[` or `{`.
+_JSON_STARTS = frozenset('{["-0123456789tfn')
+_JSON_ARRAY_NEXT = _JSON_STARTS | {"]"}
+_JSON_OBJECT_NEXT = frozenset('"}')
 _ROLLOUT_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
 REMOTE_PLACEHOLDER = (
@@ -100,6 +97,14 @@ REMOTE_PLACEHOLDER = (
     "provider's compacted history, preserved in preserveData.openaiRemoteCompaction."
 )
 EMPTY_SUMMARY_PLACEHOLDER = "Codex compacted the conversation here; no summary text was recorded."
+
+# Payload fields each response item maps into the pi shape (the rest go to sourceFields).
+_MESSAGE_FIELDS = ("role", "content")
+_CALL_FIELDS = ("call_id", "name", "arguments", "input", "action")
+_OUTPUT_FIELDS = ("call_id", "output")
+_REASONING_FIELDS = ("summary", "encrypted_content")
+# Raw reasoning content is only used when there is no summary; else it is kept.
+_REASONING_FIELDS_NO_SUMMARY = (*_REASONING_FIELDS, "content")
 
 # session_meta fields lifted into the header (header key, payload key).
 _HEADER_FIELDS: tuple[tuple[str, str], ...] = (
@@ -153,11 +158,12 @@ def content_blocks(content: Any) -> list[dict[str, Any]]:
         return []
     blocks: list[dict[str, Any]] = []
     for item in content:
-        if not isinstance(item, Mapping):
+        if not isinstance(item, dict):
             continue
         kind = item.get("type")
         if kind in ("input_text", "output_text", "text"):
-            blocks.append(text_block(item.get("text") if isinstance(item.get("text"), str) else ""))
+            text = item.get("text")
+            blocks.append({"type": "text", "text": text if isinstance(text, str) else ""})
         elif kind == "refusal":
             refusal = item.get("refusal")
             blocks.append(text_block(refusal if isinstance(refusal, str) else ""))
@@ -172,7 +178,7 @@ def output_blocks(output: Any) -> list[dict[str, Any]]:
     """The toolResult content of a Codex tool output (a string, content items, or an object)."""
     if isinstance(output, (str, list)):
         return content_blocks(output)
-    if isinstance(output, Mapping):
+    if isinstance(output, dict):
         if "content" in output:
             return output_blocks(output["content"])
         return [text_block(orjson.dumps(dict(output)).decode())]
@@ -193,25 +199,33 @@ def text_is_error(text: str) -> bool:
     line among the first lines (later Codex shell formats). Anything else is a success.
     """
     stripped = text.lstrip()
-    if stripped.startswith("{"):
+    if stripped.startswith("{") and may_be_json(stripped):
         try:
             obj = orjson.loads(stripped)
         except orjson.JSONDecodeError:
             obj = None
-        if isinstance(obj, Mapping):
+        if isinstance(obj, dict):
             if obj.get("success") is False:
                 return True
             meta = obj.get("metadata")
-            code = _int(meta.get("exit_code")) if isinstance(meta, Mapping) else None
+            code = _int(meta.get("exit_code")) if isinstance(meta, dict) else None
             return code is not None and code != 0
-    head = "\n".join(stripped.split("\n", _EXIT_HEAD_LINES)[:_EXIT_HEAD_LINES])
+    # The head by position: splitting would copy the whole (often huge) output once more.
+    end = -1
+    for _ in range(_EXIT_HEAD_LINES):
+        end = stripped.find("\n", end + 1)
+        if end < 0:
+            break
+    head = stripped if end < 0 else stripped[:end]
+    if "code" not in head:  # both exit-line forms say "code"; most outputs have neither
+        return False
     match = _EXIT_LINE.search(head)
     return match is not None and int(match.group(1)) != 0
 
 
 def output_is_error(output: Any) -> bool:
     """Whether a Codex tool output (any of its serializations) reports failure."""
-    if isinstance(output, Mapping):
+    if isinstance(output, dict):
         if output.get("success") is False:
             return True
         return output_is_error(output.get("content"))
@@ -220,24 +234,47 @@ def output_is_error(output: Any) -> bool:
     return False
 
 
-def thinking_text(payload: Mapping[str, Any]) -> str:
-    """The text of a reasoning item: its summary, or its raw content when it has no summary."""
-    for key in ("summary", "content"):
-        parts = payload.get(key)
-        if isinstance(parts, list):
-            texts = [
-                p["text"]
-                for p in parts
-                if isinstance(p, Mapping) and isinstance(p.get("text"), str)
-            ]
-            if texts:
-                return "\n\n".join(texts)
-    return ""
+def _part_texts(parts: Any) -> list[str]:
+    if not isinstance(parts, list):
+        return []
+    return [p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)]
+
+
+def reasoning_text(payload: Mapping[str, Any]) -> tuple[str, bool]:
+    """The text of a reasoning item, and whether it is a (non-empty) summary.
+
+    The text is the summary's, or the raw content's when the item has no summary parts.
+    """
+    summary = _part_texts(payload.get("summary"))
+    if summary:
+        text = "\n\n".join(summary)
+        return text, bool(text)
+    content = _part_texts(payload.get("content"))
+    return ("\n\n".join(content) if content else ""), False
+
+
+def may_be_json(text: str) -> bool:
+    """False when the start of `text` already rules out JSON (a cheap test before parsing).
+
+    Looks at the first character and, for an array or object, the next one: the texts that
+    fail here (`[REDACTED_… len=…]` markers, plain words) would cost a raised exception each.
+    """
+    body = text.lstrip(_JSON_SPACE)
+    first = body[:1]
+    if first not in _JSON_STARTS:
+        return False
+    if first == "[":
+        return body[1:].lstrip(_JSON_SPACE)[:1] in _JSON_ARRAY_NEXT
+    if first == "{":
+        return body[1:].lstrip(_JSON_SPACE)[:1] in _JSON_OBJECT_NEXT
+    return True
 
 
 def parse_arguments(arguments: Any) -> Any:
     """Function-call arguments: the JSON string decoded when it is JSON, else kept as is."""
     if isinstance(arguments, str):
+        if not may_be_json(arguments):
+            return arguments
         try:
             return orjson.loads(arguments)
         except orjson.JSONDecodeError:
@@ -255,15 +292,18 @@ def tool_call_of(payload: Mapping[str, Any], line: int) -> dict[str, Any]:
         )
     if kind == "local_shell_call":
         action = payload.get("action")
-        return tool_call_block(
-            call_id, "local_shell", action if isinstance(action, Mapping) else {}
-        )
+        return tool_call_block(call_id, "local_shell", action if isinstance(action, dict) else {})
     if kind == "web_search_call":
         action = payload.get("action")
-        return tool_call_block(call_id, "web_search", action if isinstance(action, Mapping) else {})
-    return tool_call_block(
-        call_id, str(payload.get("name") or ""), parse_arguments(payload.get("arguments"))
-    )
+        return tool_call_block(call_id, "web_search", action if isinstance(action, dict) else {})
+    arguments = parse_arguments(payload.get("arguments"))
+    # tool_call_block's shape, built here: this is the common case, once per call.
+    return {
+        "type": "toolCall",
+        "id": call_id,
+        "name": str(payload.get("name") or ""),
+        "arguments": dict(arguments) if isinstance(arguments, dict) else {"input": arguments},
+    }
 
 
 def call_id_of(payload: Mapping[str, Any]) -> str | None:
@@ -293,32 +333,30 @@ def leftover_fields(payload: Mapping[str, Any], consumed: Sequence[str]) -> dict
     return {k: v for k, v in payload.items() if k not in consumed and v is not None}
 
 
-def user_event_neighbours(values: Sequence[tuple[int, Any]]) -> set[int] | None:
+EVENT_MARK, USER_ITEM_MARK, RESPONSE_ITEM_MARK = "E", "U", "R"
+
+
+def user_event_neighbours(marks: Sequence[tuple[str, int]]) -> set[int] | None:
     """Lines of user response messages next to an `event_msg` `user_message`, or None.
 
     Codex logs a `user_message` event for what the person typed, beside its response item;
     the messages Codex injects have none. Only response items and those events count as
     neighbours. None when the file has no such events (older rollouts): nothing to judge by.
+
+    Args:
+        marks: `(mark, line)` in file order for every response item (`USER_ITEM_MARK` for a
+            user message, else `RESPONSE_ITEM_MARK`) and `user_message` event (`EVENT_MARK`).
     """
-    marks: list[tuple[str, int]] = []  # ("U" user item | "R" other item | "E" event, line)
-    for line, value in values:
-        if not isinstance(value, Mapping) or not isinstance(value.get("payload"), Mapping):
-            continue
-        kind, payload = value.get("type"), value["payload"]
-        if kind == "event_msg" and payload.get("type") == "user_message":
-            marks.append(("E", line))
-        elif kind == "response_item":
-            is_user = payload.get("type") == "message" and payload.get("role") == "user"
-            marks.append(("U" if is_user else "R", line))
-    if not any(mark == "E" for mark, _ in marks):
+    if not any(mark == EVENT_MARK for mark, _ in marks):
         return None
     near: set[int] = set()
+    last = len(marks) - 1
     for i, (mark, line) in enumerate(marks):
-        if mark != "U":
+        if mark != USER_ITEM_MARK:
             continue
-        before = marks[i - 1][0] if i > 0 else None
-        after = marks[i + 1][0] if i + 1 < len(marks) else None
-        if "E" in (before, after):
+        if (i > 0 and marks[i - 1][0] == EVENT_MARK) or (
+            i < last and marks[i + 1][0] == EVENT_MARK
+        ):
             near.add(line)
     return near
 
@@ -375,8 +413,57 @@ def assign_usage(marks: Sequence[str], requests: Sequence[tuple[int, _T]]) -> di
 
 
 # -- the conversion -------------------------------------------------------------------------
+class LineIds:
+    """Entry ids for rollout lines, the same as `IdAllocator(seed).take(None, line)`.
+
+    Rollout items have no id of their own that is unique per line, so every entry gets a
+    stable hash of the session id and its line. The hash prefix is encoded once: this runs
+    once per line, and the generic allocator's joining and encoding was a fifth of the
+    importer's time.
+    """
+
+    __slots__ = ("_prefix", "_taken")
+
+    def __init__(self, seed: str) -> None:
+        prefix = f"{seed}\x1fNone\x1f".encode("utf-8", errors="surrogatepass")
+        self._prefix = blake2b(prefix, digest_size=4)
+        self._taken: set[str] = set()
+
+    def take(self, line: int) -> str:
+        """A fresh id for the entry of `line` (salted further on the rare collision)."""
+        n = 0
+        while True:
+            digest = self._prefix.copy()
+            digest.update(b"%d\x1f%d" % (line, n))
+            candidate = digest.hexdigest()
+            if candidate not in self._taken:
+                self._taken.add(candidate)
+                return candidate
+            n += 1
+
+
+_ROLLOUT_TYPES = ("session_meta", "response_item", "event_msg", "turn_context", "compacted")
+
+
+def _zero_usage() -> dict[str, Any]:
+    # The same object `usage()` builds, as a literal: one per assistant item.
+    return {
+        "input": 0,
+        "output": 0,
+        "cacheRead": 0,
+        "cacheWrite": 0,
+        "totalTokens": 0,
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+    }
+
+
 class _Converter:
-    """Turns parsed rollout lines into entry records; one instance per file read."""
+    """Turns parsed rollout lines into entry records; one instance per file read.
+
+    Runs once per line of files with tens of thousands of lines, so records are built as
+    dict literals in place, without the generic builders' copies. The parsed lines belong
+    to the converter: payloads kept whole (events, settings) go into records uncopied.
+    """
 
     def __init__(self, path: str, values: list[tuple[int, Any]], log: ProblemLog) -> None:
         self.path = path
@@ -388,39 +475,41 @@ class _Converter:
             (
                 v["payload"]
                 for _, v in values
-                if isinstance(v, Mapping)
+                if isinstance(v, dict)
                 and v.get("type") == "session_meta"
-                and isinstance(v.get("payload"), Mapping)
+                and isinstance(v.get("payload"), dict)
             ),
             None,
         )
         self.has_meta = meta is not None
         seed = meta.get("id") if meta is not None else None
         self.session_id = seed if isinstance(seed, str) and seed else rollout_session_id(path)
-        self.ids = IdAllocator(self.session_id)
-        self.rows: list[tuple[int, dict[str, Any]]] = []
+        self.ids = LineIds(self.session_id)
+        self.records: list[dict[str, Any]] = []
+        self.lines: list[int] = []
+        self.marks: list[str] = []  # per row: ASSISTANT_ITEM, OTHER_ITEM or NOT_AN_ITEM
         self.calls: dict[str, str] = {}  # call id → tool name
         self.answered: set[str] = set()
-        self.user_near_events = user_event_neighbours(values)
+        # User messages are judged injected or typed once the whole file is seen (finish).
+        self.neighbour_marks: list[tuple[str, int]] = []
+        self.unjudged_users: list[tuple[int, int]] = []  # (row, line)
         self.provider = ""
         self.model = ""
         self.first_model: str | None = None
         self.context_window: int | None = None
-        self.marks: list[str] = []  # per row: ASSISTANT_ITEM, OTHER_ITEM or NOT_AN_ITEM
         self.requests: list[tuple[int, dict[str, Any]]] = []  # (row of its token_count, usage)
         self.last_cumulative: Any = None
         self.last_request_total: int | None = None
-        self.open_compactions: list[int] = []
+        self.compaction_rows: list[int] = []
 
     # -- rows ----------------------------------------------------------------------------
-    def next_ids(self, line: int) -> tuple[str, str | None]:
-        """A fresh entry id and its parent (the previous entry: a linear chain)."""
-        entry_id = self.ids.take(None, line)
-        for index in self.open_compactions:
-            # The entry after a compaction is its first kept entry (see `compacted`).
-            self.rows[index][1]["firstKeptEntryId"] = entry_id
-        self.open_compactions.clear()
-        return entry_id, (self.rows[-1][1]["id"] if self.rows else None)
+    def push(self, line: int, record: dict[str, Any], mark: str) -> int:
+        """Append a new row. Its `id` and `parentId` (keys in place, None for now) are
+        filled by `finish`, in one pass: the entries form a chain in file order."""
+        self.records.append(record)
+        self.lines.append(line)
+        self.marks.append(mark)
+        return len(self.records) - 1
 
     def add(
         self,
@@ -432,12 +521,9 @@ class _Converter:
         *,
         mark: str = NOT_AN_ITEM,
     ) -> int:
-        entry_id, parent = self.next_ids(line)
-        record = {"type": kind, "id": entry_id, "parentId": parent, "timestamp": ts, **fields}
+        record = {"type": kind, "id": None, "parentId": None, "timestamp": ts, **fields}
         record["sourceId"] = source_id
-        self.rows.append((line, record))
-        self.marks.append(mark)
-        return len(self.rows) - 1
+        return self.push(line, record, mark)
 
     def add_message(
         self,
@@ -445,22 +531,38 @@ class _Converter:
         ts: str | None,
         message: dict[str, Any],
         source_id: str,
+        source_fields: dict[str, Any],
         *,
         mark: str = OTHER_ITEM,
-        **extra: Any,
     ) -> int:
-        entry_id, parent = self.next_ids(line)
-        self.rows.append(
-            (line, message_record(entry_id, parent, ts, message, source_id=source_id, **extra))
-        )
-        self.marks.append(mark)
-        return len(self.rows) - 1
+        record = {
+            "type": "message",
+            "id": None,
+            "parentId": None,
+            "timestamp": ts,
+            "message": message,
+            "sourceId": source_id,
+            "sourceFields": source_fields,
+        }
+        return self.push(line, record, mark)
 
     def add_custom(
         self, line: int, ts: str | None, custom_type: str, data: Any, *, mark: str = NOT_AN_ITEM
     ) -> int:
-        fields = {"customType": f"codex:{custom_type}", "data": data}
-        return self.add(line, ts, "custom", fields, f"line:{line}", mark=mark)
+        record = {
+            "type": "custom",
+            "id": None,
+            "parentId": None,
+            "timestamp": ts,
+            "customType": f"codex:{custom_type}",
+            "data": data,
+            "sourceId": f"line:{line}",
+        }
+        # push(), inlined: half of all rows are custom.
+        self.records.append(record)
+        self.lines.append(line)
+        self.marks.append(mark)
+        return len(self.records) - 1
 
     def add_assistant(
         self,
@@ -468,90 +570,101 @@ class _Converter:
         ts: str | None,
         blocks: list[dict[str, Any]],
         source_id: str,
+        source_fields: dict[str, Any],
         *,
         stop_reason: str,
-        **extra: Any,
     ) -> int:
-        message = assistant_message(
-            blocks,
-            epoch_ms(ts),
-            model=self.model,
-            provider=self.provider,
-            api=CODEX_API,
-            stop_reason=stop_reason,
-        )
-        return self.add_message(line, ts, message, source_id, mark=ASSISTANT_ITEM, **extra)
+        message = {
+            "role": "assistant",
+            "content": blocks,
+            "api": CODEX_API,
+            "provider": self.provider,
+            "model": self.model,
+            "usage": _zero_usage(),
+            "stopReason": stop_reason,
+            "timestamp": epoch_ms(ts),
+        }
+        record = {
+            "type": "message",
+            "id": None,
+            "parentId": None,
+            "timestamp": ts,
+            "message": message,
+            "sourceId": source_id,
+            "sourceFields": source_fields,
+        }
+        return self.push(line, record, ASSISTANT_ITEM)
 
     # -- records -------------------------------------------------------------------------
-    def run(self) -> list[tuple[int, dict[str, Any]]]:
+    def run(self) -> list[dict[str, Any]]:
+        handlers = {
+            "response_item": self.response_item,
+            "event_msg": self.event,
+            "turn_context": self.turn_context,
+            "session_meta": self.session_meta,
+            "compacted": self.compacted,
+        }
         for line, value in self.values:
-            if not isinstance(value, Mapping):
+            if not isinstance(value, dict):
                 kind = type(value).__name__
                 self.log.add(line, "not-an-object", f"line holds a JSON {kind}, not a rollout item")
                 continue
-            self.record(line, value)
-        return self.rows
-
-    def record(self, line: int, value: Mapping[str, Any]) -> None:
-        kind = value.get("type")
-        ts = value.get("timestamp") if isinstance(value.get("timestamp"), str) else None
-        payload = value.get("payload")
-        if kind not in ("session_meta", "response_item", "event_msg", "turn_context", "compacted"):
-            self.log.add(
-                line, "unknown-entry-type", f"unknown rollout type {kind!r}; kept as custom"
-            )
-            self.add_custom(line, ts, str(kind), dict(value))
-            return
-        if not isinstance(payload, Mapping):
-            self.log.add(line, "bad-record", f"{kind} payload is not an object; kept as custom")
-            self.add_custom(line, ts, str(kind), payload)
-            return
-        if kind == "session_meta":
-            if self.meta is None:
-                self.meta, self.meta_timestamp = payload, ts
-                provider = payload.get("model_provider")
-                self.provider = provider if isinstance(provider, str) else ""
+            kind = value.get("type")
+            ts = value.get("timestamp")
+            if not isinstance(ts, str):
+                ts = None
+            payload = value.get("payload")
+            handler = handlers.get(kind) if isinstance(kind, str) else None
+            if handler is None:
+                self.log.add(
+                    line, "unknown-entry-type", f"unknown rollout type {kind!r}; kept as custom"
+                )
+                self.add_custom(line, ts, str(kind), value)
+            elif not isinstance(payload, dict):
+                self.log.add(line, "bad-record", f"{kind} payload is not an object; kept as custom")
+                self.add_custom(line, ts, str(kind), payload)
             else:
-                self.add_custom(line, ts, "session_meta", dict(payload))
-        elif kind == "response_item":
-            self.response_item(line, ts, payload)
-        elif kind == "event_msg":
-            self.event(line, ts, payload)
-        elif kind == "turn_context":
-            model = payload.get("model")
-            if isinstance(model, str) and model:
-                self.model = model
-                self.first_model = self.first_model or model
-            self.add_custom(line, ts, "turn_context", dict(payload))
-        else:
-            self.compacted(line, ts, payload)
+                handler(line, ts, payload)
+        return self.records
 
-    def response_item(self, line: int, ts: str | None, payload: Mapping[str, Any]) -> None:
+    def session_meta(self, line: int, ts: str | None, payload: dict[str, Any]) -> None:
+        if self.meta is None:
+            self.meta, self.meta_timestamp = payload, ts
+            provider = payload.get("model_provider")
+            self.provider = provider if isinstance(provider, str) else ""
+        else:
+            self.add_custom(line, ts, "session_meta", payload)
+
+    def turn_context(self, line: int, ts: str | None, payload: dict[str, Any]) -> None:
+        model = payload.get("model")
+        if isinstance(model, str) and model:
+            self.model = model
+            self.first_model = self.first_model or model
+        self.add_custom(line, ts, "turn_context", payload)
+
+    def response_item(self, line: int, ts: str | None, payload: dict[str, Any]) -> None:
         kind = payload.get("type")
-        item_id = payload.get("id") if isinstance(payload.get("id"), str) else None
+        item_id = payload.get("id")
+        source_id = item_id if isinstance(item_id, str) and item_id else f"line:{line}"
         if kind == "message":
-            self.message(line, ts, payload, item_id or f"line:{line}")
-        elif kind == "reasoning":
-            block: dict[str, Any] = {"type": "thinking", "thinking": thinking_text(payload)}
-            if isinstance(payload.get("encrypted_content"), str):
-                block["thinkingSignature"] = payload["encrypted_content"]
-            # Raw reasoning content is only used when there is no summary; else it is kept.
-            has_summary = bool(thinking_text({"summary": payload.get("summary")}))
-            used = ("summary", "encrypted_content") + (() if has_summary else ("content",))
-            extra = leftover_fields(payload, used)
-            self.add_assistant(
-                line, ts, [block], item_id or f"line:{line}", stop_reason="stop", sourceFields=extra
-            )
-        elif kind in TOOL_CALL_TYPES:
+            self.message(line, ts, payload, source_id)
+            return
+        self.neighbour_marks.append((RESPONSE_ITEM_MARK, line))
+        if kind in TOOL_CALL_TYPES:
             block = tool_call_of(payload, line)
             self.calls[block["id"]] = block["name"]
-            used = ("call_id", "name", "arguments", "input", "action")
-            extra = leftover_fields(payload, used)
-            self.add_assistant(
-                line, ts, [block], block["id"], stop_reason="toolUse", sourceFields=extra
-            )
+            extra = leftover_fields(payload, _CALL_FIELDS)
+            self.add_assistant(line, ts, [block], block["id"], extra, stop_reason="toolUse")
         elif kind in TOOL_OUTPUT_TYPES:
             self.tool_output(line, ts, payload)
+        elif kind == "reasoning":
+            text, has_summary = reasoning_text(payload)
+            block: dict[str, Any] = {"type": "thinking", "thinking": text}
+            if isinstance(payload.get("encrypted_content"), str):
+                block["thinkingSignature"] = payload["encrypted_content"]
+            used = _REASONING_FIELDS if has_summary else _REASONING_FIELDS_NO_SUMMARY
+            extra = leftover_fields(payload, used)
+            self.add_assistant(line, ts, [block], source_id, extra, stop_reason="stop")
         else:
             if kind not in _NON_MESSAGE_ITEMS:
                 self.log.add(
@@ -559,41 +672,41 @@ class _Converter:
                     "unknown-item-type",
                     f"unknown response item type {kind!r}; kept as custom",
                 )
-            self.add_custom(line, ts, str(kind), dict(payload), mark=OTHER_ITEM)
+            self.add_custom(line, ts, str(kind), payload, mark=OTHER_ITEM)
 
-    def message(
-        self, line: int, ts: str | None, payload: Mapping[str, Any], source_id: str
-    ) -> None:
+    def message(self, line: int, ts: str | None, payload: dict[str, Any], source_id: str) -> None:
         role = payload.get("role")
+        self.neighbour_marks.append(
+            (USER_ITEM_MARK if role == "user" else RESPONSE_ITEM_MARK, line)
+        )
         blocks = content_blocks(payload.get("content"))
-        extra: dict[str, Any] = {"sourceFields": leftover_fields(payload, ("role", "content"))}
+        extra = leftover_fields(payload, _MESSAGE_FIELDS)
         if role == "assistant":
-            self.add_assistant(line, ts, blocks, source_id, stop_reason="stop", **extra)
+            self.add_assistant(line, ts, blocks, source_id, extra, stop_reason="stop")
         elif role == "user":
+            message = {"role": "user", "content": blocks, "timestamp": epoch_ms(ts)}
+            row = self.add_message(line, ts, message, source_id, extra)
             first_text = next((b["text"] for b in blocks if b.get("type") == "text"), "")
             kind = context_kind(first_text)
-            if (
-                kind is None
-                and self.user_near_events is not None
-                and line not in self.user_near_events
-            ):
-                kind = CONTEXTUAL_KIND
             if kind is not None:
-                extra["sourceKind"] = kind
-            self.add_message(line, ts, user_message(blocks, epoch_ms(ts)), source_id, **extra)
+                self.records[row]["sourceKind"] = kind
+            else:
+                self.unjudged_users.append((row, line))
         elif role in ("developer", "system"):
-            if role == "system":
-                extra["sourceRole"] = "system"
             message = {"role": "developer", "content": blocks, "timestamp": epoch_ms(ts)}
-            self.add_message(line, ts, message, source_id, **extra)
+            row = self.add_message(line, ts, message, source_id, extra)
+            if role == "system":
+                self.records[row]["sourceRole"] = "system"
         else:
             self.log.add(
                 line, "unknown-role", f"message role {role!r} is not a pi role; kept as custom"
             )
-            self.add_custom(line, ts, "message", dict(payload), mark=OTHER_ITEM)
+            self.add_custom(line, ts, "message", payload, mark=OTHER_ITEM)
 
-    def tool_output(self, line: int, ts: str | None, payload: Mapping[str, Any]) -> None:
-        call_id = payload.get("call_id") if isinstance(payload.get("call_id"), str) else None
+    def tool_output(self, line: int, ts: str | None, payload: dict[str, Any]) -> None:
+        call_id = payload.get("call_id")
+        if not isinstance(call_id, str):
+            call_id = None
         name = self.calls.get(call_id) if call_id else None
         if name is None:
             self.log.add(
@@ -611,31 +724,37 @@ class _Converter:
         if call_id:
             self.answered.add(call_id)
         output = payload.get("output")
-        message = tool_result_message(
-            call_id or f"line:{line}",
-            name or "",
-            output_blocks(output),
-            epoch_ms(ts),
-            is_error=output_is_error(output),
-        )
-        extra = leftover_fields(payload, ("call_id", "output"))
-        self.add_message(line, ts, message, call_id or f"line:{line}", sourceFields=extra)
+        message = {
+            "role": "toolResult",
+            "toolCallId": call_id or f"line:{line}",
+            "toolName": name or "",
+            "content": [text_block(output)] if isinstance(output, str) else output_blocks(output),
+            "isError": bool(output_is_error(output)),
+            "timestamp": epoch_ms(ts),
+        }
+        extra = leftover_fields(payload, _OUTPUT_FIELDS)
+        self.add_message(line, ts, message, call_id or f"line:{line}", extra)
 
-    def event(self, line: int, ts: str | None, payload: Mapping[str, Any]) -> None:
+    def event(self, line: int, ts: str | None, payload: dict[str, Any]) -> None:
         kind = payload.get("type")
-        window = _int(payload.get("model_context_window"))
-        info = payload.get("info")
-        if kind == "token_count" and isinstance(info, Mapping):
-            window = window or _int(info.get("model_context_window"))
+        info = payload.get("info") if kind == "token_count" else None
+        if isinstance(info, dict):
             self.token_count(info)
-        if self.context_window is None and window:
-            self.context_window = window
-        self.add_custom(line, ts, str(kind), dict(payload))
+        elif kind == "user_message":
+            self.neighbour_marks.append((EVENT_MARK, line))
+        if self.context_window is None:
+            # The first window named wins (task_started carries it, later token_counts too).
+            window = _int(payload.get("model_context_window"))
+            if not window and isinstance(info, dict):
+                window = _int(info.get("model_context_window"))
+            if window:
+                self.context_window = window
+        self.add_custom(line, ts, str(kind), payload)
 
-    def token_count(self, info: Mapping[str, Any]) -> None:
+    def token_count(self, info: dict[str, Any]) -> None:
         last = info.get("last_token_usage")
         cumulative = info.get("total_token_usage")
-        if not isinstance(last, Mapping):
+        if not isinstance(last, dict):
             return
         # Codex repeats a token_count without a new request (same cumulative totals), and
         # around a compaction writes one with zero input and output: neither is a request.
@@ -646,9 +765,9 @@ class _Converter:
             return
         self.last_request_total = _int(last.get("total_tokens"))
         # The token_count entry is added right after this call: it gets the next row.
-        self.requests.append((len(self.rows), usage_of(last)))
+        self.requests.append((len(self.records), usage_of(last)))
 
-    def compacted(self, line: int, ts: str | None, payload: Mapping[str, Any]) -> None:
+    def compacted(self, line: int, ts: str | None, payload: dict[str, Any]) -> None:
         text = payload.get("message")
         history = payload.get("replacement_history")
         remote = isinstance(history, list)
@@ -670,8 +789,7 @@ class _Converter:
                 (
                     h
                     for h in history
-                    if isinstance(h, Mapping)
-                    and h.get("type") in ("compaction", "compaction_summary")
+                    if isinstance(h, dict) and h.get("type") in ("compaction", "compaction_summary")
                 ),
                 None,
             )
@@ -683,21 +801,50 @@ class _Converter:
         extra = leftover_fields(payload, ("message", "replacement_history"))
         if extra:
             body["sourceFields"] = extra
-        index = self.add(line, ts, "compaction", body, f"line:{line}", mark=OTHER_ITEM)
-        self.open_compactions.append(index)
+        row = self.add(line, ts, "compaction", body, f"line:{line}", mark=OTHER_ITEM)
+        self.compaction_rows.append(row)
 
-    def finish(self) -> None:
+    def finish(self) -> list[Entry]:
+        """Fill in what needs the whole file, give every row its id and parent, and wrap
+        the records as entries (fresh dicts of ours: frozen, not copied)."""
+        records = self.records
         for row, usage_ in assign_usage(self.marks, self.requests).items():
-            self.rows[row][1]["message"]["usage"] = usage_
-        for index in self.open_compactions:
-            # A compaction on the last line keeps nothing: point at itself, not at a missing id.
-            self.rows[index][1]["firstKeptEntryId"] = self.rows[index][1]["id"]
-        self.open_compactions.clear()
+            records[row]["message"]["usage"] = usage_
+        near = user_event_neighbours(self.neighbour_marks)
+        if near is not None:
+            for row, line in self.unjudged_users:
+                if line not in near:
+                    records[row]["sourceKind"] = CONTEXTUAL_KIND
+        take_id = self.ids.take
+        entries: list[Entry] = []
+        parent: str | None = None
+        for line, record in zip(self.lines, records, strict=True):
+            entry_id = take_id(line)
+            record["id"] = entry_id
+            record["parentId"] = parent
+            entries.append(
+                Entry(
+                    record["type"],
+                    entry_id,
+                    parent,
+                    record["timestamp"],
+                    MappingProxyType(record),
+                    line,
+                    record["sourceId"],
+                )
+            )
+            parent = entry_id
+        for row in self.compaction_rows:
+            # The kept context is the entry after the compaction; on the last line nothing
+            # is kept, so it names itself rather than a missing id.
+            kept = records[row + 1] if row + 1 < len(records) else records[row]
+            records[row]["firstKeptEntryId"] = kept["id"]
+        return entries
 
     # -- header --------------------------------------------------------------------------
     def header(self) -> dict[str, Any]:
         meta = self.meta or {}
-        first_ts = next((r["timestamp"] for _, r in self.rows if r.get("timestamp")), None)
+        first_ts = next((r["timestamp"] for r in self.records if r["timestamp"]), None)
         timestamp = meta.get("timestamp") if isinstance(meta.get("timestamp"), str) else None
         header: dict[str, Any] = {
             "type": "session",
@@ -735,40 +882,37 @@ def read_codex(path: str | os.PathLike[str], *, strict: bool = False) -> Session
             recording it.
 
     Returns:
-        The session, `source_format="codex"`, problems in `Session.errors`.
+        The session, `source_format="codex"`, problems in `Session.errors` in file order.
 
     Raises:
         SessionReadError: The path is not a readable file, or (strict) the content is bad.
     """
     p, data = read_bytes_checked(path)
-    # Problems are collected first and raised (strict) or listed in file order at the end,
-    # so strict mode names the same first problem that lenient mode lists first.
-    log = ProblemLog(p, strict=False)
+    # Deferred: strict mode names the same first problem that lenient mode lists first.
+    log = ProblemLog(p, strict=strict, deferred=True)
     if looks_binary(data):
         log.add(None, "binary-file", "file holds NUL bytes: not a rollout")
-        return _finish(_empty_session(p), log, strict=strict)
+        return _empty_session(p, log.finish())
     if not data.removeprefix(_BOM).strip():
         log.add(None, "empty-file", "file is empty")
-        return _finish(_empty_session(p), log, strict=strict)
+        return _empty_session(p, log.finish())
     values = parse_jsonl(data, log)
     converter = _Converter(p, values, log)
     if not converter.has_meta and values:
         log.add(values[0][0], "missing-header", "rollout has no session_meta; header synthesized")
-    rows = converter.run()
-    converter.finish()
-    entries = [Entry.from_record(record, line=line) for line, record in rows]
-    session = Session(converter.header(), entries, source_path=p, source_format=SOURCE_FORMAT)
-    return _finish(session, log, strict=strict)
+    converter.run()
+    entries = converter.finish()
+    errors = log.finish()
+    return Session(
+        converter.header(),
+        entries,
+        errors=errors,
+        source_path=p,
+        source_format=SOURCE_FORMAT,
+    )
 
 
-def _finish(session: Session, log: ProblemLog, *, strict: bool) -> Session:
-    problems = sorted(log.problems, key=lambda q: (q.line is not None, q.line or 0))
-    if strict and problems:
-        raise SessionReadError.from_problem(problems[0])
-    return session.copy_with(errors=problems)
-
-
-def _empty_session(path: str) -> Session:
+def _empty_session(path: str, errors: tuple[ReadProblem, ...]) -> Session:
     header = {
         "type": "session",
         "version": CURRENT_SESSION_VERSION,
@@ -776,4 +920,4 @@ def _empty_session(path: str) -> Session:
         "cwd": "",
         "sourceFormat": SOURCE_FORMAT,
     }
-    return Session(header, (), source_path=path, source_format=SOURCE_FORMAT)
+    return Session(header, (), errors=errors, source_path=path, source_format=SOURCE_FORMAT)

@@ -20,7 +20,13 @@ class ReadProblem:
             `missing-parent-id`, `missing-type`, `unknown-entry-type`, `duplicate-id`,
             `dangling-parent`, `parent-cycle`, `bad-first-kept`. Whole file: `empty-file`, `binary-file`,
             `is-a-directory`, `not-a-file`, `not-found`, `unreadable`. Importers add their
-            own (`unpaired-tool-result`, ...).
+            own: JSON documents `truncated-json` (cut short) and `malformed-json`; records
+            kept in another shape `bad-message` (Claude Code line without a message object),
+            `bad-record` (Codex payload that is not an object), `unknown-item-type`,
+            `unknown-role`, `unknown-event`; tool results `unpaired-tool-result` (no call
+            with that id before it), `duplicate-tool-result` (a second output for a call);
+            nothing read `missing-history` (SWE-agent, OpenHands); whole file
+            `multiple-sessions` (an OpenHands file holding several, read as one).
         message: A human-readable explanation.
     """
 

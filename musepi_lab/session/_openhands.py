@@ -510,7 +510,8 @@ def stream_header(path: str, stream: _Stream) -> dict[str, Any]:
 
 
 def stream_session(path: str, stream: _Stream, log: ProblemLog) -> Session:
-    """One `Session` from one event stream (problems go to `log`)."""
+    """One `Session` from one event stream (problems go to `log`, then its `finish()`:
+    in file order, or in strict mode the earliest one raised)."""
     header = stream_header(path, stream)
     builder = _Builder(IdAllocator(str(header["id"])), log, _str(header.get("model")))
     for index, (line, event) in enumerate(stream.events):
@@ -520,7 +521,7 @@ def stream_session(path: str, stream: _Stream, log: ProblemLog) -> Session:
         for record, line in zip(chain(builder.records), builder.lines, strict=True)
     ]
     return Session(
-        header, entries, errors=log.problems, source_path=path, source_format=SOURCE_FORMAT
+        header, entries, errors=log.finish(), source_path=path, source_format=SOURCE_FORMAT
     )
 
 
@@ -531,7 +532,7 @@ def _empty_session(path: str, log: ProblemLog) -> Session:
         "id": Path(path).stem,
         "sourceFormat": SOURCE_FORMAT,
     }
-    return Session(header, (), errors=log.problems, source_path=path, source_format=SOURCE_FORMAT)
+    return Session(header, (), errors=log.finish(), source_path=path, source_format=SOURCE_FORMAT)
 
 
 # -- public -----------------------------------------------------------------------------------
@@ -544,19 +545,23 @@ def iter_openhands(path: str | os.PathLike[str], *, strict: bool = False) -> Ite
 
     Args:
         path: An OpenHands `output.jsonl`, or an event stream (`.json` array or JSONL).
-        strict: Raise `SessionReadError` on the first problem instead of recording it.
+        strict: Raise `SessionReadError` for the earliest problem in the file instead of
+            recording it.
 
     Raises:
         SessionReadError: The path is not a readable file, or (strict) the content is bad.
     """
     p, data = read_bytes_checked(path)
-    log = ProblemLog(p, strict=strict)
+    # Deferred: each session's problems come in file order, and strict mode raises the
+    # earliest of them (the file's own problems travel with the first session).
+    log = ProblemLog(p, strict=strict, deferred=True)
     streams = parse_streams(data, log)
     if not streams:
         yield _empty_session(p, log)
         return
     for k, stream in enumerate(streams):
-        yield stream_session(p, stream, log if k == 0 else ProblemLog(p, strict=strict))
+        stream_log = log if k == 0 else ProblemLog(p, strict=strict, deferred=True)
+        yield stream_session(p, stream, stream_log)
 
 
 def read_openhands(path: str | os.PathLike[str], *, strict: bool = False) -> Session:
@@ -568,13 +573,14 @@ def read_openhands(path: str | os.PathLike[str], *, strict: bool = False) -> Ses
 
     Args:
         path: An OpenHands `output.jsonl`, or an event stream (`.json` array or JSONL).
-        strict: Raise `SessionReadError` on the first problem instead of recording it.
+        strict: Raise `SessionReadError` for the earliest problem in the file instead of
+            recording it.
 
     Raises:
         SessionReadError: The path is not a readable file, or (strict) the content is bad.
     """
     p, data = read_bytes_checked(path)
-    log = ProblemLog(p, strict=strict)
+    log = ProblemLog(p, strict=strict, deferred=True)
     streams = parse_streams(data, log)
     if not streams:
         return _empty_session(p, log)

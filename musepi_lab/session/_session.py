@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import calendar
+import math
 import os
+import re
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
@@ -26,6 +29,60 @@ def parse_timestamp_ms(value: Any) -> float | None:
         return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1000.0
     except ValueError:
         return None
+
+
+# `Date.prototype.toISOString()` layout, the one pi writes. Strings of this one layout sort
+# as their instants do; the pattern rules out what no calendar has, but for days 29-31.
+_ISO_MS_Z = re.compile(
+    r"(?!0000)[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])"
+    r"T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]\.[0-9]{3}Z"
+)
+
+
+def _sorts_as_text(timestamp: str | None) -> bool:
+    """Whether a timestamp is a valid instant in the `YYYY-MM-DDTHH:MM:SS.mmmZ` layout."""
+    if timestamp is None or _ISO_MS_Z.fullmatch(timestamp) is None:
+        return False
+    day = int(timestamp[8:10])
+    return day <= 28 or day <= calendar.monthrange(int(timestamp[:4]), int(timestamp[5:7]))[1]
+
+
+def _time_key(entry: Entry) -> float:
+    ms = parse_timestamp_ms(entry.timestamp)
+    return ms if ms is not None else math.inf
+
+
+def in_timestamp_order(entries: list[Entry]) -> tuple[Entry, ...]:
+    """Siblings in the order of their timestamps' instants (pi sorts by `Date.parse`).
+
+    Ties keep file order; a missing or unreadable timestamp sorts last. Timestamps that all
+    have pi's `toISOString()` layout sort as strings, which is their instants' order, so
+    only a group holding another layout has its timestamps parsed (`parse_timestamp_ms`).
+    An only child, most entries, is not looked at.
+    """
+    if len(entries) < 2:
+        return tuple(entries)
+    if all(_sorts_as_text(entry.timestamp) for entry in entries):
+        return tuple(sorted(entries, key=_timestamp_text))
+    return tuple(sorted(entries, key=_time_key))
+
+
+def _timestamp_text(entry: Entry) -> str:
+    return entry.timestamp  # type: ignore[return-value]  # checked by _sorts_as_text
+
+
+def _parents_come_first(by_id: Mapping[str, Entry]) -> bool:
+    """True when every parent precedes its child among the ids: then no chain can cycle.
+
+    That is how sessions are written, and one pass checks it, so the walk that finds the
+    members of cycles only runs for files that may have one.
+    """
+    position = dict(zip(by_id, range(len(by_id)), strict=True))
+    for index, entry in enumerate(by_id.values()):
+        parent = position.get(entry.parent_id) if entry.parent_id is not None else None
+        if parent is not None and parent >= index:
+            return False
+    return True
 
 
 class Session:
@@ -173,32 +230,38 @@ class Session:
 
     def _child_index(self) -> dict[str | None, tuple[Entry, ...]]:
         if self._children is None:
-            buckets: dict[str | None, list[tuple[float, int, Entry]]] = {}
+            buckets: dict[str | None, list[Entry]] = {}
+            by_id = self._by_id
             in_cycle = self._cycle_members()
-            for index, entry in enumerate(self.entries):
-                if entry.id is None or self._by_id.get(entry.id) is not entry:
+            for entry in self.entries:
+                entry_id = entry.id
+                if entry_id is None or by_id.get(entry_id) is not entry:
                     continue
                 parent = entry.parent_id
                 if (
                     parent is None
-                    or parent == entry.id
-                    or parent not in self._by_id
-                    or entry.id in in_cycle
+                    or parent == entry_id
+                    or parent not in by_id
+                    or entry_id in in_cycle
                 ):
                     # Roots: null parent, self-parented, orphan, or caught in a parent
                     # cycle (as newer pi's getTree, so no entry is unreachable).
                     parent = None
-                ts = parse_timestamp_ms(entry.timestamp)
-                key = ts if ts is not None else float("inf")
-                buckets.setdefault(parent, []).append((key, index, entry))
+                bucket = buckets.get(parent)
+                if bucket is None:
+                    buckets[parent] = [entry]
+                else:
+                    bucket.append(entry)
             self._children = {
-                parent: tuple(e for _, _, e in sorted(items, key=lambda t: (t[0], t[1])))
+                parent: (items[0],) if len(items) == 1 else in_timestamp_order(items)
                 for parent, items in buckets.items()
             }
         return self._children
 
     def _cycle_members(self) -> set[str]:
         """Ids of entries whose parent chain leads back to themselves (linear overall)."""
+        if _parents_come_first(self._by_id):
+            return set()
         state: dict[str, int] = {}  # 1 = on the current walk, 2 = done
         members: set[str] = set()
         for start in self._by_id:

@@ -72,7 +72,7 @@ def parse_json_document(data: bytes, log: ProblemLog) -> tuple[bool, Any]:
 
     Args:
         data: The file's bytes.
-        log: Where problems go (raises on the first one in strict mode).
+        log: Where problems go (a strict log that is not deferred raises the first one).
 
     Returns:
         `(True, value)` when the document parsed, else `(False, None)`.
@@ -367,17 +367,20 @@ def read_swe_agent(path: str | os.PathLike[str], *, strict: bool = False) -> Ses
 
     Args:
         path: The `.traj` file (one JSON document).
-        strict: Raise `SessionReadError` on the first problem instead of recording it.
+        strict: Raise `SessionReadError` for the earliest problem in the file instead of
+            recording it.
 
     Returns:
-        The session; `source_format` is `swe-agent`. A document that does not parse gives
+        The session; `source_format` is `swe-agent`, problems in `errors` in file order. A document that does not parse gives
         an empty session with the problem in `errors`.
 
     Raises:
         SessionReadError: The path is not a readable file, or (strict) the content is bad.
     """
     p, data = read_bytes_checked(path)
-    log = ProblemLog(p, strict=strict)
+    # Deferred: strict mode raises the problem earliest in the file, the one lenient mode
+    # lists first, after the whole document has been looked at.
+    log = ProblemLog(p, strict=strict, deferred=True)
     empty_header = {
         "type": "session",
         "version": CURRENT_SESSION_VERSION,
@@ -387,12 +390,12 @@ def read_swe_agent(path: str | os.PathLike[str], *, strict: bool = False) -> Ses
     ok, doc = parse_json_document(data, log)
     if not ok:
         return Session(
-            empty_header, (), errors=log.problems, source_path=p, source_format=SOURCE_FORMAT
+            empty_header, (), errors=log.finish(), source_path=p, source_format=SOURCE_FORMAT
         )
     if not isinstance(doc, Mapping):
         log.add(1, "not-an-object", f"document is a JSON {type(doc).__name__}, not a trajectory")
         return Session(
-            empty_header, (), errors=log.problems, source_path=p, source_format=SOURCE_FORMAT
+            empty_header, (), errors=log.finish(), source_path=p, source_format=SOURCE_FORMAT
         )
     header = trajectory_header(p, doc)
     history = doc.get("history")
@@ -403,7 +406,7 @@ def read_swe_agent(path: str | os.PathLike[str], *, strict: bool = False) -> Ses
     return Session(
         header,
         [Entry.from_record(r) for r in chain(records)],
-        errors=log.problems,
+        errors=log.finish(),
         source_path=p,
         source_format=SOURCE_FORMAT,
     )
