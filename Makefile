@@ -21,8 +21,9 @@ lint: install
 	$(VENV)/bin/ruff check musepi_lab tests benchmarks notebooks
 
 # One pytest run: the test suite (including a papermill run of the benchmark notebook and the
-# real-browser check) and every notebook under nbval, on both cores.
+# real-browser check) and every notebook under nbval, on both cores (`--dist loadfile` keeps
+# the cells of one notebook in one kernel).
 test: install
 	$(VENV)/bin/ruff check musepi_lab tests benchmarks notebooks
-	$(PY) -m pytest -q -p no:cacheprovider -n 2 --nbval-lax tests notebooks \
+	$(PY) -m pytest -q -p no:cacheprovider -n 2 --dist loadfile --nbval-lax tests notebooks \
 		--ignore=tests/browser/fixtures
