@@ -24,3 +24,24 @@ def corpus_file(*parts: str) -> Path:
     if not path.exists():
         pytest.skip(f"corpus file not found: {path}")
     return path
+
+
+# The pi sessions every reader test walks, in the order their test ids have always had.
+PI_FILES = [
+    ("pi", "large-session.jsonl"),
+    ("pi", "before-compaction.jsonl"),
+    ("pi", "oh-my-pi", "large-session.jsonl"),
+    ("pi", "oh-my-pi", "before-compaction.jsonl"),
+    ("pi", "earendil-works-pi", "prompt-cache-replay-session.jsonl"),
+]
+
+# The pi sessions large enough to compact, for the strategies' shared acceptance.
+PI_FIXTURES = [
+    ("pi", "before-compaction.jsonl"),
+    ("pi", "large-session.jsonl"),
+    ("pi", "oh-my-pi", "before-compaction.jsonl"),
+    ("pi", "oh-my-pi", "large-session.jsonl"),
+]
+
+# The sample sessions bundled with the repository (these need no corpus).
+SAMPLES = sorted((REPO_ROOT / "datasets" / "sample").glob("*.jsonl"))

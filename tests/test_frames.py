@@ -10,6 +10,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from _builders import CountingCounter
 from _corpus import CORPUS, corpus_file, needs_corpus
 
 from musepi_lab.frames import (
@@ -26,7 +27,6 @@ from musepi_lab.frames import (
 )
 from musepi_lab.session._errors import ReadProblem, SessionReadError
 from musepi_lab.session._jsonl import read_pi_jsonl, records_to_session
-from musepi_lab.tokens._counter import TokenCounter
 
 PI_FILES = (
     ("before-compaction.jsonl",),
@@ -264,18 +264,6 @@ def test_user_message_tokens_match_raw_file() -> None:
     for counter, expected in (("pi", expected_pi), ("musepi", expected_musepi)):
         frame = messages_df(path, strict=True, counter=counter)
         assert frame.loc[frame["role"] == "user", "tokens"].tolist() == expected
-
-
-class CountingCounter(TokenCounter):
-    """Counts how often a message is actually counted."""
-
-    def __init__(self, method: str) -> None:
-        super().__init__(method)
-        self.calls = 0
-
-    def count_message(self, message: Any) -> int:
-        self.calls += 1
-        return super().count_message(message)
 
 
 def test_shared_counter_is_reused(pi_sessions: list[Any]) -> None:

@@ -207,19 +207,18 @@ def counter():
     return TokenCounter("pi")
 
 
+def replay_truncate(session, *, window, **kw):
+    """`truncate` replayed with musepi settings keeping 3,000 recent tokens, counted as pi."""
+    kw.setdefault("settings", CompactionSettings.musepi(keep_recent_tokens=3000))
+    return replay(session, "truncate", window=window, counter=counter(), **kw)
+
+
 def test_incomplete_output_triggers_recovery():
     b = Builder()
     turn(b)
     turn(b, stop="length")
     turn(b)
-    r = replay(
-        b.session(),
-        "truncate",
-        window=10**6,
-        settings=CompactionSettings.musepi(keep_recent_tokens=3000),
-        counter=counter(),
-        triggers=("incomplete",),
-    )
+    r = replay_truncate(b.session(), window=10**6, triggers=("incomplete",))
     assert [e.trigger for e in r.events] == ["incomplete"]
     # It runs before the request that follows the cut reply (the next user turn's first).
     assert r.events[0].request == 6
@@ -230,14 +229,7 @@ def test_overflow_from_a_recorded_overflow_error():
     turn(b)
     turn(b, stop="error")
     turn(b)
-    r = replay(
-        b.session(),
-        "truncate",
-        window=10**6,
-        settings=CompactionSettings.musepi(keep_recent_tokens=3000),
-        counter=counter(),
-        triggers=("overflow",),
-    )
+    r = replay_truncate(b.session(), window=10**6, triggers=("overflow",))
     assert [e.trigger for e in r.events] == ["overflow"]
 
 
@@ -245,14 +237,7 @@ def test_overflow_when_a_request_would_not_fit():
     b = Builder()
     for _ in range(6):
         turn(b)
-    r = replay(
-        b.session(),
-        "truncate",
-        window=30_000,
-        settings=CompactionSettings.musepi(keep_recent_tokens=3000),
-        counter=counter(),
-        triggers=("overflow",),
-    )
+    r = replay_truncate(b.session(), window=30_000, triggers=("overflow",))
     assert r.events and all(e.trigger == "overflow" for e in r.events)
     assert r.peak_context <= 30_000 + 2 * 2600  # it compacts as soon as a request would overflow
 
@@ -280,15 +265,7 @@ def test_manual_at_named_entries():
     turn(b)
     marker = b.entries[-1].id
     turn(b)
-    r = replay(
-        b.session(),
-        "truncate",
-        window=10**6,
-        settings=CompactionSettings.musepi(keep_recent_tokens=3000),
-        counter=counter(),
-        triggers=("manual",),
-        manual_at=[marker],
-    )
+    r = replay_truncate(b.session(), window=10**6, triggers=("manual",), manual_at=[marker])
     assert [(e.trigger, e.request) for e in r.events] == [("manual", 6)]
 
 
@@ -297,20 +274,11 @@ def test_threshold_vs_mid_turn():
     for _ in range(8):
         turn(b, n_tools=3)
     s = b.session()
-    mid = replay(
+    mid = replay_truncate(s, window=40_000, triggers=("threshold", "mid-turn"))
+    post = replay_truncate(
         s,
-        "truncate",
-        window=40_000,
-        settings=CompactionSettings.musepi(keep_recent_tokens=3000),
-        counter=counter(),
-        triggers=("threshold", "mid-turn"),
-    )
-    post = replay(
-        s,
-        "truncate",
         window=40_000,
         settings=CompactionSettings.musepi(keep_recent_tokens=3000, mid_turn_enabled=False),
-        counter=counter(),
         triggers=("threshold", "mid-turn"),
     )
     assert {e.trigger for e in mid.events} <= {"mid-turn", "threshold"} and "mid-turn" in {
@@ -325,12 +293,9 @@ def test_billing_follows_the_prompt_cache_model():
     b = Builder()
     for _ in range(5):
         turn(b)
-    r = replay(
+    r = replay_truncate(
         b.session(),
-        "truncate",
         window=25_000,
-        settings=CompactionSettings.musepi(keep_recent_tokens=3000),
-        counter=counter(),
         prices={"cache_read": 1.0, "cache_write": 10.0, "output": 0.0, "input": 0.0},
     )
     tl = r.timeline
@@ -363,13 +328,7 @@ def test_replay_rebuilds_the_context_once_per_compaction(monkeypatch):
     b = Builder()
     for _ in range(20):
         turn(b)
-    r = replay(
-        b.session(),
-        "truncate",
-        window=30_000,
-        settings=CompactionSettings.musepi(keep_recent_tokens=3000),
-        counter=counter(),
-    )
+    r = replay_truncate(b.session(), window=30_000)
     assert len(r.timeline) == 60
     assert len(calls) == 2 * len(r.events)  # before and after each compaction, nothing else
 
@@ -380,20 +339,8 @@ def test_replay_is_deterministic_and_leaves_the_input_alone():
         turn(b)
     s = b.session()
     before = [dict(e.record) for e in s.entries]
-    a = replay(
-        s,
-        "truncate",
-        window=25_000,
-        settings=CompactionSettings.musepi(keep_recent_tokens=3000),
-        counter=counter(),
-    )
-    c = replay(
-        s,
-        "truncate",
-        window=25_000,
-        settings=CompactionSettings.musepi(keep_recent_tokens=3000),
-        counter=counter(),
-    )
+    a = replay_truncate(s, window=25_000)
+    c = replay_truncate(s, window=25_000)
     assert a.timeline.equals(c.timeline)
     assert [e.entry_id for e in a.events] == [e.entry_id for e in c.events]
     assert [dict(e.record) for e in s.entries] == before

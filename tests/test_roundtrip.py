@@ -9,19 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _corpus import corpus_file
+from _corpus import PI_FILES, corpus_file
 
 from musepi_lab.session._jsonl import read_pi_jsonl
 from musepi_lab.session._model import Entry
 from musepi_lab.session._session import Session
-
-PI_FILES = [
-    ("pi", "large-session.jsonl"),
-    ("pi", "before-compaction.jsonl"),
-    ("pi", "oh-my-pi", "large-session.jsonl"),
-    ("pi", "oh-my-pi", "before-compaction.jsonl"),
-    ("pi", "earendil-works-pi", "prompt-cache-replay-session.jsonl"),
-]
 
 
 def dumps(record: Any) -> bytes:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _corpus import REPO_ROOT, corpus_file
+from _corpus import PI_FIXTURES, SAMPLES, corpus_file
 
 from musepi_lab._prompts import PromptSet
 from musepi_lab.compaction._prepare import prepare_compaction
@@ -703,13 +703,6 @@ def test_every_baseline_records_the_prompt_set() -> None:
 
 # -- acceptance: every pi corpus fixture and the bundled sample ------------------------------
 
-PI_FIXTURES = [
-    ("pi", "before-compaction.jsonl"),
-    ("pi", "large-session.jsonl"),
-    ("pi", "oh-my-pi", "before-compaction.jsonl"),
-    ("pi", "oh-my-pi", "large-session.jsonl"),
-]
-SAMPLES = sorted((REPO_ROOT / "datasets" / "sample").glob("*.jsonl"))
 ACCEPTANCE = [
     ("observation-masking", {}),
     ("truncate", {}),

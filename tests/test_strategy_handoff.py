@@ -10,11 +10,11 @@ import json
 from typing import Any
 
 import pytest
-from _corpus import REPO_ROOT, corpus_file
+from _builders import Chain, prompt, stub_server_fixtures, valid_pairing, words
+from _corpus import PI_FIXTURES, SAMPLES, corpus_file
 
 from musepi_lab.compaction._settings import CompactionSettings
 from musepi_lab.session._context import build_session_context, convert_to_llm
-from musepi_lab.session._model import Entry
 from musepi_lab.session._read import read_session
 from musepi_lab.session._session import Session
 from musepi_lab.strategies._base import compact, get
@@ -25,70 +25,12 @@ from musepi_lab.testing import Failure, StubOpenAIServer
 from musepi_lab.tokens._counter import TokenCounter
 
 SECRET = "sk-test-SECRET-handoff-0123456789"
-HEADER = {"type": "session", "version": 3, "id": "ho", "timestamp": "2026-01-01T00:00:00.000Z"}
-PROMPTS = REPO_ROOT / "prompts"
+SESSION_ID = "ho"
 DOCUMENT = "## Goal\nFinish the parser.\n\n## Next Steps\n1. Run the tests."
 
 
-def prompt(name: str) -> str:
-    return (PROMPTS / f"{name}.md").read_text(encoding="utf-8").removesuffix("\n")
-
-
-def words(n: int, letter: str = "a") -> str:
-    return letter * 4 * n
-
-
-class Chain:
-    def __init__(self) -> None:
-        self.records: list[dict[str, Any]] = []
-        self.last: str | None = None
-
-    def add(self, kind: str, **fields: Any) -> str:
-        entry_id = f"e{len(self.records):02d}"
-        self.records.append(
-            {
-                "type": kind,
-                "id": entry_id,
-                "parentId": self.last,
-                "timestamp": f"2026-01-01T00:00:{len(self.records):02d}.000Z",
-                **fields,
-            }
-        )
-        self.last = entry_id
-        return entry_id
-
-    def msg(self, message: dict[str, Any]) -> str:
-        return self.add("message", message={"timestamp": 0, **message})
-
-    def user(self, text: str) -> str:
-        return self.msg({"role": "user", "content": text})
-
-    def assistant(self, text: str | None = None, calls: tuple = ()) -> str:
-        content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
-        content += [
-            {"type": "toolCall", "id": cid, "name": name, "arguments": args}
-            for cid, name, args in calls
-        ]
-        stop = "toolUse" if calls else "stop"
-        return self.msg({"role": "assistant", "content": content, "stopReason": stop})
-
-    def result(self, call_id: str, text: str) -> str:
-        return self.msg(
-            {
-                "role": "toolResult",
-                "toolCallId": call_id,
-                "toolName": "read",
-                "content": [{"type": "text", "text": text}],
-                "isError": False,
-            }
-        )
-
-    def session(self) -> Session:
-        return Session(HEADER, [Entry.from_record(r) for r in self.records])
-
-
 def parser_session(thinking_level: str | None = None) -> Session:
-    c = Chain()
+    c = Chain(SESSION_ID)
     if thinking_level is not None:
         c.add("thinking_level_change", thinkingLevel=thinking_level)
     c.user("Fix the parser")
@@ -125,20 +67,7 @@ def document(body: dict[str, Any]) -> str:
     return DOCUMENT
 
 
-@pytest.fixture(scope="module")
-def shared_server():
-    with StubOpenAIServer(responder=document) as srv:
-        yield srv
-
-
-@pytest.fixture
-def server(shared_server):
-    shared_server.requests.clear()
-    shared_server.failures.clear()
-    shared_server.responder = document
-    yield shared_server
-    shared_server.failures.clear()
-    shared_server.responder = document
+shared_server, server = stub_server_fixtures(document)
 
 
 def summarizer(server: StubOpenAIServer, **kw: Any) -> OpenAICompatibleSummarizer:
@@ -289,7 +218,7 @@ def test_retries_on_429_and_500(server):
 
 # -- trimming the replayed history --------------------------------------------------------------
 def test_history_trimmed_to_the_window(server):
-    c = Chain()
+    c = Chain(SESSION_ID)
     for i in range(6):
         c.user(words(300, "abcdef"[i]))
         c.assistant(f"step {i}", calls=((f"c{i}", "read", {"path": f"f{i}.py"}),))
@@ -400,17 +329,6 @@ def test_registry_value():
 
 
 # -- shared acceptance ------------------------------------------------------------------------------
-def valid_pairing(messages) -> bool:
-    calls: set[str] = set()
-    for msg in messages:
-        content = msg.get("content")
-        if msg.get("role") == "assistant" and isinstance(content, list):
-            calls.update(b["id"] for b in content if b.get("type") == "toolCall")
-        if msg.get("role") == "toolResult" and msg.get("toolCallId") not in calls:
-            return False
-    return True
-
-
 def chat_pairing_valid(messages) -> bool:
     """Every tool message answers a call of the nearest assistant turn before it."""
     open_ids: set[str] = set()
@@ -437,14 +355,6 @@ def check_acceptance(session: Session, result, profile: str) -> None:
     assert counter.count_messages(context.messages) < before
 
 
-PI_FIXTURES = [
-    ("pi", "before-compaction.jsonl"),
-    ("pi", "large-session.jsonl"),
-    ("pi", "oh-my-pi", "before-compaction.jsonl"),
-    ("pi", "oh-my-pi", "large-session.jsonl"),
-]
-
-
 @pytest.mark.corpus
 @pytest.mark.parametrize("parts", PI_FIXTURES, ids=lambda p: "/".join(p[1:]))
 @pytest.mark.parametrize("profile", ["musepi", "pi"])
@@ -461,9 +371,6 @@ def test_acceptance_on_pi_corpus(server, parts, profile):
     ((_, body),) = server.requests
     assert chat_pairing_valid(body["messages"][1:-1])
     assert json.dumps(body).count(SECRET) == 0
-
-
-SAMPLES = sorted((REPO_ROOT / "datasets" / "sample").glob("*.jsonl"))
 
 
 @pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name)

@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _corpus import REPO_ROOT, corpus_file
+from _builders import Chain, prompt, stub_server_fixtures, valid_pairing, words
+from _corpus import PI_FIXTURES, SAMPLES, corpus_file
 
 from musepi_lab._prompts import PromptSet
 from musepi_lab.compaction._prepare import prepare_compaction
 from musepi_lab.compaction._settings import CompactionSettings
 from musepi_lab.session._context import build_session_context
-from musepi_lab.session._model import Entry
 from musepi_lab.session._read import read_session
 from musepi_lab.session._session import Session
 from musepi_lab.strategies import _llm_summary
@@ -37,88 +37,17 @@ from musepi_lab.testing import Failure, StubOpenAIServer
 from musepi_lab.tokens._counter import TokenCounter
 
 SECRET = "sk-test-SECRET-do-not-leak-0123456789"
-HEADER = {"type": "session", "version": 3, "id": "llm", "timestamp": "2026-01-01T00:00:00.000Z"}
-PROMPTS = REPO_ROOT / "prompts"
 SEPARATOR = "\n\n---\n\n**Turn Context (split turn):**\n\n"
 
 
-def prompt(name: str) -> str:
-    """A prompt file as the prompt set serves it (one trailing newline dropped)."""
-    return (PROMPTS / f"{name}.md").read_text(encoding="utf-8").removesuffix("\n")
-
-
-def words(n: int, letter: str = "a") -> str:
-    """Exactly n tokens for both estimators (4·n ASCII characters)."""
-    return letter * 4 * n
-
-
-class Chain:
-    """A linear v3 session, one entry after another."""
-
-    def __init__(self) -> None:
-        self.records: list[dict[str, Any]] = []
-        self.last: str | None = None
-
-    def add(self, kind: str, **fields: Any) -> str:
-        entry_id = f"e{len(self.records):02d}"
-        self.records.append(
-            {
-                "type": kind,
-                "id": entry_id,
-                "parentId": self.last,
-                "timestamp": f"2026-01-01T00:00:{len(self.records):02d}.000Z",
-                **fields,
-            }
-        )
-        self.last = entry_id
-        return entry_id
-
-    def msg(self, message: dict[str, Any]) -> str:
-        return self.add("message", message={"timestamp": 0, **message})
-
-    def user(self, text: str) -> str:
-        return self.msg({"role": "user", "content": text})
-
-    def assistant(self, text: str | None = None, calls: tuple = (), thinking: str | None = None):
-        content: list[dict[str, Any]] = []
-        if thinking:
-            content.append({"type": "thinking", "thinking": thinking})
-        if text:
-            content.append({"type": "text", "text": text})
-        content += [
-            {"type": "toolCall", "id": cid, "name": name, "arguments": args}
-            for cid, name, args in calls
-        ]
-        stop = "toolUse" if calls else "stop"
-        return self.msg(
-            {
-                "role": "assistant",
-                "content": content,
-                "stopReason": stop,
-                "provider": "p",
-                "model": "m",
-            }
-        )
-
-    def result(self, call_id: str, text: str, name: str = "read", **flags: Any) -> str:
-        return self.msg(
-            {
-                "role": "toolResult",
-                "toolCallId": call_id,
-                "toolName": name,
-                "content": [{"type": "text", "text": text}],
-                "isError": False,
-                **flags,
-            }
-        )
-
-    def session(self) -> Session:
-        return Session(HEADER, [Entry.from_record(r) for r in self.records])
+def chain() -> Chain:
+    """A fresh chain whose assistant messages name a provider and model."""
+    return Chain("llm", assistant_fields={"provider": "p", "model": "m"})
 
 
 def parser_session(*, thinking_level: str | None = None, tagged: bool = False) -> Session:
     """One finished turn (read, edit) to summarize, then a long last turn that is kept."""
-    c = Chain()
+    c = chain()
     if thinking_level is not None:
         c.add("thinking_level_change", thinkingLevel=thinking_level)
     c.user("Fix the parser in src/parse.py" + (" </conversation> now" if tagged else ""))
@@ -150,7 +79,7 @@ PARSER_TRANSCRIPT = (
 
 def split_session(*, previous: str | None = None, history: bool = True) -> Session:
     """A last turn so long the cut falls inside it (entries e05.. are kept)."""
-    c = Chain()
+    c = chain()
     if previous is not None:
         # A compaction that kept nothing before it: everything after it is new.
         c.add("compaction", summary=previous, firstKeptEntryId="e00", tokensBefore=1000)
@@ -182,19 +111,7 @@ def labelled(body: dict[str, Any]) -> str:
     return f"HISTORY {body['max_tokens']}"
 
 
-@pytest.fixture(scope="module")
-def shared_server():
-    # One server per module: stopping one waits out serve_forever's 0.5 s poll.
-    with StubOpenAIServer(responder=labelled) as srv:
-        yield srv
-
-
-@pytest.fixture
-def server(shared_server):
-    shared_server.requests.clear()
-    shared_server.failures.clear()
-    yield shared_server
-    shared_server.failures.clear()
+shared_server, server = stub_server_fixtures(labelled)
 
 
 def summarizer(server: StubOpenAIServer, **kw: Any) -> OpenAICompatibleSummarizer:
@@ -317,7 +234,7 @@ def test_musepi_split_turn_without_history_reuses_previous_summary(server):
 
 
 def test_previous_summary_block_and_update_prompt(server):
-    c = Chain()
+    c = chain()
     c.user("Old request")
     c.assistant("Old answer")
     c.add("compaction", summary="Earlier: did X", firstKeptEntryId="e02", tokensBefore=500)
@@ -398,7 +315,7 @@ def test_musepi_neutralizes_boundary_tags_pi_does_not(server):
 
 
 def test_musepi_drops_useless_pairs(server):
-    c = Chain()
+    c = chain()
     c.user("Look around")
     c.assistant(
         "Checking.", calls=(("u1", "grep", {"pattern": "zzz"}), ("g1", "read", {"path": "a.py"}))
@@ -454,7 +371,7 @@ def test_file_operations_musepi_files_block(server):
 # -- folding (§5.7) ----------------------------------------------------------------------------
 def fold_session() -> Session:
     """Seven finished turns of 302 + 4 tokens each, then a kept last turn."""
-    c = Chain()
+    c = chain()
     for letter in "bcdefgh":
         c.user(words(300, letter))
         c.assistant("ok")
@@ -506,7 +423,7 @@ def test_no_folding_when_disabled(server):
 
 
 def test_single_oversized_window_is_clipped(server):
-    c = Chain()
+    c = chain()
     c.user(words(2000, "q"))
     c.assistant("ok")
     c.user(words(300))
@@ -718,7 +635,7 @@ def test_strategy_value_and_registry():
 
 
 def test_nothing_to_summarize_is_none(server):
-    c = Chain()
+    c = chain()
     c.user("hi")
     c.assistant("hello")
     assert compact(c.session(), "llm-summary", summarizer=summarizer(server)) is None
@@ -726,18 +643,6 @@ def test_nothing_to_summarize_is_none(server):
 
 
 # -- result fields, and the shared acceptance on real sessions -------------------------------
-def valid_pairing(messages) -> bool:
-    """Every tool result answers a call made earlier in the context."""
-    calls: set[str] = set()
-    for msg in messages:
-        content = msg.get("content")
-        if msg.get("role") == "assistant" and isinstance(content, list):
-            calls.update(b["id"] for b in content if b.get("type") == "toolCall")
-        if msg.get("role") == "toolResult" and msg.get("toolCallId") not in calls:
-            return False
-    return True
-
-
 def check_acceptance(session: Session, result, profile: str) -> None:
     counter = TokenCounter(profile)
     before = counter.count_messages(build_session_context(session, profile=profile).messages)
@@ -761,14 +666,6 @@ def raw_entry_ids(path: Path) -> set[str]:
     return ids
 
 
-PI_FIXTURES = [
-    ("pi", "before-compaction.jsonl"),
-    ("pi", "large-session.jsonl"),
-    ("pi", "oh-my-pi", "before-compaction.jsonl"),
-    ("pi", "oh-my-pi", "large-session.jsonl"),
-]
-
-
 @pytest.mark.corpus
 @pytest.mark.parametrize("parts", PI_FIXTURES, ids=lambda p: "/".join(p[1:]))
 @pytest.mark.parametrize("profile", ["musepi", "pi"])
@@ -783,9 +680,6 @@ def test_acceptance_on_pi_corpus(server, parts, profile):
     assert result.summarizer_input_tokens > 0
     # The first kept entry is a real message entry of the file's path.
     assert session.get(result.first_kept_entry_id).type == "message"
-
-
-SAMPLES = sorted((REPO_ROOT / "datasets" / "sample").glob("*.jsonl"))
 
 
 @pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name)
@@ -829,7 +723,7 @@ def test_list_parameters_become_tuples():
 
 
 def test_previous_snapcompact_archive_is_folded_into_text(server):
-    c = Chain()
+    c = chain()
     c.add(
         "compaction",
         summary="HISTORY archived below",

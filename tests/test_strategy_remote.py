@@ -13,12 +13,12 @@ import json
 from typing import Any
 
 import pytest
-from _corpus import REPO_ROOT, corpus_file
+from _builders import Chain, prompt, stub_server_fixtures, valid_pairing, words
+from _corpus import PI_FIXTURES, SAMPLES, corpus_file
 
 from musepi_lab.compaction._prepare import prepare_compaction
 from musepi_lab.compaction._settings import CompactionSettings
 from musepi_lab.session._context import build_session_context, convert_to_llm
-from musepi_lab.session._model import Entry
 from musepi_lab.session._read import read_session
 from musepi_lab.session._session import Session
 from musepi_lab.strategies._base import StrategyUnavailable, compact, get
@@ -38,69 +38,11 @@ from musepi_lab.tokens._counter import TokenCounter
 
 SECRET = "sk-test-SECRET-remote-0123456789"
 ENDPOINT_SECRET = "remote-key-SECRET-9876543210"
-HEADER = {"type": "session", "version": 3, "id": "rm", "timestamp": "2026-01-01T00:00:00.000Z"}
-PROMPTS = REPO_ROOT / "prompts"
-
-
-def prompt(name: str) -> str:
-    return (PROMPTS / f"{name}.md").read_text(encoding="utf-8").removesuffix("\n")
-
-
-def words(n: int, letter: str = "a") -> str:
-    return letter * 4 * n
-
-
-class Chain:
-    def __init__(self, records: list[dict[str, Any]] | None = None) -> None:
-        self.records: list[dict[str, Any]] = list(records or [])
-        self.last: str | None = self.records[-1]["id"] if self.records else None
-
-    def add(self, kind: str, **fields: Any) -> str:
-        entry_id = f"e{len(self.records):02d}"
-        self.records.append(
-            {
-                "type": kind,
-                "id": entry_id,
-                "parentId": self.last,
-                "timestamp": f"2026-01-01T00:00:{len(self.records):02d}.000Z",
-                **fields,
-            }
-        )
-        self.last = entry_id
-        return entry_id
-
-    def msg(self, message: dict[str, Any]) -> str:
-        return self.add("message", message={"timestamp": 0, **message})
-
-    def user(self, text: str) -> str:
-        return self.msg({"role": "user", "content": text})
-
-    def assistant(self, text: str | None = None, calls: tuple = ()) -> str:
-        content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
-        content += [
-            {"type": "toolCall", "id": cid, "name": name, "arguments": args}
-            for cid, name, args in calls
-        ]
-        stop = "toolUse" if calls else "stop"
-        return self.msg({"role": "assistant", "content": content, "stopReason": stop})
-
-    def result(self, call_id: str, text: str) -> str:
-        return self.msg(
-            {
-                "role": "toolResult",
-                "toolCallId": call_id,
-                "toolName": "read",
-                "content": [{"type": "text", "text": text}],
-                "isError": False,
-            }
-        )
-
-    def session(self) -> Session:
-        return Session(HEADER, [Entry.from_record(r) for r in self.records])
+SESSION_ID = "rm"
 
 
 def parser_chain() -> Chain:
-    c = Chain()
+    c = Chain(SESSION_ID)
     c.user("Fix the parser")
     c.assistant("Reading it.", calls=(("c1", "read", {"path": "src/parse.py"}),))
     c.result("c1", "def parse(): pass")
@@ -140,20 +82,7 @@ def remote_summary(body: dict[str, Any]) -> str:
     return "REMOTE SUMMARY"
 
 
-@pytest.fixture(scope="module")
-def shared_server():
-    with StubOpenAIServer(responder=remote_summary) as srv:
-        yield srv
-
-
-@pytest.fixture
-def server(shared_server):
-    shared_server.requests.clear()
-    shared_server.failures.clear()
-    shared_server.responder = remote_summary
-    yield shared_server
-    shared_server.failures.clear()
-    shared_server.responder = remote_summary
+shared_server, server = stub_server_fixtures(remote_summary)
 
 
 def summarizer(server: StubOpenAIServer, **kw: Any) -> OpenAICompatibleSummarizer:
@@ -214,7 +143,7 @@ def test_context_rebuilds_from_preserved_history(server):
 
     # New turns after the compaction follow the payload, and a second remote compaction
     # sends the preserved history first, then the new turns.
-    more = Chain([*chain.records, dict(compacted.get("rc").record)])
+    more = Chain(SESSION_ID, [*chain.records, dict(compacted.get("rc").record)])
     more.user("Next step")
     more.assistant("ok")
     more.user(words(300, "n"))
@@ -244,7 +173,7 @@ def test_next_preparation_starts_after_a_remote_compaction(server):
     session = chain.session()
     result = compact(session, "remote", settings=settings(), summarizer=summarizer(server))
     compacted = result.apply(session, entry_id="rc")
-    more = Chain([*chain.records, dict(compacted.get("rc").record)])
+    more = Chain(SESSION_ID, [*chain.records, dict(compacted.get("rc").record)])
     more.user("Next step")
     more.assistant("ok")
     more.user(words(300, "n"))
@@ -463,17 +392,6 @@ def test_registry_value():
 
 
 # -- shared acceptance ------------------------------------------------------------------------------
-def valid_pairing(messages) -> bool:
-    calls: set[str] = set()
-    for msg in messages:
-        content = msg.get("content")
-        if msg.get("role") == "assistant" and isinstance(content, list):
-            calls.update(b["id"] for b in content if b.get("type") == "toolCall")
-        if msg.get("role") == "toolResult" and msg.get("toolCallId") not in calls:
-            return False
-    return True
-
-
 def context_size(session: Session, profile: str) -> int:
     """Messages counted by the profile's counter, plus replayed provider history as JSON."""
     counter = TokenCounter(profile)
@@ -484,14 +402,6 @@ def context_size(session: Session, profile: str) -> int:
         if payload:
             size += counter.count_text(json.dumps(payload["items"]))
     return size
-
-
-PI_FIXTURES = [
-    ("pi", "before-compaction.jsonl"),
-    ("pi", "large-session.jsonl"),
-    ("pi", "oh-my-pi", "before-compaction.jsonl"),
-    ("pi", "oh-my-pi", "large-session.jsonl"),
-]
 
 
 @pytest.mark.corpus
@@ -525,9 +435,6 @@ def test_acceptance_custom_endpoint_pi_profile_on_pi_corpus(server, parts):
     assert valid_pairing(build_session_context(after, profile="pi").messages)
     assert context_size(after, "pi") < context_size(session, "pi")
     assert {p for p, _ in server.requests} == {"/compact"}
-
-
-SAMPLES = sorted((REPO_ROOT / "datasets" / "sample").glob("*.jsonl"))
 
 
 @pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name)

@@ -8,6 +8,7 @@ import socket
 from typing import Any
 
 import pytest
+from _builders import CountingCounter
 from _corpus import corpus_file
 
 from musepi_lab.session._jsonl import read_pi_jsonl
@@ -196,18 +197,6 @@ def _entry(message: dict[str, Any], entry_id: str = "e1") -> Entry:
     return Entry.from_record(
         {"type": "message", "id": entry_id, "parentId": None, "message": message}
     )
-
-
-class CountingCounter(TokenCounter):
-    """Counts how often a message is actually counted."""
-
-    def __init__(self, method: str) -> None:
-        super().__init__(method)
-        self.calls = 0
-
-    def count_message(self, message: Any) -> int:
-        self.calls += 1
-        return super().count_message(message)
 
 
 @pytest.mark.parametrize("method", METHODS)
