@@ -23,16 +23,13 @@ Medians of N interleaved repetitions. `--check` exits 1 only on a wide miss (swe
 
 from __future__ import annotations
 
-import argparse
-import gc
 import os
 import random
-import statistics
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from _harness import bench_parser, median_seconds, repetitions
 
 from musepi_lab.compaction._prepare import prepare_compaction
 from musepi_lab.compaction._settings import CompactionSettings
@@ -170,19 +167,6 @@ def synthetic_session(n_entries: int, seed: int = 7) -> Session:
     )
 
 
-# -- timing ----------------------------------------------------------------------------
-def median_seconds(functions: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:
-    """Median wall time of each function, repetitions interleaved so drift hits all alike."""
-    times: dict[str, list[float]] = {name: [] for name in functions}
-    for _ in range(repeat):
-        for name, function in functions.items():
-            gc.collect()
-            start = time.perf_counter()
-            function()
-            times[name].append(time.perf_counter() - start)
-    return {name: statistics.median(values) for name, values in times.items()}
-
-
 def single(session: Session, profile: str) -> None:
     """One preparation with a fresh counter (everything counted from scratch)."""
     prepare_compaction(session, CompactionSettings.for_profile(profile), TokenCounter(profile))
@@ -197,12 +181,9 @@ def sweep(session: Session, profile: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fast smoke run (CI)")
-    parser.add_argument("--check", action="store_true", help="exit 1 on a wide miss")
-    parser.add_argument("--repeat", type=int, default=None, help="repetitions (median)")
+    parser = bench_parser(__doc__)
     args = parser.parse_args(argv)
-    repeat = args.repeat or (3 if args.quick else 9)
+    repeat = repetitions(args, quick=3, full=9)
     sizes = (1_000, 10_000) if args.quick else (1_000, 10_000, 100_000)
     failed = False
     # Load lazily imported modules before timing anything.

@@ -16,7 +16,6 @@ Target (issue): `entries_df` over the corpus in under 1 s (given loaded sessions
 
 from __future__ import annotations
 
-import argparse
 import gc
 import statistics
 import sys
@@ -25,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
-from bench_read import CORPUS
+from _harness import CORPUS, bench_parser, repetitions
 
 from musepi_lab.frames import (
     compactions_df,
@@ -74,12 +73,9 @@ def bare_frame(sessions: list[Session]) -> pd.DataFrame:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fast smoke run (CI)")
-    parser.add_argument("--check", action="store_true", help="exit 1 on a wide miss")
-    parser.add_argument("--repeat", type=int, default=None, help="repetitions (median)")
+    parser = bench_parser(__doc__)
     args = parser.parse_args(argv)
-    repeat = args.repeat or (2 if args.quick else 7)
+    repeat = repetitions(args, quick=2, full=7)
     if not CORPUS.is_dir():
         print(f"corpus not found at {CORPUS}; nothing to measure")
         return 0

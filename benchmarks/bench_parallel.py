@@ -18,14 +18,13 @@ with the grid runs. The ratio grid speed-up / ceiling is the runner's own effici
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import os
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from bench_read import median_seconds
+from _harness import bench_parser, median_seconds, repetitions
 
 from musepi_lab.bench._run import TIMING_COLUMNS, clear_worker_caches, run_benchmark
 from musepi_lab.strategies._base import available, strategy_type
@@ -96,13 +95,10 @@ def run(executor: str | None, workers: int | None) -> object:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="3 repetitions")
-    parser.add_argument("--check", action="store_true", help="exit 1 on a wide miss")
-    parser.add_argument("--repeat", type=int, default=None)
+    parser = bench_parser(__doc__)
     parser.add_argument("--workers", type=int, default=None, help="pool size (default: CPUs)")
     args = parser.parse_args(argv)
-    repeat = args.repeat or (3 if args.quick else 7)
+    repeat = repetitions(args, quick=3, full=7)
 
     # Warm-up: imports, font caches and the like are paid before timing, by both sides.
     serial_df = run("serial", None)

@@ -14,40 +14,20 @@ only when the target is missed by a wide margin (ratio > 1.5 × target).
 
 from __future__ import annotations
 
-import argparse
-import gc
 import json
 import os
-import statistics
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import orjson
+from _harness import CORPUS, bench_parser, median_seconds, repetitions
 
 from musepi_lab.session._read import detect_format, iter_session_files, read_session
 
-REPO = Path(__file__).resolve().parents[1]
-CORPUS = Path(os.environ.get("MUSEPI_LAB_CORPUS", REPO.parent / "shared" / "corpus"))
 TARGET = 2.0
 AIM = 1.3
 WIDE_MARGIN = 1.5
-
-
-def median_seconds(functions: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:
-    """Median wall time of each function, repetitions interleaved so drift hits all alike.
-
-    Shared by the other benchmark scripts (they run from this folder, so they import it).
-    """
-    times: dict[str, list[float]] = {name: [] for name in functions}
-    for _ in range(repeat):
-        for name, function in functions.items():
-            gc.collect()
-            start = time.perf_counter()
-            function()
-            times[name].append(time.perf_counter() - start)
-    return {name: statistics.median(values) for name, values in times.items()}
 
 
 def parse_lines(files: list[str], loads: Callable[[bytes], object]) -> int:
@@ -78,12 +58,9 @@ def largest_per_format(root: Path) -> list[tuple[str, Path]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fast smoke run (CI)")
-    parser.add_argument("--check", action="store_true", help="exit 1 on a wide miss")
-    parser.add_argument("--repeat", type=int, default=None, help="repetitions (median)")
+    parser = bench_parser(__doc__)
     args = parser.parse_args(argv)
-    repeat = args.repeat or (3 if args.quick else 15)
+    repeat = repetitions(args, quick=3, full=15)
     if not CORPUS.is_dir():
         print(f"corpus not found at {CORPUS}; nothing to measure")
         return 0

@@ -31,14 +31,13 @@ MB. `--check` exits 1 only when either is missed by a wide margin (over 1.5 s pe
 
 from __future__ import annotations
 
-import argparse
 import random
 import sys
 import time
 import zlib
 from dataclasses import dataclass
 
-from bench_read import CORPUS, median_seconds
+from _harness import CORPUS, bench_parser, median_seconds, repetitions
 
 from musepi_lab._prompts import PromptSet
 from musepi_lab.compaction._prepare import prepare_compaction
@@ -192,12 +191,9 @@ def deflate_seconds(scanlines: list[bytes], repeat: int) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fast smoke run (CI)")
-    parser.add_argument("--check", action="store_true", help="exit 1 on a wide miss")
-    parser.add_argument("--repeat", type=int, default=None, help="repetitions (median)")
+    parser = bench_parser(__doc__)
     args = parser.parse_args(argv)
-    repeat = args.repeat or (1 if args.quick else 5)
+    repeat = repetitions(args, quick=1, full=5)
     strategy = Snapcompact()
 
     print(f"snapcompact per MB of history, median of {repeat}")

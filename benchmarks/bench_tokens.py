@@ -17,13 +17,12 @@ missed by a wide margin (ratio > 1.5 × target).
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
 from collections.abc import Callable
 
-from bench_read import CORPUS, median_seconds
+from _harness import CORPUS, bench_parser, median_seconds, repetitions
 
 from musepi_lab.session._messages import entry_to_message
 from musepi_lab.session._read import read_session
@@ -37,12 +36,9 @@ WIDE_MARGIN = 1.5
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fast smoke run (CI)")
-    parser.add_argument("--check", action="store_true", help="exit 1 on a wide miss")
-    parser.add_argument("--repeat", type=int, default=None, help="repetitions (median)")
+    parser = bench_parser(__doc__)
     args = parser.parse_args(argv)
-    repeat = args.repeat or (3 if args.quick else 15)
+    repeat = repetitions(args, quick=3, full=15)
     if not SESSION_FILE.is_file():
         print(f"{SESSION_FILE} not found; nothing to measure")
         return 0

@@ -33,6 +33,7 @@ from ._run import (
     run_benchmark,
     run_cell,
     run_cells,
+    score_compaction,
     write_cell,
 )
 
@@ -58,6 +59,7 @@ __all__ = [
     "run_benchmark",
     "run_cell",
     "run_cells",
+    "score_compaction",
     "session_refs",
     "strategy_label",
     "summary_table",

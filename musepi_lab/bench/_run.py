@@ -38,13 +38,12 @@ compaction, `decay` lists every step and `decay_slope` its mean change per compa
 
 from __future__ import annotations
 
-import hashlib
 import os
 import time
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -52,8 +51,9 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from ..compaction._prepare import prepare_compaction
+from ..compaction._result import CompactionResult, derived_entry_id
 from ..compaction._settings import CompactionSettings
-from ..datasets._generator import read_facts
+from ..datasets._generator import PlantedFact, read_facts
 from ..metrics._facts import FACT_KINDS, Fact, context_text, extract_facts
 from ..metrics._metrics import (
     cache_prefix_tokens,
@@ -64,10 +64,10 @@ from ..metrics._metrics import (
     token_reduction,
     tool_pairing_problems,
 )
-from ..session._context import build_session_context, convert_to_llm
+from ..session._context import UNSET, build_session_context, convert_to_llm
 from ..session._messages import entry_to_message
 from ..session._read import iter_sessions
-from ..session._session import Session, parse_timestamp_ms
+from ..session._session import Session, timestamp_after
 from ..strategies._base import Strategy, compact
 from ..strategies._summarizer import Summarizer
 from ..tokens._counter import TokenCounter
@@ -171,22 +171,6 @@ def clear_worker_caches() -> None:
 
 
 # -- small pure helpers -------------------------------------------------------------------
-def _next_timestamp(session: Session) -> str:
-    # A deterministic timestamp for the appended entry (1 ms after the leaf), so serial
-    # and parallel runs build identical contexts.
-    leaf = session.leaf
-    ms = parse_timestamp_ms(leaf.timestamp) if leaf is not None else None
-    moment = datetime.fromtimestamp((ms or 0) / 1000, tz=UTC) + timedelta(milliseconds=1)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
-
-
-def _entry_id(session: Session, salt: str) -> str:
-    entry_id = hashlib.blake2b(f"{session.id}:{salt}".encode(), digest_size=4).hexdigest()
-    while entry_id in session:
-        entry_id = hashlib.blake2b(entry_id.encode(), digest_size=4).hexdigest()
-    return entry_id
-
-
 def _first_request(session: Session) -> str | None:
     """The first text block of the first user message on the active path."""
     for entry in session.path():
@@ -277,26 +261,45 @@ def _identity(cell: Cell, session: Session, source: str) -> dict[str, Any]:
 
 
 # -- the two cell kinds -------------------------------------------------------------------
-def _compact_cell(cell: Cell, session: Session, counter: TokenCounter) -> dict[str, Any]:
-    settings = cell.settings.copy_with(keep_recent_tokens=cell.budget)
+def score_compaction(
+    session: Session,
+    result: CompactionResult | None,
+    *,
+    settings: CompactionSettings,
+    counter: TokenCounter,
+    planted: Sequence[PlantedFact] | None = None,
+    instructions: Sequence[str] = (),
+    leaf_id: str | None = None,
+    salt: str = "",
+) -> dict[str, Any]:
+    """What one compaction at a leaf did: the metric columns of a compact-mode cell.
+
+    The context before and after (the result applied, with a deterministic id and time) is
+    rebuilt and counted with `counter`. Facts are those of the part the engine's cut at
+    `settings` summarizes away — the `planted` ones when given, else `extract_facts` of
+    those messages — counted only when present before; likewise the `instructions`.
+
+    Returns:
+        `compacted`, `method`, `tokens_before`, `tokens_after`, `token_reduction`,
+        `summary_tokens`, the retention columns (`facts`, `facts_kept`,
+        `fact_retention`, `retention_<kind>`), `instructions`, `instruction_survival`,
+        `tool_pairing_valid`, `tool_pairing_problems`, `cache_prefix_tokens`,
+        `cache_prefix_kept`, `summarizer_input_tokens`, `summarizer_output_tokens`.
+    """
     profile = settings.profile
-    source = _fact_source(cell)
-    started = time.perf_counter()
-    result = compact(
-        session, cell.strategy, settings=settings, counter=counter, summarizer=cell.summarizer
-    )
-    compact_seconds = time.perf_counter() - started
-    after = (
-        result.apply(
+    leaf = UNSET if leaf_id is None else leaf_id
+    if result is None:
+        after, after_leaf = session, leaf
+    else:
+        after = result.apply(
             session,
-            timestamp=_next_timestamp(session),
-            entry_id=_entry_id(session, f"{cell.strategy.label}:{cell.budget}"),
+            timestamp=timestamp_after(session.leaf),
+            entry_id=derived_entry_id(session, salt),
         )
-        if result is not None
-        else session
-    )
-    ctx_before = build_session_context(session, profile=profile).messages
-    ctx_after = build_session_context(after, profile=profile).messages
+        # An appended compaction is the new leaf; a rewrite keeps the leaf compacted at.
+        after_leaf = UNSET if result.append_entry else leaf
+    ctx_before = build_session_context(session, leaf, profile=profile).messages
+    ctx_after = build_session_context(after, after_leaf, profile=profile).messages
     llm_before = convert_to_llm(ctx_before, profile=profile)
     llm_after = convert_to_llm(ctx_after, profile=profile)
     before_text = _readable_text(ctx_before, llm_before)
@@ -305,48 +308,72 @@ def _compact_cell(cell: Cell, session: Session, counter: TokenCounter) -> dict[s
     tokens_after = counter.count_messages(ctx_after)
 
     # The part scored: what the engine's cut at this budget summarizes away.
-    prep = prepare_compaction(session, settings, counter)
+    prep = prepare_compaction(session, settings, counter, leaf_id=leaf_id)
     facts: list[Fact] = []
     if prep is not None:
         summarized = set(prep.summarize_entry_ids) | set(prep.turn_prefix_entry_ids)
-        if source == "planted":
-            facts = [Fact(f.fact, f.kind) for f in _planted(cell) if f.entry_id in summarized]
+        if planted is not None:
+            facts = [Fact(f.fact, f.kind) for f in planted if f.entry_id in summarized]
         else:
             facts = list(extract_facts([*prep.messages_to_summarize, *prep.turn_prefix_messages]))
         facts = [f for f in facts if f.text in before_text]
-    instructions = [i for i in _instructions(cell, session, source) if i in before_text]
+    standing = [i for i in instructions if i in before_text]
     prefix = cache_prefix_tokens(llm_before, llm_after, counter)
     llm_total = counter.count_messages(llm_before)
     problems = tool_pairing_problems(llm_after)
     # `none` returns a result that changes nothing: not a compaction.
     changed = result is not None and llm_after != llm_before
-    s_in = result.summarizer_input_tokens if result is not None else 0
-    s_out = result.summarizer_output_tokens if result is not None else 0
     return {
-        **_identity(cell, session, source),
         "compacted": changed,
-        "method": (result.method or result.strategy or cell.strategy.name) if result else None,
-        "compactions": int(changed),
-        "requests": None,
+        "method": (result.method or result.strategy) if result is not None else None,
         "tokens_before": tokens_before,
         "tokens_after": tokens_after,
         "token_reduction": token_reduction(tokens_before, tokens_after),
         "summary_tokens": summary_tokens(result.summary, counter) if result is not None else 0,
-        "peak_context": None,
-        "replay_cost_usd": None,
         **_retention_columns(facts, after_text),
-        "retention_first": None,
-        "decay": None,
-        "decay_slope": None,
-        "instructions": len(instructions),
-        "instruction_survival": _survival(instructions, after_text),
+        "instructions": len(standing),
+        "instruction_survival": _survival(standing, after_text),
         "tool_pairing_valid": not problems,
         "tool_pairing_problems": len(problems),
         "cache_prefix_tokens": prefix,
         "cache_prefix_kept": prefix / llm_total if llm_total > 0 else None,
-        "summarizer_input_tokens": s_in,
-        "summarizer_output_tokens": s_out,
-        "summarizer_cost_usd": _cost(cell, s_in, s_out),
+        "summarizer_input_tokens": result.summarizer_input_tokens if result is not None else 0,
+        "summarizer_output_tokens": result.summarizer_output_tokens if result is not None else 0,
+    }
+
+
+def _compact_cell(cell: Cell, session: Session, counter: TokenCounter) -> dict[str, Any]:
+    settings = cell.settings.copy_with(keep_recent_tokens=cell.budget)
+    source = _fact_source(cell)
+    started = time.perf_counter()
+    result = compact(
+        session, cell.strategy, settings=settings, counter=counter, summarizer=cell.summarizer
+    )
+    compact_seconds = time.perf_counter() - started
+    scores = score_compaction(
+        session,
+        result,
+        settings=settings,
+        counter=counter,
+        planted=_planted(cell) if source == "planted" else None,
+        instructions=_instructions(cell, session, source),
+        salt=f"{cell.strategy.label}:{cell.budget}",
+    )
+    if scores["method"] is None and result is not None:
+        scores["method"] = cell.strategy.name
+    return {
+        **_identity(cell, session, source),
+        **scores,
+        "compactions": int(scores["compacted"]),
+        "requests": None,
+        "peak_context": None,
+        "replay_cost_usd": None,
+        "retention_first": None,
+        "decay": None,
+        "decay_slope": None,
+        "summarizer_cost_usd": _cost(
+            cell, scores["summarizer_input_tokens"], scores["summarizer_output_tokens"]
+        ),
         "compact_seconds": compact_seconds,
     }
 

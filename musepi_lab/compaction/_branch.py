@@ -18,15 +18,13 @@ Tree before and after navigating from D to F with a summary (ids as in the seed'
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Container, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from ..session._messages import entry_to_message
 from ..session._model import Entry, message_text
-from ..session._session import Session
+from ..session._session import Session, iso_timestamp
 from ..tokens._counter import TokenCounter
 from ._file_ops import (
     FileOperations,
@@ -34,6 +32,7 @@ from ._file_ops import (
     is_extension_summary,
     seed_from_details,
 )
+from ._result import new_entry_id
 from ._serialize import truncate_tool_result
 
 DEFAULT_CONTEXT_WINDOW = 128000
@@ -248,20 +247,6 @@ def navigation_leaf(session: Session, target_id: str) -> str | None:
     return target_id
 
 
-def _iso_now() -> str:
-    now = datetime.now(UTC)
-    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
-
-
-def fresh_entry_id(taken: Container[str]) -> str:
-    """A new 8-hex entry id not in `taken` (pi: 100 draws, then a full UUID)."""
-    for _ in range(100):
-        candidate = uuid.uuid4().hex[:8]
-        if candidate not in taken:
-            return candidate
-    return str(uuid.uuid4())
-
-
 def branch_with_summary(
     session: Session,
     target_id: str | None,
@@ -303,9 +288,9 @@ def branch_with_summary(
         raise ValueError(f"Entry {target_id} not found")
     record: dict[str, Any] = {
         "type": "branch_summary",
-        "id": entry_id if entry_id is not None else fresh_entry_id(session),
+        "id": entry_id if entry_id is not None else new_entry_id(session),
         "parentId": target_id,
-        "timestamp": timestamp if timestamp is not None else _iso_now(),
+        "timestamp": timestamp if timestamp is not None else iso_timestamp(),
         "fromId": target_id if target_id is not None else ROOT_FROM_ID,
         "summary": summary,
     }

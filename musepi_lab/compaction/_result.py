@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
-from collections.abc import Mapping
+from collections.abc import Container, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from ..session._importing import stable_id
 from ..session._model import Entry
-from ..session._session import Session
+from ..session._session import Session, iso_timestamp
 from ._settings import PROFILES
 
 if TYPE_CHECKING:
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 _ID_ATTEMPTS = 100
 
 
-def new_entry_id(taken: Mapping[str, Any] | set[str] | frozenset[str]) -> str:
+def new_entry_id(taken: Container[str]) -> str:
     """A fresh entry id as pi draws them: 8 hex chars of a random UUID, re-drawn up to 100
     times on collision, then the full UUID (spec §1.3)."""
     for _ in range(_ID_ATTEMPTS):
@@ -36,11 +36,14 @@ def new_entry_id(taken: Mapping[str, Any] | set[str] | frozenset[str]) -> str:
     return str(uuid.uuid4())
 
 
-def iso_timestamp(moment: datetime | None = None) -> str:
-    """An ISO-8601 UTC timestamp with milliseconds and `Z`, as JS `toISOString()`."""
-    moment = moment if moment is not None else datetime.now(UTC)
-    moment = moment.astimezone(UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+def derived_entry_id(session: Session, salt: str) -> str:
+    """A deterministic 8-hex id for an entry the workbench appends (a replayed or
+    benchmarked compaction): derived from the session id and `salt`, re-hashed until it
+    is free in `session`, so repeated runs give identical sessions."""
+    entry_id = stable_id(session.id, salt)
+    while entry_id in session:
+        entry_id = stable_id(entry_id)
+    return entry_id
 
 
 def _frozen(value: Mapping[str, Any] | None) -> Mapping[str, Any] | None:

@@ -21,13 +21,11 @@ How it works, and why it is linear in the session's length:
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
-from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from ..compaction._result import CompactionResult
+from ..compaction._result import CompactionResult, derived_entry_id
 from ..compaction._settings import CompactionSettings
 from ..compaction._threshold import (
     calculate_context_tokens,
@@ -40,7 +38,7 @@ from ..metrics._facts import context_text
 from ..metrics._metrics import cache_prefix_tokens
 from ..session._context import build_session_context, convert_to_llm
 from ..session._model import Entry
-from ..session._session import Session, parse_timestamp_ms
+from ..session._session import Session, parse_timestamp_ms, timestamp_after
 from ..strategies._base import Strategy, compact, get
 from ..strategies._summarizer import Summarizer
 from ..tokens._counter import TokenCounter
@@ -164,18 +162,6 @@ def _ms(entry: Entry) -> float | None:
     return parse_timestamp_ms(entry.timestamp)
 
 
-def _next_timestamp(entry: Entry | None) -> str | None:
-    if entry is None or entry.timestamp is None:
-        return None
-    ms = parse_timestamp_ms(entry.timestamp)
-    if ms is None:
-        return None
-    from datetime import UTC, datetime
-
-    moment = datetime.fromtimestamp(ms / 1000, tz=UTC) + timedelta(milliseconds=1)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
-
-
 def replay(
     session: Session,
     strategy: str | Strategy,
@@ -257,12 +243,8 @@ def replay(
             # Nothing to do (or a strategy that changes nothing, such as `none`).
             state.retry_at = int(state.context * RETRY_GROWTH) + 1
             return None
-        entry_id = hashlib.blake2b(
-            f"{session.id}:{request}:{len(events)}".encode(), digest_size=4
-        ).hexdigest()
-        while entry_id in before:
-            entry_id = hashlib.blake2b(entry_id.encode(), digest_size=4).hexdigest()
-        after = result.apply(before, timestamp=_next_timestamp(before.leaf), entry_id=entry_id)
+        entry_id = derived_entry_id(before, f"{request}:{len(events)}")
+        after = result.apply(before, timestamp=timestamp_after(before.leaf), entry_id=entry_id)
         ctx_before = build_session_context(before, profile=profile).messages
         ctx_after = build_session_context(after, profile=profile).messages
         tokens_before = counter.count_messages(ctx_before)

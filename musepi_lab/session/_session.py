@@ -8,7 +8,7 @@ import os
 import re
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -83,6 +83,24 @@ def _parents_come_first(by_id: Mapping[str, Entry]) -> bool:
         if parent is not None and parent >= index:
             return False
     return True
+
+
+def iso_timestamp(moment: datetime | None = None) -> str:
+    """An ISO-8601 UTC timestamp with milliseconds and `Z`, as JS `toISOString()`
+    (default: now)."""
+    moment = (moment if moment is not None else datetime.now(UTC)).astimezone(UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def timestamp_after(entry: Entry | None, *, ms: int = 1) -> str:
+    """The ISO timestamp `ms` milliseconds after an entry's (the epoch when it has none).
+
+    Entries appended by the workbench (replayed or benchmarked compactions) take it, so
+    repeated runs build byte-identical sessions instead of stamping the wall clock.
+    """
+    base = parse_timestamp_ms(entry.timestamp) if entry is not None else None
+    moment = datetime.fromtimestamp((base or 0) / 1000, tz=UTC) + timedelta(milliseconds=ms)
+    return iso_timestamp(moment)
 
 
 class Session:

@@ -14,8 +14,10 @@ import re
 import zlib
 from dataclasses import dataclass
 from functools import cache
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 NEWLINE_MARK = "█"
 MAX_FRAMES_DEFAULT = 80
@@ -231,6 +233,7 @@ def plan_archive(
 @cache
 def _atlas() -> dict[str, np.ndarray]:
     """Glyph bitmaps (True = ink) of printable Latin-1 from Pillow's bitmap font."""
+    import numpy as np  # lazily: `import musepi_lab` stays light
     from PIL import Image, ImageDraw, ImageFont
 
     font = ImageFont.load_default_imagefont()
@@ -244,6 +247,8 @@ def _atlas() -> dict[str, np.ndarray]:
 
 
 def _cell_bitmap(ch: str, shape: FrameShape) -> np.ndarray:
+    import numpy as np  # lazily: `import musepi_lab` stays light
+
     cell = np.zeros((shape.cell_h, shape.cell_w), dtype=bool)
     if ch == NEWLINE_MARK:
         cell[:, :] = True
@@ -278,6 +283,8 @@ class _CellTable:
 
 @cache
 def _cell_table(shape: FrameShape) -> _CellTable:
+    import numpy as np  # lazily: `import musepi_lab` stays light
+
     chars = [*_atlas().keys(), NEWLINE_MARK]
     index = {c: i for i, c in enumerate(chars)}
     white = ~np.stack([_cell_bitmap(c, shape) for c in chars])
@@ -299,6 +306,8 @@ def _cell_table(shape: FrameShape) -> _CellTable:
 
 
 def _cell_indices(page: str, table: _CellTable, capacity: int) -> np.ndarray:
+    import numpy as np  # lazily: `import musepi_lab` stays light
+
     # Code points as one array (lone surrogates pass through and print as `?`), mapped to
     # cells by table lookups instead of a Python loop; unused cells stay blank.
     points = np.frombuffer(page.encode("utf-32-le", "surrogatepass"), dtype="<u4")
@@ -314,6 +323,8 @@ def _cell_indices(page: str, table: _CellTable, capacity: int) -> np.ndarray:
 
 def _scanlines(codes: np.ndarray, shape: FrameShape, table: _CellTable) -> np.ndarray:
     """The frame's PNG scanlines: filter byte 0, then 1-bit pixels, 1 = white."""
+    import numpy as np  # lazily: `import musepi_lab` stays light
+
     cell_h, text_width = shape.cell_h, shape.cols * shape.cell_w
     out = np.empty((shape.size_px, 1 + len(table.blank_line)), dtype=np.uint8)
     out[:, 0] = 0

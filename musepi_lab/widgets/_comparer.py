@@ -12,21 +12,17 @@ from __future__ import annotations
 import html
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
 
-from ..compaction._prepare import prepare_compaction
+from ..bench._run import score_compaction
 from ..compaction._result import CompactionResult
 from ..compaction._settings import CompactionSettings
-from ..metrics._facts import Fact, context_text, extract_facts
-from ..metrics._metrics import summarizer_cost, summary_tokens, token_reduction
+from ..metrics._metrics import summarizer_cost
 from ..replay._replay import DEFAULT_PRICES
-from ..session._context import build_session_context
-from ..session._session import Session, parse_timestamp_ms
+from ..session._session import Session
 from ..strategies._base import available, compact, strategy_type
 from ..strategies._summarizer import Summarizer
 from ..tokens._counter import TokenCounter
@@ -79,109 +75,6 @@ def usable_strategies(*, with_summarizer: bool) -> tuple[str, ...]:
     return tuple(
         name for name in available() if with_summarizer or not strategy_type(name).needs_summarizer
     )
-
-
-@dataclass(frozen=True)
-class _Baseline:
-    """What every cell of a run shares: the context before and its size."""
-
-    text: str
-    tokens: int
-
-
-def _baseline(
-    session: Session, leaf_id: str | None, profile: str, counter: TokenCounter
-) -> _Baseline:
-    messages = _context_messages(session, leaf_id, profile)
-    return _Baseline(context_text(messages), counter.count_messages(messages))
-
-
-def _context_messages(
-    session: Session, leaf_id: str | None, profile: str
-) -> Sequence[Mapping[str, Any]]:
-    if leaf_id is None:
-        return build_session_context(session, profile=profile).messages
-    return build_session_context(session, leaf_id, profile=profile).messages
-
-
-def scored_facts(
-    session: Session,
-    settings: CompactionSettings,
-    counter: TokenCounter,
-    *,
-    leaf_id: str | None,
-    planted: Sequence[Any] | None,
-    before_text: str,
-) -> list[Fact]:
-    """The facts a compaction at these settings should keep: those of the part the engine's
-    cut summarizes away (planted ones when given, else extracted), present before."""
-    prep = prepare_compaction(session, settings, counter, leaf_id=leaf_id)
-    if prep is None:
-        return []
-    if planted is not None:
-        summarized = set(prep.summarize_entry_ids) | set(prep.turn_prefix_entry_ids)
-        facts = [Fact(f.fact, f.kind) for f in planted if f.entry_id in summarized]
-    else:
-        facts = list(extract_facts([*prep.messages_to_summarize, *prep.turn_prefix_messages]))
-    return [f for f in facts if f.text in before_text]
-
-
-def comparison_row(
-    session: Session,
-    strategy: str,
-    budget: int,
-    result: CompactionResult | None,
-    *,
-    settings: CompactionSettings,
-    counter: TokenCounter,
-    facts: Sequence[Fact],
-    baseline_tokens: int,
-    leaf_id: str | None = None,
-    prices: Mapping[str, float] = DEFAULT_PRICES,
-    seconds: float = 0.0,
-) -> dict[str, Any]:
-    """One row of the comparison: the context after the result, and what it kept."""
-    profile = settings.profile
-    if result is None:
-        after_messages = _context_messages(session, leaf_id, profile)
-    else:
-        after = result.apply(session, timestamp=_after_timestamp(session))
-        # An appended compaction is the new leaf; a rewrite keeps the leaf compacted at.
-        after_leaf = None if result.append_entry else leaf_id
-        after_messages = _context_messages(after, after_leaf, profile)
-    after_text = context_text(after_messages)
-    tokens_after = counter.count_messages(after_messages)
-    kept = sum(1 for f in facts if f.text in after_text)
-    s_in = result.summarizer_input_tokens if result is not None else 0
-    s_out = result.summarizer_output_tokens if result is not None else 0
-    return {
-        "session_id": session.id,
-        "strategy": strategy,
-        "budget": budget,
-        "compacted": result is not None,
-        "method": (result.method or result.strategy or strategy) if result else None,
-        "tokens_before": baseline_tokens,
-        "tokens_after": tokens_after,
-        "token_reduction": token_reduction(baseline_tokens, tokens_after),
-        "summary_tokens": summary_tokens(result.summary, counter) if result else 0,
-        "facts": len(facts),
-        "facts_kept": kept,
-        "fact_retention": kept / len(facts) if facts else None,
-        "summarizer_input_tokens": s_in,
-        "summarizer_output_tokens": s_out,
-        "summarizer_cost_usd": summarizer_cost(s_in, s_out, prices),
-        "compact_seconds": seconds,
-        "error": None,
-    }
-
-
-def _after_timestamp(session: Session) -> str:
-    # 1 ms after the leaf: the context never depends on it, and a fixed time keeps
-    # repeated runs identical (as the benchmark does).
-    leaf = session.leaf
-    ms = parse_timestamp_ms(leaf.timestamp) if leaf is not None else None
-    moment = datetime.fromtimestamp((ms or 0) / 1000, tz=UTC) + timedelta(milliseconds=1)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
 def _failed_row(session: Session, strategy: str, budget: int, exc: BaseException) -> dict[str, Any]:
@@ -341,21 +234,11 @@ class StrategyComparer(widgets.VBox):
         self.progress.max = len(names) * len(budget_list)
         self.progress.value = 0
         self.status.value = f"running {self.progress.max} cells…"
-        profile = self.settings.profile
-        baseline = _baseline(self.session, self.leaf_id, profile, self.counter)
         rows: list[dict[str, Any]] = []
         for budget in budget_list:
             settings = self.settings.copy_with(keep_recent_tokens=budget)
-            facts = scored_facts(
-                self.session,
-                settings,
-                self.counter,
-                leaf_id=self.leaf_id,
-                planted=self.planted,
-                before_text=baseline.text,
-            )
             for name in names:
-                rows.append(self._run_cell(name, budget, settings, facts, baseline))
+                rows.append(self._run_cell(name, budget, settings))
                 self.progress.value += 1
         # Rows in (strategy, budget) order, as the benchmark lays its grid out.
         rows.sort(key=lambda r: (names.index(r["strategy"]), r["budget"]))
@@ -367,14 +250,7 @@ class StrategyComparer(widgets.VBox):
         self._show(budget_list)
         return self.frame
 
-    def _run_cell(
-        self,
-        name: str,
-        budget: int,
-        settings: CompactionSettings,
-        facts: Sequence[Fact],
-        baseline: _Baseline,
-    ) -> dict[str, Any]:
+    def _run_cell(self, name: str, budget: int, settings: CompactionSettings) -> dict[str, Any]:
         started = time.perf_counter()
         try:
             result = compact(
@@ -386,25 +262,32 @@ class StrategyComparer(widgets.VBox):
                 leaf_id=self.leaf_id,
             )
             seconds = time.perf_counter() - started
-            row = comparison_row(
+            # Scored exactly as a compact-mode benchmark cell.
+            scores = score_compaction(
                 self.session,
-                name,
-                budget,
                 result,
                 settings=settings,
                 counter=self.counter,
-                facts=facts,
-                baseline_tokens=baseline.tokens,
+                planted=self.planted,
                 leaf_id=self.leaf_id,
-                prices=self.prices,
-                seconds=seconds,
+                salt=f"{name}:{budget}",
             )
         except Exception as exc:  # one failing strategy must not hide the others' results
             self.results[(name, budget)] = None
             self.errors[(name, budget)] = f"{type(exc).__name__}: {exc}"
             return _failed_row(self.session, name, budget, exc)
         self.results[(name, budget)] = result
-        return row
+        s_in, s_out = scores["summarizer_input_tokens"], scores["summarizer_output_tokens"]
+        row = {
+            **scores,
+            "session_id": self.session.id,
+            "strategy": name,
+            "budget": budget,
+            "summarizer_cost_usd": summarizer_cost(s_in, s_out, self.prices),
+            "compact_seconds": seconds,
+            "error": None,
+        }
+        return {column: row.get(column) for column in ROW_COLUMNS}
 
     # -- showing ----------------------------------------------------------------------
     def _show(self, budgets: Sequence[int]) -> None:
