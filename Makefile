@@ -18,12 +18,12 @@ demo: install
 	$(VENV)/bin/musepi-lab demo --out demo-output
 
 lint: install
-	$(VENV)/bin/ruff check musepi_lab tests benchmarks notebooks
+	$(VENV)/bin/ruff check musepi_lab tests perf notebooks
 
 # One pytest run: the test suite (including a papermill run of the benchmark notebook and the
 # real-browser check) and every notebook under nbval, on both cores (`--dist loadfile` keeps
 # the cells of one notebook in one kernel).
 test: install
-	$(VENV)/bin/ruff check musepi_lab tests benchmarks notebooks
+	$(VENV)/bin/ruff check musepi_lab tests perf notebooks
 	$(PY) -m pytest -q -p no:cacheprovider -n 2 --dist loadfile --nbval-lax tests notebooks \
 		--ignore=tests/browser/fixtures

@@ -21,23 +21,12 @@ from .compaction import (
     serialize_conversation,
     should_compact,
 )
+from .context._build import SessionContext, build_session_context
+from .context._llm import convert_to_llm
+from .context._transcript import render_transcript, transcript
+from .formats._registry import iter_sessions, read_session, read_sessions
 from .replay import ReplayResult, replay
-from .session import (
-    Entry,
-    ReadProblem,
-    Session,
-    SessionReadError,
-    iter_sessions,
-    read_session,
-    read_sessions,
-)
-from .session._context import (
-    SessionContext,
-    build_session_context,
-    convert_to_llm,
-    render_transcript,
-    transcript,
-)
+from .session import Entry, ReadProblem, Session, SessionReadError
 from .strategies import compact
 from .tokens import TokenCounter
 
@@ -45,11 +34,11 @@ __version__ = "0.1.0"
 
 # Name → module that defines it, imported on first access (PEP 562).
 _LAZY: dict[str, str] = {
-    "entries_df": "musepi_lab.frames",
-    "messages_df": "musepi_lab.frames",
-    "tool_calls_df": "musepi_lab.frames",
-    "compactions_df": "musepi_lab.frames",
-    "sessions_df": "musepi_lab.frames",
+    "entries_df": "musepi_lab.analysis",
+    "messages_df": "musepi_lab.analysis",
+    "tool_calls_df": "musepi_lab.analysis",
+    "compactions_df": "musepi_lab.analysis",
+    "sessions_df": "musepi_lab.analysis",
     "run_benchmark": "musepi_lab.bench",
 }
 _SUBMODULES = (
@@ -57,7 +46,7 @@ _SUBMODULES = (
     "compaction",
     "datasets",
     "display",
-    "frames",
+    "analysis",
     "metrics",
     "plot",
     "replay",

@@ -10,7 +10,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .session import Session, SessionReadError, read_session
+from .formats._registry import read_session
+from .session import Session, SessionReadError
 
 SAMPLE_DIR = Path(__file__).resolve().parents[1] / "datasets" / "sample"
 DEMO_STRATEGIES: tuple[str, ...] = (

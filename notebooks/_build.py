@@ -75,7 +75,7 @@ token_method = "pi"
         code(f"""
 from pathlib import Path
 
-from musepi_lab.frames import (
+from musepi_lab.analysis import (
     compactions_df,
     entries_df,
     load_sessions,

@@ -20,9 +20,9 @@ from typing import Any
 import pytest
 from _corpus import corpus_file
 
+from musepi_lab.formats._pi import read_pi_jsonl
+from musepi_lab.formats._registry import detect_format, iter_sessions, read_session
 from musepi_lab.session._errors import ReadProblem, SessionReadError
-from musepi_lab.session._jsonl import read_pi_jsonl
-from musepi_lab.session._read import detect_format, iter_sessions, read_session
 from musepi_lab.session._session import Session
 
 # -- a small valid v3 session --------------------------------------------------------------

@@ -32,7 +32,7 @@ from musepi_lab.bench._report import (
 from musepi_lab.bench._run import COLUMNS, TIMING_COLUMNS, run_benchmark
 from musepi_lab.compaction._result import CompactionResult
 from musepi_lab.compaction._settings import CompactionSettings
-from musepi_lab.session._read import read_session
+from musepi_lab.formats._registry import read_session
 from musepi_lab.strategies._base import (
     CompactionContext,
     Strategy,

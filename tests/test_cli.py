@@ -12,7 +12,7 @@ import pytest
 from _corpus import CORPUS, needs_corpus
 
 from musepi_lab.cli import DEMO_STRATEGIES, main, model_free_strategies
-from musepi_lab.session import read_session
+from musepi_lab.formats._registry import read_session
 from musepi_lab.strategies._base import available
 
 REPO = Path(__file__).resolve().parents[1]

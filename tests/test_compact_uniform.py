@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import musepi_lab as ml
-from musepi_lab.session import build_session_context
+from musepi_lab.context._build import build_session_context
 from musepi_lab.tokens import TokenCounter
 
 SAMPLE = Path(__file__).resolve().parents[1] / "datasets" / "sample" / "sample-0002.jsonl"

@@ -21,7 +21,7 @@ from _corpus import corpus_file
 from musepi_lab.compaction._cut import find_cut_point
 from musepi_lab.compaction._prepare import prepare_compaction
 from musepi_lab.compaction._settings import CompactionSettings
-from musepi_lab.session._read import read_session
+from musepi_lab.formats._registry import read_session
 from musepi_lab.session._session import Session
 from musepi_lab.tokens._counter import TokenCounter
 from musepi_lab.tokens._estimate import estimate_tokens_musepi

@@ -18,7 +18,7 @@ from musepi_lab.compaction._cut import CutPointResult, find_cut_point
 from musepi_lab.compaction._prepare import prepare_compaction
 from musepi_lab.compaction._result import CompactionResult
 from musepi_lab.compaction._settings import CompactionSettings
-from musepi_lab.session._context import build_session_context
+from musepi_lab.context._build import build_session_context
 from musepi_lab.session._messages import entry_to_message
 from musepi_lab.session._model import Entry
 from musepi_lab.session._session import Session

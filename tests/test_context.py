@@ -17,21 +17,16 @@ import pytest
 from _corpus import corpus_file
 
 from musepi_lab._prompts import PromptSet
-from musepi_lab.session import _templates as tpl
-from musepi_lab.session._context import (
+from musepi_lab.context import _templates as tpl
+from musepi_lab.context._build import SessionContext, build_session_context
+from musepi_lab.context._llm import bash_execution_text, convert_to_llm, provider_messages
+from musepi_lab.context._summaries import (
     FRAME_DATA_BYTES_BUDGET,
-    SessionContext,
-    TranscriptItem,
-    bash_execution_text,
-    build_session_context,
-    convert_to_llm,
-    provider_messages,
-    render_transcript,
     snapcompact_archive,
     snapcompact_blocks,
-    transcript,
 )
-from musepi_lab.session._jsonl import read_pi_jsonl
+from musepi_lab.context._transcript import TranscriptItem, render_transcript, transcript
+from musepi_lab.formats._pi import read_pi_jsonl
 from musepi_lab.session._model import Entry
 from musepi_lab.session._session import Session
 

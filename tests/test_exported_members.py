@@ -21,7 +21,10 @@ PACKAGES = [
     "musepi_lab.replay",
     "musepi_lab.plot",
     "musepi_lab.datasets",
-    "musepi_lab.frames",
+    "musepi_lab.analysis",
+    "musepi_lab.formats",
+    "musepi_lab.context",
+    "musepi_lab.llm",
     "musepi_lab.bench",
     "musepi_lab.widgets",
 ]

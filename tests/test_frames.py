@@ -13,20 +13,22 @@ import pytest
 from _builders import CountingCounter
 from _corpus import CORPUS, corpus_file, needs_corpus
 
-from musepi_lab.frames import (
+from musepi_lab.analysis._columns import (
     COMPACTION_COLUMNS,
     ENTRY_COLUMNS,
     MESSAGE_COLUMNS,
     SESSION_COLUMNS,
     TOOL_CALL_COLUMNS,
+)
+from musepi_lab.analysis._tables import (
     compactions_df,
     entries_df,
     messages_df,
     sessions_df,
     tool_calls_df,
 )
+from musepi_lab.formats._pi import read_pi_jsonl, records_to_session
 from musepi_lab.session._errors import ReadProblem, SessionReadError
-from musepi_lab.session._jsonl import read_pi_jsonl, records_to_session
 
 PI_FILES = (
     ("before-compaction.jsonl",),

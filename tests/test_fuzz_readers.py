@@ -25,15 +25,15 @@ from _corpus import CORPUS, corpus_file
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from musepi_lab.formats._registry import FORMATS, detect_format, read_session
 from musepi_lab.session._errors import ReadProblem, SessionReadError
-from musepi_lab.session._read import FORMATS, detect_format, read_session
 
 READER_MODULES = {
-    "pi": "musepi_lab.session._jsonl",
-    "claude-code": "musepi_lab.session._claude_code",
-    "codex": "musepi_lab.session._codex",
-    "swe-agent": "musepi_lab.session._swe_agent",
-    "openhands": "musepi_lab.session._openhands",
+    "pi": "musepi_lab.formats._pi",
+    "claude-code": "musepi_lab.formats._claude_code",
+    "codex": "musepi_lab.formats._codex",
+    "swe-agent": "musepi_lab.formats._swe_agent",
+    "openhands": "musepi_lab.formats._openhands",
 }
 
 # (format, path under the corpus, lines kept: None = whole file, needed for JSON documents)

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from musepi_lab.datasets import SAMPLE_CONFIGS, generate_session, iter_sample_files, read_facts
-from musepi_lab.session import read_session
+from musepi_lab.formats._registry import read_session
 
 SAMPLE = Path(__file__).resolve().parents[1] / "datasets" / "sample"
 

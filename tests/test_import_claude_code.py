@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 from _corpus import CORPUS, corpus_file, needs_corpus
 
-from musepi_lab.session._claude_code import read_claude_code
+from musepi_lab.formats._claude_code import read_claude_code
+from musepi_lab.formats._registry import detect_format, read_session
 from musepi_lab.session._errors import SessionReadError
 from musepi_lab.session._model import Entry
-from musepi_lab.session._read import detect_format, read_session
 from musepi_lab.session._session import Session
 
 CC_DIR = CORPUS / "claude-code"

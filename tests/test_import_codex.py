@@ -13,11 +13,11 @@ from _corpus import corpus_file, needs_corpus
 from hypothesis import given
 from hypothesis import strategies as st
 
-from musepi_lab.session._codex import LineIds, may_be_json, read_codex
+from musepi_lab.formats._codex import LineIds, may_be_json, read_codex
+from musepi_lab.formats._records import IdAllocator
+from musepi_lab.formats._registry import detect_format, read_session
 from musepi_lab.session._errors import SessionReadError
-from musepi_lab.session._importing import IdAllocator
 from musepi_lab.session._model import tool_calls
-from musepi_lab.session._read import detect_format, read_session
 
 READABLE = "rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl"
 SMALL_REDACTED = "rollout-2026-02-23T12-40-23-019c8a4c-ed82-79a1-aa28-7738fc5ab61a.jsonl"

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from _corpus import CORPUS, corpus_file, needs_corpus
 
+from musepi_lab.formats._openhands import iter_openhands, read_openhands
+from musepi_lab.formats._pi import read_pi_jsonl
+from musepi_lab.formats._registry import detect_format, iter_sessions, read_session
 from musepi_lab.session._errors import SessionReadError
-from musepi_lab.session._jsonl import read_pi_jsonl
-from musepi_lab.session._openhands import iter_openhands, read_openhands
-from musepi_lab.session._read import detect_format, iter_sessions, read_session
 
 EVAL = "multi_swe_bench_examples_output.jsonl"
 GUI = "runtime_trajs_basic_gui_mode.json"

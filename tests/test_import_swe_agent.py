@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from _corpus import CORPUS, corpus_file, needs_corpus
 
+from musepi_lab.formats._pi import read_pi_jsonl
+from musepi_lab.formats._registry import detect_format, iter_sessions, read_session
+from musepi_lab.formats._swe_agent import read_swe_agent
 from musepi_lab.session._errors import SessionReadError
-from musepi_lab.session._jsonl import read_pi_jsonl
-from musepi_lab.session._read import detect_format, iter_sessions, read_session
-from musepi_lab.session._swe_agent import read_swe_agent
 
 OLD_FORMAT = ("gpt4__pydicom__pydicom-1458.traj", "ctf_crypto_katy.traj")
 NEW_FORMAT = (

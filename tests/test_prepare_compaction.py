@@ -16,8 +16,8 @@ import pytest
 from musepi_lab.compaction._prepare import CompactionPreparation, prepare_compaction
 from musepi_lab.compaction._result import CompactionResult, iso_timestamp
 from musepi_lab.compaction._settings import CompactionSettings
-from musepi_lab.session._context import build_session_context
-from musepi_lab.session._jsonl import read_pi_jsonl
+from musepi_lab.context._build import build_session_context
+from musepi_lab.formats._pi import read_pi_jsonl
 from musepi_lab.session._model import Entry
 from musepi_lab.session._session import Session
 from musepi_lab.tokens._counter import TokenCounter

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from musepi_lab._prompts import PROMPT_NAMES, PromptSet, fill_placeholders, resolve_prompts
-from musepi_lab.session import convert_to_llm
+from musepi_lab.context._llm import convert_to_llm
 
 PROMPTS = Path(__file__).resolve().parents[1] / "prompts"
 

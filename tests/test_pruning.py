@@ -21,7 +21,7 @@ from musepi_lab.compaction._pruning import (
     read_supersede_key,
 )
 from musepi_lab.compaction._settings import CompactionSettings
-from musepi_lab.session import read_session
+from musepi_lab.formats._registry import read_session
 from musepi_lab.session._model import Entry
 from musepi_lab.session._session import Session
 from musepi_lab.tokens import TokenCounter

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from _corpus import PI_FILES, corpus_file
 
-from musepi_lab.session._jsonl import read_pi_jsonl
-from musepi_lab.session._read import detect_format, read_session
+from musepi_lab.formats._pi import read_pi_jsonl
+from musepi_lab.formats._registry import detect_format, read_session
 from musepi_lab.session._session import Session
 
 IDS = ["/".join(parts[1:]) for parts in PI_FILES]

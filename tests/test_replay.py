@@ -10,8 +10,9 @@ from _corpus import corpus_file
 import musepi_lab.strategies._none
 import musepi_lab.strategies._truncate  # noqa: F401
 from musepi_lab.compaction import CompactionSettings
+from musepi_lab.formats._registry import read_session
 from musepi_lab.replay import replay
-from musepi_lab.session import Entry, Session, read_session
+from musepi_lab.session import Entry, Session
 from musepi_lab.tokens import TokenCounter
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from _corpus import PI_FILES, corpus_file
 
-from musepi_lab.session._jsonl import read_pi_jsonl
+from musepi_lab.formats._pi import read_pi_jsonl
 from musepi_lab.session._model import Entry
 from musepi_lab.session._session import Session
 

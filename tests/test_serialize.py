@@ -13,23 +13,25 @@ import pytest
 from _corpus import corpus_file
 
 from musepi_lab.compaction._serialize import (
+    JS_WHITESPACE,
+    merge_split_turn,
+    neutralize_boundary_tags,
+    serialize_conversation,
+    truncate_head_tail,
+    utf16_slice,
+)
+from musepi_lab.strategies.snapcompact._archive import (
     CHAR_FOLD,
     DIM_OFF,
     DIM_ON,
     EMOJI_FOLD,
-    JS_WHITESPACE,
     NEWLINE_GLYPH,
     elide_data_urls,
     fold_to_ascii,
     is_pictographic,
-    merge_split_turn,
-    neutralize_boundary_tags,
     normalize_archive_text,
-    serialize_conversation,
     serialize_scoped,
     strip_ansi,
-    truncate_head_tail,
-    utf16_slice,
 )
 
 

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from musepi_lab.session._context import build_session_context, entry_path
+from musepi_lab.context._build import build_session_context, entry_path
+from musepi_lab.formats._pi import migrate_records, read_pi_jsonl, records_to_session
 from musepi_lab.session._errors import SessionReadError
-from musepi_lab.session._jsonl import migrate_records, read_pi_jsonl, records_to_session
 from musepi_lab.session._model import Entry
 from musepi_lab.session._session import Session
 

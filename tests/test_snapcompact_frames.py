@@ -10,18 +10,19 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from musepi_lab.strategies._frames import (
+from musepi_lab.strategies.snapcompact._plan import (
     MAX_FRAMES_DEFAULT,
     SHAPE_NAMES,
     FrameShape,
-    _cell_bitmap,
-    frame_billing_tokens,
     frame_shape,
-    image_budget,
     plan_archive,
-    render_frame,
+)
+from musepi_lab.strategies.snapcompact._providers import (
+    frame_billing_tokens,
+    image_budget,
     shape_for_model,
 )
+from musepi_lab.strategies.snapcompact._render import _cell_bitmap, render_frame
 
 
 @pytest.mark.parametrize(

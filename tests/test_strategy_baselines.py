@@ -21,9 +21,9 @@ from musepi_lab._prompts import PromptSet
 from musepi_lab.compaction._prepare import prepare_compaction
 from musepi_lab.compaction._result import CompactionResult
 from musepi_lab.compaction._settings import CompactionSettings
-from musepi_lab.session._context import build_session_context
+from musepi_lab.context._build import build_session_context
+from musepi_lab.formats._registry import read_session
 from musepi_lab.session._model import Entry
-from musepi_lab.session._read import read_session
 from musepi_lab.session._session import Session, parse_timestamp_ms
 from musepi_lab.strategies._base import CompactionContext, StrategyUnavailable, compact
 from musepi_lab.strategies._extractive import Extractive
@@ -645,7 +645,7 @@ def test_hybrid_with_llm_summary_needs_a_summarizer() -> None:
 
 def test_hybrid_with_llm_summary_over_the_loopback_server(tmp_path: Path) -> None:
     pytest.importorskip("musepi_lab.strategies._llm_summary")
-    from musepi_lab.strategies._summarizer import OpenAICompatibleSummarizer
+    from musepi_lab.llm._summarizer import OpenAICompatibleSummarizer
     from musepi_lab.testing import StubOpenAIServer
 
     session, old = hybrid_session()

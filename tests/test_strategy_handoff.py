@@ -14,13 +14,14 @@ from _builders import Chain, prompt, stub_server_fixtures, valid_pairing, words
 from _corpus import PI_FIXTURES, SAMPLES, corpus_file
 
 from musepi_lab.compaction._settings import CompactionSettings
-from musepi_lab.session._context import build_session_context, convert_to_llm
-from musepi_lab.session._read import read_session
+from musepi_lab.context._build import build_session_context
+from musepi_lab.context._llm import convert_to_llm
+from musepi_lab.formats._registry import read_session
+from musepi_lab.llm._summarizer import OpenAICompatibleSummarizer, SummarizerError
 from musepi_lab.session._session import Session
 from musepi_lab.strategies._base import compact, get
 from musepi_lab.strategies._chat_format import to_chat_messages
 from musepi_lab.strategies._handoff import Handoff, history_start
-from musepi_lab.strategies._summarizer import OpenAICompatibleSummarizer, SummarizerError
 from musepi_lab.testing import Failure, StubOpenAIServer
 from musepi_lab.tokens._counter import TokenCounter
 

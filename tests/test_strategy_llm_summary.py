@@ -20,8 +20,9 @@ from _corpus import PI_FIXTURES, SAMPLES, corpus_file
 from musepi_lab._prompts import PromptSet
 from musepi_lab.compaction._prepare import prepare_compaction
 from musepi_lab.compaction._settings import CompactionSettings
-from musepi_lab.session._context import build_session_context
-from musepi_lab.session._read import read_session
+from musepi_lab.context._build import build_session_context
+from musepi_lab.formats._registry import read_session
+from musepi_lab.llm._summarizer import OpenAICompatibleSummarizer, SummarizerError
 from musepi_lab.session._session import Session
 from musepi_lab.strategies import _llm_summary
 from musepi_lab.strategies._base import CompactionContext, StrategyUnavailable, compact, get
@@ -32,7 +33,6 @@ from musepi_lab.strategies._llm_summary import (
     pack_windows,
     reasoning_effort,
 )
-from musepi_lab.strategies._summarizer import OpenAICompatibleSummarizer, SummarizerError
 from musepi_lab.testing import Failure, StubOpenAIServer
 from musepi_lab.tokens._counter import TokenCounter
 

@@ -18,8 +18,14 @@ from _corpus import PI_FIXTURES, SAMPLES, corpus_file
 
 from musepi_lab.compaction._prepare import prepare_compaction
 from musepi_lab.compaction._settings import CompactionSettings
-from musepi_lab.session._context import build_session_context, convert_to_llm
-from musepi_lab.session._read import read_session
+from musepi_lab.context._build import build_session_context
+from musepi_lab.context._llm import convert_to_llm
+from musepi_lab.formats._registry import read_session
+from musepi_lab.llm._summarizer import (
+    OpenAICompatibleSummarizer,
+    SummarizerError,
+    SummarizerNotConfigured,
+)
 from musepi_lab.session._session import Session
 from musepi_lab.strategies._base import StrategyUnavailable, compact, get
 from musepi_lab.strategies._chat_format import to_responses_input
@@ -27,11 +33,6 @@ from musepi_lab.strategies._remote import (
     Remote,
     RemoteEndpointSummarizer,
     compaction_item,
-)
-from musepi_lab.strategies._summarizer import (
-    OpenAICompatibleSummarizer,
-    SummarizerError,
-    SummarizerNotConfigured,
 )
 from musepi_lab.testing import Failure, StubOpenAIServer
 from musepi_lab.tokens._counter import TokenCounter

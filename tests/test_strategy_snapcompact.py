@@ -27,16 +27,18 @@ from musepi_lab._prompts import PromptSet
 from musepi_lab.compaction._file_ops import FileOperations
 from musepi_lab.compaction._prepare import CompactionPreparation, prepare_compaction
 from musepi_lab.compaction._result import CompactionResult
-from musepi_lab.compaction._serialize import normalize_archive_text, serialize_scoped
 from musepi_lab.compaction._settings import CompactionSettings
-from musepi_lab.session._context import build_session_context, convert_to_llm
-from musepi_lab.session._importing import assistant_message, message_record, user_message
+from musepi_lab.context._build import build_session_context
+from musepi_lab.context._llm import convert_to_llm
+from musepi_lab.formats._records import assistant_message, message_record, user_message
+from musepi_lab.formats._registry import read_session
 from musepi_lab.session._model import Entry
-from musepi_lab.session._read import read_session
 from musepi_lab.session._session import Session
 from musepi_lab.strategies._base import CompactionContext, StrategyUnavailable, compact
-from musepi_lab.strategies._frames import frame_shape, render_frame
-from musepi_lab.strategies._snapcompact import Snapcompact
+from musepi_lab.strategies.snapcompact._archive import normalize_archive_text, serialize_scoped
+from musepi_lab.strategies.snapcompact._plan import frame_shape
+from musepi_lab.strategies.snapcompact._render import render_frame
+from musepi_lab.strategies.snapcompact._strategy import Snapcompact
 from musepi_lab.tokens._counter import TokenCounter
 
 REPO = Path(__file__).resolve().parents[1]

@@ -11,7 +11,7 @@ import pytest
 from _builders import CountingCounter
 from _corpus import corpus_file
 
-from musepi_lab.session._jsonl import read_pi_jsonl
+from musepi_lab.formats._pi import read_pi_jsonl
 from musepi_lab.session._model import Entry
 from musepi_lab.tokens import _counter
 from musepi_lab.tokens._bpe import RankFileError, get_encoding, load_bundled_ranks

@@ -21,7 +21,7 @@ import pandas as pd
 import pytest
 
 from musepi_lab.compaction._result import CompactionResult
-from musepi_lab.session import read_session
+from musepi_lab.formats._registry import read_session
 from musepi_lab.strategies import _base
 from musepi_lab.widgets._comparer import ROW_COLUMNS, StrategyComparer, usable_strategies
 from musepi_lab.widgets._cut import CutPointExplorer

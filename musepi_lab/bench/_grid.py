@@ -20,10 +20,10 @@ from typing import Any
 
 from ..compaction._settings import CompactionSettings
 from ..datasets._registry import cached_file_sha256, is_manifest_file
-from ..session._read import detect_format, iter_session_files
+from ..formats._registry import detect_format, iter_session_files
+from ..llm._summarizer import Summarizer
 from ..session._session import Session
 from ..strategies._base import Strategy, get
-from ..strategies._summarizer import Summarizer
 
 MODES: tuple[str, ...] = ("compact", "replay")
 """Cell kinds. `compact`: one compaction at the session leaf, budget = keep-recent tokens.
@@ -200,7 +200,7 @@ def _facts_beside(path: Path) -> Path | None:
 def _sessions_in_file(path: Path) -> int:
     if detect_format(path) != "openhands":
         return 1
-    from ..session._openhands import iter_openhands
+    from ..formats._openhands import iter_openhands
 
     return sum(1 for _ in iter_openhands(path))
 

@@ -53,7 +53,11 @@ import orjson
 from ..compaction._prepare import prepare_compaction
 from ..compaction._result import CompactionResult, derived_entry_id
 from ..compaction._settings import CompactionSettings
+from ..context._build import UNSET, build_session_context
+from ..context._llm import convert_to_llm
 from ..datasets._generator import PlantedFact, read_facts
+from ..formats._registry import iter_sessions
+from ..llm._summarizer import Summarizer
 from ..metrics._facts import FACT_KINDS, Fact, context_text, extract_facts
 from ..metrics._metrics import (
     cache_prefix_tokens,
@@ -64,12 +68,9 @@ from ..metrics._metrics import (
     token_reduction,
     tool_pairing_problems,
 )
-from ..session._context import UNSET, build_session_context, convert_to_llm
 from ..session._messages import entry_to_message
-from ..session._read import iter_sessions
 from ..session._session import Session, timestamp_after
 from ..strategies._base import Strategy, compact
-from ..strategies._summarizer import Summarizer
 from ..tokens._counter import TokenCounter
 from ._grid import (
     Cell,

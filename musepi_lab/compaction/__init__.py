@@ -39,7 +39,6 @@ from ._serialize import (
     merge_split_turn,
     neutralize_boundary_tags,
     serialize_conversation,
-    serialize_scoped,
 )
 from ._settings import PROFILES, CompactionSettings
 from ._threshold import (
@@ -97,7 +96,6 @@ __all__ = [
     "prune_tool_outputs",
     "resolve_threshold_tokens",
     "serialize_conversation",
-    "serialize_scoped",
     "should_compact",
     "strip_read_selector",
     "threshold_tokens",

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from ..session._importing import stable_id
+from ..formats._records import stable_id
 from ..session._model import Entry
 from ..session._session import Session, iso_timestamp
 from ._settings import PROFILES

@@ -22,8 +22,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..formats._registry import detect_format, iter_session_files
 from ..session._errors import SessionReadError
-from ..session._read import detect_format, iter_session_files
 from ._registry import is_manifest_file
 
 AGENTS: tuple[str, ...] = ("pi", "oh-my-pi", "claude-code", "codex")

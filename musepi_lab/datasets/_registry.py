@@ -347,7 +347,7 @@ def iter_dataset_sessions(
         strict: Passed to the readers: raise on the first bad record.
         folder: Where the manifests are.
     """
-    from ..session._read import iter_sessions
+    from ..formats._registry import iter_sessions
 
     for path in dataset_paths(name, verify=verify, folder=folder):
         yield from iter_sessions(path, strict=strict)
@@ -389,7 +389,7 @@ def build_manifest(
     Raises:
         DatasetChecksumError: A known hash does not match the file.
     """
-    from ..session._read import detect_format
+    from ..formats._registry import detect_format
 
     root_path = Path(root)
     entries: list[DatasetFile] = []

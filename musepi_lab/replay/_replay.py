@@ -34,13 +34,14 @@ from ..compaction._threshold import (
     message_usage,
     threshold_tokens,
 )
+from ..context._build import build_session_context
+from ..context._llm import convert_to_llm
+from ..llm._summarizer import Summarizer
 from ..metrics._facts import context_text
 from ..metrics._metrics import cache_prefix_tokens
-from ..session._context import build_session_context, convert_to_llm
 from ..session._model import Entry
 from ..session._session import Session, parse_timestamp_ms, timestamp_after
 from ..strategies._base import Strategy, compact, get
-from ..strategies._summarizer import Summarizer
 from ..tokens._counter import TokenCounter
 
 if TYPE_CHECKING:

@@ -5,7 +5,7 @@ Why raw records and not one validation model per entry type: reading is the hot 
 compaction code only ever reads a handful of fields. So an entry is one slotted, frozen
 wrapper around the parsed record (read-only at the top level through `MappingProxyType`),
 with `type`, `id`, `parent_id` and `timestamp` lifted out; everything else is read from the
-record on demand. Measured with `benchmarks/bench_read.py`: reading a pi file this way costs
+record on demand. Measured with `perf/bench_read.py`: reading a pi file this way costs
 about what bare `json.loads` of its lines costs (0.8–1.2x), where the parse alone with
 orjson is about half of it; constructing an entry takes about 0.8 µs (slots set directly,
 against 1.5 µs through the frozen dataclass `__init__`).

@@ -4,6 +4,16 @@
 `compact(session, name, ...)` runs one and returns a `CompactionResult`.
 """
 
+from ..llm import (
+    DiskCache,
+    OpenAICompatibleSummarizer,
+    Summarizer,
+    SummarizerError,
+    SummarizerNotConfigured,
+    SummaryRequest,
+    SummaryResponse,
+    request_key,
+)
 from ._base import (
     CompactionContext,
     Strategy,
@@ -22,18 +32,8 @@ from ._masking import ObservationMasking
 from ._none import NoCompaction
 from ._prune import Prune
 from ._remote import Remote, RemoteEndpointSummarizer
-from ._snapcompact import Snapcompact
-from ._summarizer import (
-    DiskCache,
-    OpenAICompatibleSummarizer,
-    Summarizer,
-    SummarizerError,
-    SummarizerNotConfigured,
-    SummaryRequest,
-    SummaryResponse,
-    request_key,
-)
 from ._truncate import Truncate
+from .snapcompact import Snapcompact
 
 __all__ = [
     "CompactionContext",

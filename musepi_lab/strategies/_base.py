@@ -20,9 +20,9 @@ from .._prompts import PromptSet, resolve_prompts
 from ..compaction._prepare import CompactionPreparation, prepare_compaction
 from ..compaction._result import CompactionResult
 from ..compaction._settings import CompactionSettings
+from ..llm._summarizer import Summarizer
 from ..session._session import Session
 from ..tokens._counter import TokenCounter
-from ._summarizer import Summarizer
 
 
 class StrategyUnavailable(RuntimeError):

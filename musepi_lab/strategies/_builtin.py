@@ -9,6 +9,6 @@ from . import (  # noqa: F401
     _none,
     _prune,
     _remote,
-    _snapcompact,
     _truncate,
+    snapcompact,
 )

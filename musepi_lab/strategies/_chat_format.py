@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from ..session._templates import SYNTHETIC_TOOL_RESULT_TEXT
+from ..context._templates import SYNTHETIC_TOOL_RESULT_TEXT
 from ..tokens._estimate import js_stringify
 
 IMAGE_PLACEHOLDER = "[image omitted]"

@@ -9,7 +9,7 @@ terms with the original.
 from __future__ import annotations
 
 from ..compaction._result import CompactionResult
-from ..session._context import UNSET, build_session_context
+from ..context._build import UNSET, build_session_context
 from ..session._session import Session
 from ._base import CompactionContext
 

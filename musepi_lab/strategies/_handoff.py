@@ -20,7 +20,9 @@ from typing import Any, ClassVar
 
 from ..compaction._file_ops import compute_file_lists, file_details
 from ..compaction._result import CompactionResult
-from ..session._context import build_session_context, convert_to_llm, provider_messages
+from ..context._build import build_session_context
+from ..context._llm import convert_to_llm, provider_messages
+from ..llm._summarizer import SummarizerError, SummaryRequest
 from ..tokens._counter import TokenCounter
 from ._base import CompactionContext, Strategy, register
 from ._chat_format import to_chat_messages
@@ -33,7 +35,6 @@ from ._llm_summary import (
     thinking_level_at,
     with_tokens_after,
 )
-from ._summarizer import SummarizerError, SummaryRequest
 
 HANDOFF_SYSTEM_PROMPTS: tuple[str, ...] = ("handoff-system", "summarization-system")
 """System prompts tried in order: the first one the prompt set holds is used."""

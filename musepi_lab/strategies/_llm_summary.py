@@ -39,13 +39,15 @@ from ..compaction._serialize import (
     serialize_conversation,
     truncate_tool_result,
 )
-from ..session._context import build_session_context, convert_to_llm, snapcompact_archive
+from ..context._build import build_session_context
+from ..context._llm import convert_to_llm
+from ..context._summaries import snapcompact_archive
+from ..llm._summarizer import Summarizer, SummarizerError, SummaryRequest, SummaryResponse
 from ..session._model import Entry
 from ..session._session import Session
 from ..tokens._counter import TokenCounter
 from ..tokens._estimate import js_stringify, utf8_len, utf16_len
 from ._base import CompactionContext, Strategy, register
-from ._summarizer import Summarizer, SummarizerError, SummaryRequest, SummaryResponse
 
 DEFAULT_SUMMARIZER_WINDOW = 200_000
 """Window assumed when the summarizer does not say (oh-my-pi's fallback, spec §5.7)."""

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ..compaction._result import CompactionResult
-from ..session._context import UNSET, build_session_context
+from ..context._build import UNSET, build_session_context
 from ..session._session import Session
 from ..tokens._counter import TokenCounter
 from ._base import CompactionContext, Strategy, register

@@ -22,12 +22,9 @@ endpoint comes only from `MUSEPI_LAB_REMOTE_API_KEY`. No key is ever put in a re
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,16 +33,8 @@ from typing import Any, ClassVar
 from ..compaction._file_ops import compute_file_lists, file_details
 from ..compaction._prepare import CompactionPreparation
 from ..compaction._result import CompactionResult
-from ._base import CompactionContext, Strategy, StrategyUnavailable, register
-from ._chat_format import to_responses_input
-from ._handoff import live_llm_messages
-from ._llm_summary import (
-    SummaryOptions,
-    carried_preserve_data,
-    summarize_preparation,
-    with_tokens_after,
-)
-from ._summarizer import (
+from ..llm._http import _post_json, _Retry, _retry_after, call_with_retries
+from ..llm._summarizer import (
     DEFAULT_CONTEXT_WINDOW,
     DiskCache,
     OpenAICompatibleSummarizer,
@@ -55,6 +44,15 @@ from ._summarizer import (
     SummaryResponse,
     request_key,
 )
+from ._base import CompactionContext, Strategy, StrategyUnavailable, register
+from ._chat_format import to_responses_input
+from ._handoff import live_llm_messages
+from ._llm_summary import (
+    SummaryOptions,
+    carried_preserve_data,
+    summarize_preparation,
+    with_tokens_after,
+)
 
 REMOTE_METHOD = "remote"
 REMOTE_SHORT_SUMMARY = "Remote compaction"
@@ -62,7 +60,6 @@ OPENAI_PROVIDER = "openai"
 REMOTE_PRESERVE_KEY = "openaiRemoteCompaction"
 REMOTE_API_KEY_ENV = "MUSEPI_LAB_REMOTE_API_KEY"
 """Environment variable holding a bearer key for a custom remote endpoint, if it needs one."""
-_RETRY_AFTER_CAP_S = 60.0
 
 
 def remote_placeholder_summary(input_tokens: int | None = None) -> str:
@@ -73,79 +70,6 @@ def remote_placeholder_summary(input_tokens: int | None = None) -> str:
             f"({input_tokens:,} input tokens processed)."
         )
     return "Provider-native compacted history was preserved by remote compaction."
-
-
-# -- retries -------------------------------------------------------------------------------
-class _Retry(Exception):
-    """A failure worth another attempt, with the server's Retry-After if it sent one."""
-
-    def __init__(self, reason: str, retry_after: float | None = None) -> None:
-        super().__init__(reason)
-        self.retry_after = retry_after
-
-
-def _retry_after(value: str | None) -> float | None:
-    try:
-        return min(float(value), _RETRY_AFTER_CAP_S) if value else None
-    except ValueError:
-        return None
-
-
-def call_with_retries(
-    call: Callable[[], Any],
-    *,
-    max_retries: int,
-    backoff_s: float,
-    sleep: Callable[[float], None],
-    label: str,
-) -> tuple[Any, int]:
-    """Run `call`, retrying `_Retry` failures with doubling backoff (Retry-After wins).
-
-    Returns:
-        The call's value and the number of attempts made.
-
-    Raises:
-        SummarizerError: Every attempt failed.
-    """
-    attempt = 0
-    while True:
-        try:
-            return call(), attempt + 1
-        except _Retry as exc:
-            if attempt >= max_retries:
-                raise SummarizerError(
-                    f"{label} failed after {attempt + 1} attempts: {exc}"
-                ) from exc
-            delay = exc.retry_after if exc.retry_after is not None else backoff_s * (2**attempt)
-            sleep(delay)
-            attempt += 1
-
-
-# -- a custom remote endpoint as a summarizer ----------------------------------------------
-def _post_json(url: str, body: Mapping[str, Any], *, api_key: str | None, timeout_s: float) -> Any:
-    headers = {"content-type": "application/json", "accept": "application/json"}
-    if api_key:
-        headers["authorization"] = f"Bearer {api_key}"
-    request = urllib.request.Request(
-        url, data=json.dumps(body).encode(), headers=headers, method="POST"
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=timeout_s) as response:
-            raw = response.read()
-    except urllib.error.HTTPError as exc:
-        if exc.code == 429 or exc.code >= 500:
-            raise _Retry(f"HTTP {exc.code}", _retry_after(exc.headers.get("retry-after"))) from exc
-        raise SummarizerError(f"remote endpoint answered HTTP {exc.code}") from exc
-    except TimeoutError as exc:
-        raise _Retry("timeout") from exc
-    except urllib.error.URLError as exc:
-        raise _Retry(f"connection failed ({type(exc.reason).__name__})") from exc
-    except ConnectionError as exc:
-        raise _Retry(f"connection failed ({type(exc).__name__})") from exc
-    try:
-        return json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise SummarizerError("remote endpoint answered with something that is not JSON") from exc
 
 
 def _usage_number(data: Mapping[str, Any], *keys: str) -> int | None:

@@ -20,11 +20,11 @@ import ipywidgets as widgets
 from ..bench._run import score_compaction
 from ..compaction._result import CompactionResult
 from ..compaction._settings import CompactionSettings
+from ..llm._summarizer import Summarizer
 from ..metrics._metrics import summarizer_cost
 from ..replay._replay import DEFAULT_PRICES
 from ..session._session import Session
 from ..strategies._base import available, compact, strategy_type
-from ..strategies._summarizer import Summarizer
 from ..tokens._counter import TokenCounter
 from ._figures import escape_clip, show_figure, show_text
 

@@ -15,7 +15,7 @@ import ipywidgets as widgets
 from ..compaction._prepare import CompactionPreparation, prepare_compaction
 from ..compaction._settings import PROFILES, CompactionSettings
 from ..compaction._threshold import estimate_context_tokens, threshold_tokens
-from ..session._context import build_session_context
+from ..context._build import build_session_context
 from ..session._session import Session
 from ..tokens._counter import METHODS, TokenCounter
 from ._figures import show_figure, show_text

@@ -16,13 +16,14 @@ from typing import Any
 import ipywidgets as widgets
 import orjson
 
+from ..context._build import SessionContext, build_session_context
+from ..context._transcript import TranscriptItem
+from ..context._transcript import render_transcript as _render_transcript
+from ..formats._registry import SESSION_SUFFIXES, iter_session_files, read_session
 from ..metrics._facts import context_text
-from ..session._context import SessionContext, TranscriptItem, build_session_context
-from ..session._context import render_transcript as _render_transcript
 from ..session._errors import SessionReadError
 from ..session._messages import entry_to_message
 from ..session._model import Entry
-from ..session._read import SESSION_SUFFIXES, iter_session_files, read_session
 from ..session._session import Session
 from ..tokens._counter import TokenCounter
 from ._figures import escape_clip, one_line

@@ -12,9 +12,10 @@ from typing import Any
 
 import orjson
 
-from ._errors import SessionReadError
-from ._jsonl import check_session_path, read_bytes_checked, read_pi_jsonl, strip_bom
-from ._session import Session
+from ..session._errors import SessionReadError
+from ..session._session import Session
+from ._io import check_session_path, read_bytes_checked, strip_bom
+from ._pi import read_pi_jsonl
 
 Reader = Callable[..., Session]
 
@@ -151,7 +152,7 @@ def _gc_paused() -> Iterator[None]:
 
     Reading allocates one dict per JSON object and one entry per line, none of them in
     reference cycles; the collector's generation-0 passes over them cost up to a third of
-    the read time (measured with benchmarks/bench_read.py). Restored even on errors, and
+    the read time (measured with perf/bench_read.py). Restored even on errors, and
     left alone when the caller had already turned it off.
     """
     was_enabled = gc.isenabled()

@@ -8,7 +8,7 @@ summary as `[Summary of earlier history] … [Recent conversation] …`). The wh
 then laid out again: the oldest and the newest page stay text, the middle becomes square
 PNG frames (`_frames.plan_archive`, `_frames.render_frame`), foveated beyond 80 frames.
 Everything lands in the entry's `preserveData.snapcompact`, which the context rebuild
-(`session._context.snapcompact_blocks`) turns back into the summary's text and image
+(`context._summaries.snapcompact_blocks`) turns back into the summary's text and image
 blocks; a later compaction unfolds `text` (not the PNGs) and renders again.
 
 Differences from oh-my-pi, all deliberate and small:
@@ -31,32 +31,31 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from .._prompts import PromptSet
-from ..compaction._file_ops import compute_file_lists, file_details, format_file_list
-from ..compaction._prepare import CompactionPreparation
-from ..compaction._result import CompactionResult
-from ..compaction._serialize import (
+from ..._prompts import PromptSet
+from ...compaction._file_ops import compute_file_lists, file_details, format_file_list
+from ...compaction._prepare import CompactionPreparation
+from ...compaction._result import CompactionResult
+from ...context._build import build_session_context
+from ...context._llm import convert_to_llm
+from ...tokens._counter import TokenCounter
+from .._base import CompactionContext, Strategy, StrategyUnavailable, register
+from ._archive import (
     NEWLINE_GLYPH,
     elide_data_urls,
     normalize_archive_text,
     serialize_scoped,
     strip_dim_markers,
 )
-from ..session._context import build_session_context, convert_to_llm
-from ..tokens._counter import TokenCounter
-from ._base import CompactionContext, Strategy, StrategyUnavailable, register
-from ._frames import (
+from ._plan import (
     MAX_FRAMES_DEFAULT,
     SHAPE_NAMES,
     ArchivePlan,
     FrameShape,
-    api_family,
-    frame_billing_tokens,
     frame_shape,
     plan_archive,
-    render_frame,
-    shape_for_model,
 )
+from ._providers import api_family, frame_billing_tokens, shape_for_model
+from ._render import render_frame
 
 PRESERVE_KEY = "snapcompact"
 """Key of the archive in a compaction's `preserveData`."""

@@ -15,7 +15,7 @@ Synthetic sessions come from a small deterministic generator in this script: use
 assistant tool loops (read/edit/bash calls with results), thinking changes, extension
 messages, usage on every assistant, and one earlier compaction halfway.
 
-    python benchmarks/bench_compaction.py [--quick] [--check] [--repeat N]
+    python perf/bench_compaction.py [--quick] [--check] [--repeat N]
 
 Medians of N interleaved repetitions. `--check` exits 1 only on a wide miss (sweep ratio
 > 1.5 × target, 10k prepare > 1 s, or a 10x size step costing > 20x).
@@ -33,8 +33,8 @@ from _harness import bench_parser, median_seconds, repetitions
 
 from musepi_lab.compaction._prepare import prepare_compaction
 from musepi_lab.compaction._settings import CompactionSettings
+from musepi_lab.formats._registry import read_session
 from musepi_lab.session._model import Entry
-from musepi_lab.session._read import read_session
 from musepi_lab.session._session import Session
 from musepi_lab.tokens._counter import TokenCounter
 

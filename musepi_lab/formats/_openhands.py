@@ -48,8 +48,11 @@ from typing import Any
 
 import orjson
 
-from ._errors import ProblemLog
-from ._importing import (
+from ..session._errors import ProblemLog
+from ..session._model import Entry
+from ..session._session import CURRENT_SESSION_VERSION, Session
+from ._io import looks_binary, parse_jsonl, read_bytes_checked
+from ._records import (
     IdAllocator,
     assistant_message,
     chain,
@@ -60,9 +63,6 @@ from ._importing import (
     usage,
     user_message,
 )
-from ._jsonl import looks_binary, parse_jsonl, read_bytes_checked
-from ._model import Entry
-from ._session import CURRENT_SESSION_VERSION, Session
 from ._swe_agent import UTF8_BOM, ToolCallIds, parse_arguments, parse_json_document
 
 SOURCE_FORMAT = "openhands"

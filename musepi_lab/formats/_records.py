@@ -11,7 +11,7 @@ import hashlib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ._session import parse_timestamp_ms
+from ..session._session import parse_timestamp_ms
 
 
 def stable_id(*parts: object) -> str:

@@ -60,8 +60,11 @@ from typing import Any
 
 import orjson
 
-from ._errors import ProblemLog
-from ._importing import (
+from ..session._errors import ProblemLog
+from ..session._model import Entry
+from ..session._session import CURRENT_SESSION_VERSION, Session
+from ._io import looks_binary, parse_jsonl, read_bytes_checked
+from ._records import (
     assistant_message,
     epoch_ms,
     message_record,
@@ -72,9 +75,6 @@ from ._importing import (
     usage,
     user_message,
 )
-from ._jsonl import looks_binary, parse_jsonl, read_bytes_checked
-from ._model import Entry
-from ._session import CURRENT_SESSION_VERSION, Session
 
 SOURCE_FORMAT = "claude-code"
 PROVIDER = "anthropic"

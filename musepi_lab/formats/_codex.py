@@ -41,11 +41,11 @@ from typing import Any, TypeVar
 
 import orjson
 
-from ._errors import ProblemLog, ReadProblem
-from ._importing import epoch_ms, text_block, tool_call_block, usage
-from ._jsonl import looks_binary, parse_jsonl, read_bytes_checked
-from ._model import Entry
-from ._session import CURRENT_SESSION_VERSION, Session
+from ..session._errors import ProblemLog, ReadProblem
+from ..session._model import Entry
+from ..session._session import CURRENT_SESSION_VERSION, Session
+from ._io import looks_binary, parse_jsonl, read_bytes_checked
+from ._records import epoch_ms, text_block, tool_call_block, usage
 
 _T = TypeVar("_T")
 

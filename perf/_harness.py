@@ -1,7 +1,7 @@
 """What every benchmark script shares: the corpus location, the interleaved-median timer,
 and the `--quick` / `--check` / `--repeat` command line.
 
-The scripts run from this folder (`python benchmarks/bench_read.py`), so they import it by
+The scripts run from this folder (`python perf/bench_read.py`), so they import it by
 name.
 """
 

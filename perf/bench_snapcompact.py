@@ -23,7 +23,7 @@ from the dataset generator (tool loops whose long outputs the serializer truncat
 synthetic 5 MB conversation of long plain-text turns (nothing truncated: the worst case for
 the serializer, and the archive hits the 80-frame cap).
 
-    python benchmarks/bench_snapcompact.py [--quick] [--check] [--repeat N]
+    python perf/bench_snapcompact.py [--quick] [--check] [--repeat N]
 
 Target (issue 4): under 1 s per MB of history, per raw session MB and per archive source
 MB. `--check` exits 1 only when either is missed by a wide margin (over 1.5 s per MB).
@@ -41,24 +41,23 @@ from _harness import CORPUS, bench_parser, median_seconds, repetitions
 
 from musepi_lab._prompts import PromptSet
 from musepi_lab.compaction._prepare import prepare_compaction
-from musepi_lab.compaction._serialize import normalize_archive_text, serialize_scoped
 from musepi_lab.compaction._settings import CompactionSettings
+from musepi_lab.context._llm import convert_to_llm
 from musepi_lab.datasets._generator import GeneratorConfig, generate_session
-from musepi_lab.session._context import convert_to_llm
-from musepi_lab.session._importing import assistant_message, message_record, user_message
+from musepi_lab.formats._records import assistant_message, message_record, user_message
+from musepi_lab.formats._registry import read_session
 from musepi_lab.session._model import Entry
-from musepi_lab.session._read import read_session
 from musepi_lab.session._session import Session
 from musepi_lab.strategies._base import CompactionContext, compact
-from musepi_lab.strategies._frames import (
-    PNG_DEFLATE_LEVEL,
+from musepi_lab.strategies.snapcompact._archive import normalize_archive_text, serialize_scoped
+from musepi_lab.strategies.snapcompact._plan import (
     SHAPE_NAMES,
     ArchivePlan,
     frame_shape,
     plan_archive,
-    render_frame,
 )
-from musepi_lab.strategies._snapcompact import (
+from musepi_lab.strategies.snapcompact._render import PNG_DEFLATE_LEVEL, render_frame
+from musepi_lab.strategies.snapcompact._strategy import (
     Snapcompact,
     archive_text,
     previous_archive_text,

@@ -37,8 +37,11 @@ from typing import Any
 
 import orjson
 
-from ._errors import ProblemLog
-from ._importing import (
+from ..session._errors import ProblemLog
+from ..session._model import Entry
+from ..session._session import CURRENT_SESSION_VERSION, Session
+from ._io import looks_binary, read_bytes_checked
+from ._records import (
     IdAllocator,
     assistant_message,
     chain,
@@ -48,9 +51,6 @@ from ._importing import (
     tool_result_message,
     user_message,
 )
-from ._jsonl import looks_binary, read_bytes_checked
-from ._model import Entry
-from ._session import CURRENT_SESSION_VERSION, Session
 
 SOURCE_FORMAT = "swe-agent"
 SYSTEM_CUSTOM_TYPE = "swe-agent:system"

@@ -6,7 +6,7 @@ cell with every metric. Both runs start cold (worker caches cleared, no cell cac
 the same frame (checked, timing columns left out) and are repeated interleaved; the table
 shows the median times and the speed-up `serial / pool`.
 
-    python benchmarks/bench_parallel.py [--quick] [--check] [--repeat N] [--workers N]
+    python perf/bench_parallel.py [--quick] [--check] [--repeat N] [--workers N]
 
 Target (issue): on a 2-core machine the process pool is at least 1.7x faster than serial.
 The speed-up cannot exceed the number of cores, and other load on a shared machine eats

@@ -9,7 +9,7 @@ interleaved repetitions. Informative rows (no target): cl100k_base, the heuristi
 methods, a recount from the per-entry cache, a one-thread encode loop, and the one-time
 cost of building the encoding offline.
 
-    python benchmarks/bench_tokens.py [--quick] [--check] [--repeat N]
+    python perf/bench_tokens.py [--quick] [--check] [--repeat N]
 
 Target (issue): o200k counting ≤ 1.2x the baseline. `--check` exits 1 only when it is
 missed by a wide margin (ratio > 1.5 × target).
@@ -24,8 +24,8 @@ from collections.abc import Callable
 
 from _harness import CORPUS, bench_parser, median_seconds, repetitions
 
+from musepi_lab.formats._registry import read_session
 from musepi_lab.session._messages import entry_to_message
-from musepi_lab.session._read import read_session
 from musepi_lab.tokens._bpe import get_encoding
 from musepi_lab.tokens._counter import TokenCounter
 from musepi_lab.tokens._estimate import text_fragments

@@ -14,9 +14,9 @@ from typing import Literal, TypeAlias, TypeVar, overload
 
 import pandas as pd
 
+from ..formats._registry import iter_session_files, iter_sessions
 from ..session._errors import ReadProblem, SessionReadError
 from ..session._messages import entry_to_message
-from ..session._read import iter_session_files, iter_sessions
 from ..session._session import Session
 from ..tokens._counter import TokenCounter
 from ._columns import (

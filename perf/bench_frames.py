@@ -8,7 +8,7 @@ of entries can cost: `pandas.DataFrame.from_records` of each entry's bare id, pa
 type and timestamp. The other four frames are timed for information. Files whose importer
 is missing are skipped and listed. Median of N interleaved repetitions.
 
-    python benchmarks/bench_frames.py [--quick] [--check] [--repeat N]
+    python perf/bench_frames.py [--quick] [--check] [--repeat N]
 
 Target (issue): `entries_df` over the corpus in under 1 s (given loaded sessions).
 `--check` exits 1 only when it is missed by a wide margin (over 1.5 s).
@@ -26,14 +26,14 @@ from pathlib import Path
 import pandas as pd
 from _harness import CORPUS, bench_parser, repetitions
 
-from musepi_lab.frames import (
+from musepi_lab.analysis._tables import (
     compactions_df,
     entries_df,
     messages_df,
     sessions_df,
     tool_calls_df,
 )
-from musepi_lab.session._read import iter_session_files, iter_sessions
+from musepi_lab.formats._registry import iter_session_files, iter_sessions
 from musepi_lab.session._session import Session
 
 TARGET_SECONDS = 1.0

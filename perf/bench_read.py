@@ -6,7 +6,7 @@ and `json.loads` every line (stdlib, the issue's baseline) or `orjson.loads` eve
 (the parser the reader itself uses, so that ratio is the reader's own overhead). JSON
 documents (`.traj`, `.json`) are parsed whole. Median of N interleaved repetitions.
 
-    python benchmarks/bench_read.py [--quick] [--check] [--repeat N]
+    python perf/bench_read.py [--quick] [--check] [--repeat N]
 
 Target (issue): read_session ≤ 2x the json.loads baseline, aim 1.3x. `--check` exits 1
 only when the target is missed by a wide margin (ratio > 1.5 × target).
@@ -23,7 +23,7 @@ from pathlib import Path
 import orjson
 from _harness import CORPUS, bench_parser, median_seconds, repetitions
 
-from musepi_lab.session._read import detect_format, iter_session_files, read_session
+from musepi_lab.formats._registry import detect_format, iter_session_files, read_session
 
 TARGET = 2.0
 AIM = 1.3

@@ -1,0 +1,528 @@
+"""The LLM context of a session (spec §2): what the model sees at a leaf, in two profiles.
+
+`build_session_context` walks root→leaf and rebuilds the runtime messages (pi
+`buildSessionContext`, spec §2.1; MusePi/oh-my-pi `session-context.ts`, spec §2.3).
+`convert_to_llm` turns runtime messages into provider roles (spec §2.2, §2.3) and
+`provider_messages` applies pi's provider-layer repairs. `transcript` is the display view:
+every path entry, compactions inline.
+
+Everything here is pure: entries and their messages are never changed; a message that needs
+rewriting is copied. Messages that pass through unchanged are the session's own objects, so
+treat them as read-only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Literal
+
+from ..session._messages import branch_summary_message, compaction_summary_message, custom_message
+from ..session._model import Entry
+from ..session._session import Session
+from . import _templates as tpl
+from ._summaries import (
+    FRAME_DATA_BYTES_BUDGET,
+    _crash_risk_legacy_archive,
+    openai_remote_payload,
+    snapcompact_archive,
+    snapcompact_blocks,
+)
+
+Profile = Literal["musepi", "pi"]
+PROFILES: tuple[str, ...] = ("musepi", "pi")
+"""Context profiles: `musepi` (the default, spec §2.3) and `pi` (spec §2.1–2.2)."""
+
+
+class _Unset:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+UNSET: Any = _Unset()
+"""Default of `leaf_id`: use the session leaf (pi's `undefined`; `None` means "no leaf")."""
+
+# customType values oh-my-pi treats specially (spec §2.3).
+INTERRUPTED_THINKING_TYPE = "interrupted-thinking"
+PREWALK_PLAN_TYPE = "prewalk-plan"
+ADVISOR_TYPE = "advisor"
+
+"""Base64 bytes of snapcompact frames one rebuilt request may carry (newest frames win)."""
+
+_EMPTY: Mapping[str, str] = MappingProxyType({})
+Message = Mapping[str, Any]
+
+
+# ---------------------------------------------------------------------------------------
+# Result types
+# ---------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class SessionContext:
+    """What the model sees at one leaf of a session.
+
+    Attributes:
+        messages: Runtime messages (pi `AgentMessage`s, before `convert_to_llm`), oldest
+            first. Treat them as read-only: unchanged ones are the session's own objects.
+        thinking_level: The thinking level in force at the leaf (`"off"` by default).
+        model: `{"provider": ..., "modelId": ...}` of the model in force, or None.
+        models: MusePi model roles → `"provider/modelId"` (`default`, `smol`, ...); the pi
+            profile fills `default` only.
+        entry_ids: The id of the entry each message came from (same length as `messages`).
+        compaction_id: The id of the compaction whose summary opens the context, if any.
+        profile: `"musepi"` or `"pi"`.
+    """
+
+    messages: tuple[Message, ...]
+    thinking_level: str
+    model: dict[str, str] | None
+    models: Mapping[str, str]
+    entry_ids: tuple[str | None, ...]
+    compaction_id: str | None
+    profile: str
+
+    def __len__(self) -> int:
+        return len(self.messages)
+
+
+# ---------------------------------------------------------------------------------------
+# Path
+# ---------------------------------------------------------------------------------------
+def entry_path(entries: Sequence[Entry], leaf_id: str | None = None) -> tuple[Entry, ...]:
+    """Root→leaf path over a bare list of entries (pi `buildSessionContext(entries, leafId)`).
+
+    The leaf is the entry with id `leaf_id`; an unknown or absent id falls back to the last
+    entry of the list. The walk follows `parentId` and ends at a missing parent or a cycle.
+
+    Args:
+        entries: Entries in file order.
+        leaf_id: The leaf to walk from.
+    """
+    by_id: dict[str, Entry] = {}
+    for entry in entries:
+        if entry.id is not None:
+            by_id[entry.id] = entry
+    leaf = by_id.get(leaf_id) if leaf_id is not None else None
+    if leaf is None:
+        leaf = entries[-1] if entries else None
+    out: list[Entry] = []
+    seen: set[str] = set()
+    node = leaf
+    while node is not None:
+        out.append(node)
+        if node.id is None:
+            break
+        seen.add(node.id)
+        parent = node.parent_id
+        node = by_id.get(parent) if parent is not None and parent not in seen else None
+    out.reverse()
+    return tuple(out)
+
+
+def _as_entries(items: Iterable[Entry | Mapping[str, Any]]) -> list[Entry]:
+    return [i if isinstance(i, Entry) else Entry.from_record(i) for i in items]
+
+
+def _resolve_path(
+    source: Session | Iterable[Entry | Mapping[str, Any]], leaf_id: Any
+) -> tuple[Entry, ...]:
+    leaf = None if leaf_id is UNSET else leaf_id
+    if isinstance(source, Session):
+        return source.path(leaf)
+    return entry_path(_as_entries(source), leaf)
+
+
+# ---------------------------------------------------------------------------------------
+# Settings: thinking level, model, compaction (spec §2.1 step 3, §2.3)
+# ---------------------------------------------------------------------------------------
+def _split_model(ref: str | None) -> dict[str, str] | None:
+    if not ref:
+        return None
+    provider, sep, model_id = ref.partition("/")
+    return {"provider": provider, "modelId": model_id} if sep else {"provider": "", "modelId": ref}
+
+
+def _level(entry: Entry) -> str:
+    value = entry.get("thinkingLevel")
+    return value if isinstance(value, str) and value else "off"
+
+
+def _pi_settings(path: Sequence[Entry]) -> tuple[str, dict[str, str] | None]:
+    """pi: the last model_change or assistant message sets the model."""
+    level = "off"
+    model: dict[str, str] | None = None
+    for entry in path:
+        kind = entry.type
+        if kind == "thinking_level_change":
+            level = _level(entry)
+        elif kind == "model_change":
+            provider, model_id = entry.get("provider"), entry.get("modelId")
+            if isinstance(provider, str) and isinstance(model_id, str):
+                model = {"provider": provider, "modelId": model_id}
+            elif isinstance(entry.get("model"), str):
+                model = _split_model(entry.get("model"))
+        elif kind == "message":
+            msg = entry.message
+            if msg is not None and msg.get("role") == "assistant":
+                model = {"provider": msg.get("provider"), "modelId": msg.get("model")}
+    return level, model
+
+
+def _model_change_ref(entry: Entry) -> str | None:
+    ref = entry.get("model")
+    if isinstance(ref, str) and ref:
+        return ref
+    provider, model_id = entry.get("provider"), entry.get("modelId")
+    if isinstance(provider, str) and isinstance(model_id, str):
+        return f"{provider}/{model_id}"  # legacy pi layout, migrated by oh-my-pi on load
+    return None
+
+
+def _musepi_settings(path: Sequence[Entry]) -> tuple[str, dict[str, str]]:
+    """MusePi: an explicit default model_change wins over later assistant messages."""
+    level = "off"
+    models: dict[str, str] = {}
+    explicit_default = False
+    for entry in path:
+        kind = entry.type
+        if kind == "thinking_level_change":
+            level = _level(entry)
+        elif kind == "model_change":
+            ref = _model_change_ref(entry)
+            if ref is not None:
+                role = entry.get("role")
+                role = role if isinstance(role, str) and role else "default"
+                models[role] = ref
+                explicit_default = explicit_default or role == "default"
+        elif kind == "message" and not explicit_default:
+            msg = entry.message
+            if msg is not None and msg.get("role") == "assistant":
+                provider, model = msg.get("provider"), msg.get("model")
+                if isinstance(provider, str) and isinstance(model, str):
+                    models["default"] = f"{provider}/{model}"
+    return level, models
+
+
+def _last_index(path: Sequence[Entry], kind: str) -> int:
+    for index in range(len(path) - 1, -1, -1):
+        if path[index].type == kind:
+            return index
+    return -1
+
+
+# ---------------------------------------------------------------------------------------
+# Entry → runtime message
+# ---------------------------------------------------------------------------------------
+def _pi_message(entry: Entry) -> Message | None:
+    """pi `appendMessage` (spec §2.1 step 4)."""
+    kind = entry.type
+    if kind == "message":
+        return entry.message
+    if kind == "custom_message":
+        return custom_message(entry)
+    if kind == "branch_summary" and entry.get("summary"):
+        return branch_summary_message(entry)
+    return None
+
+
+def _has_output(block: Any) -> bool:
+    if not isinstance(block, Mapping):
+        return False
+    kind = block.get("type")
+    if kind == "text":
+        return _nonblank(block.get("text"))
+    if kind == "thinking":
+        return _nonblank(block.get("thinking")) or _nonblank(block.get("thinkingSignature"))
+    if kind == "redactedThinking":
+        return _nonblank(block.get("data"))
+    return kind != "fallback"  # tool calls and unknown kinds count as output
+
+
+def _nonblank(value: Any) -> bool:
+    return isinstance(value, str) and bool(value.strip())
+
+
+def is_empty_error_turn(message: Message) -> bool:
+    """An assistant turn with stopReason `error` and no output at all (oh-my-pi skips it)."""
+    if message.get("stopReason") != "error":
+        return False
+    content = message.get("content")
+    return not (isinstance(content, list) and any(_has_output(b) for b in content))
+
+
+def _musepi_message(entry: Entry, *, llm: bool) -> Message | None:
+    """oh-my-pi `appendMessage` (spec §2.3); `llm=False` is the display transcript."""
+    kind = entry.type
+    if kind == "message":
+        msg = entry.message
+        if (
+            llm
+            and msg is not None
+            and msg.get("role") == "assistant"
+            and (msg.get("retryRecovery") or is_empty_error_turn(msg))
+        ):
+            return None
+        return msg
+    if kind == "custom_message":
+        if llm and entry.get("customType") == PREWALK_PLAN_TYPE:
+            return None
+        if not isinstance(entry.get("content"), (str, list)):
+            return None  # malformed content never reaches the model
+        msg = custom_message(entry)
+        attribution = entry.get("attribution")
+        if attribution is not None:
+            msg["attribution"] = "user" if attribution == "user" else "agent"
+        return msg
+    if kind == "branch_summary" and entry.get("summary"):
+        return branch_summary_message(entry)
+    return None
+
+
+def _pi_compaction_message(entry: Entry) -> dict[str, Any]:
+    full = compaction_summary_message(entry)
+    return {k: full[k] for k in ("role", "summary", "tokensBefore", "timestamp")}
+
+
+def _musepi_compaction_message(
+    entry: Entry, *, active: bool = True, frame_budget: int | None = FRAME_DATA_BYTES_BUDGET
+) -> dict[str, Any]:
+    """The compactionSummary of oh-my-pi: metadata, remote payload, snapcompact blocks."""
+    msg = compaction_summary_message(entry)
+    if not active:
+        msg["summary"] = tpl.SUPERSEDED_COMPACTION_SUMMARY
+        msg["shortSummary"] = tpl.SUPERSEDED_COMPACTION_SHORT_SUMMARY
+        return msg
+    payload = openai_remote_payload(entry)
+    if payload is not None:
+        msg["providerPayload"] = payload
+    archive = snapcompact_archive(entry.get("preserveData"))
+    if archive is not None:
+        budget = frame_budget
+        if budget is not None and _crash_risk_legacy_archive(archive):
+            budget = 0
+        blocks = snapcompact_blocks(archive, max_frame_bytes=budget)
+        if blocks:
+            msg["blocks"] = blocks
+            images = [b for b in blocks if b.get("type") == "image"]
+            if images:
+                msg["images"] = images
+    return msg
+
+
+# ---------------------------------------------------------------------------------------
+# build_session_context
+# ---------------------------------------------------------------------------------------
+def _check_profile(profile: str) -> None:
+    if profile not in PROFILES:
+        raise ValueError(f"unknown profile {profile!r}; expected one of {PROFILES}")
+
+
+def _empty_context(profile: str) -> SessionContext:
+    return SessionContext((), "off", None, _EMPTY, (), None, profile)
+
+
+def _emit(out: list[tuple[Message, str | None]], entries: Iterable[Entry], convert: Any) -> None:
+    for entry in entries:
+        msg = convert(entry)
+        if msg is not None:
+            out.append((msg, entry.id))
+
+
+def _kept_region(path: Sequence[Entry], compaction_index: int) -> Sequence[Entry]:
+    """Entries from `firstKeptEntryId` up to the compaction (none if the id is not found)."""
+    first_kept = path[compaction_index].get("firstKeptEntryId")
+    for index in range(compaction_index):
+        if path[index].id == first_kept:
+            return path[index:compaction_index]
+    return ()
+
+
+def _pi_messages(
+    path: Sequence[Entry],
+) -> tuple[list[tuple[Message, str | None]], str | None]:
+    out: list[tuple[Message, str | None]] = []
+    c = _last_index(path, "compaction")
+    if c < 0:
+        _emit(out, path, _pi_message)
+        return out, None
+    compaction = path[c]
+    out.append((_pi_compaction_message(compaction), compaction.id))
+    _emit(out, _kept_region(path, c), _pi_message)
+    _emit(out, path[c + 1 :], _pi_message)
+    return out, compaction.id
+
+
+def _musepi_messages(
+    path: Sequence[Entry],
+) -> tuple[list[tuple[Message, str | None]], str | None]:
+    def convert(entry: Entry) -> Message | None:
+        return _musepi_message(entry, llm=True)
+
+    out: list[tuple[Message, str | None]] = []
+    c = _last_index(path, "compaction")
+    reset = _last_index(path, "reset_boundary")
+    if reset >= 0 and reset > c:
+        # A /clear after the latest compaction hides it and its kept tail too.
+        _emit(out, path[reset + 1 :], convert)
+        return out, None
+    if c < 0:
+        _emit(out, path, convert)
+        return out, None
+    compaction = path[c]
+    summary = _musepi_compaction_message(compaction)
+    out.append((summary, compaction.id))
+    if "providerPayload" not in summary:
+        _emit(out, _kept_region(path, c), convert)
+    else:
+        # The remote payload already holds the kept turns; only what came after the
+        # replayed point is re-sent.
+        through = compaction.get("providerReplayThroughEntryId")
+        if isinstance(through, str):
+            for index in range(c):
+                if path[index].id == through:
+                    _emit(out, path[index + 1 : c], convert)
+                    break
+    _emit(out, path[c + 1 :], convert)
+    return out, compaction.id
+
+
+def _tool_call_ids(message: Message) -> list[str]:
+    content = message.get("content")
+    if not isinstance(content, list):
+        return []
+    return [
+        b.get("id")
+        for b in content
+        if isinstance(b, Mapping) and b.get("type") == "toolCall" and isinstance(b.get("id"), str)
+    ]
+
+
+def _strip_unpaired_calls(
+    items: list[tuple[Message, str | None]], *, transcript: bool
+) -> list[tuple[Message, str | None]]:
+    """Remove tool calls with no result on the path (spec §2.3 post-pass (a)).
+
+    A rewritten turn also loses `redactedThinking` and its thinking signatures (a provider
+    rejects a modified signed turn); an emptied turn is dropped, except in the transcript,
+    where it stays with a `strippedToolCalls` count.
+    """
+    paired = {m.get("toolCallId") for m, _ in items if m.get("role") == "toolResult"}
+    out: list[tuple[Message, str | None]] = []
+    for msg, entry_id in items:
+        content = msg.get("content")
+        if msg.get("role") != "assistant" or not isinstance(content, list):
+            out.append((msg, entry_id))
+            continue
+        stripped = sum(
+            1
+            for b in content
+            if isinstance(b, Mapping) and b.get("type") == "toolCall" and b.get("id") not in paired
+        )
+        if stripped == 0:
+            out.append((msg, entry_id))
+            continue
+        kept: list[Any] = []
+        for block in content:
+            if isinstance(block, Mapping):
+                kind = block.get("type")
+                if (kind == "toolCall" and block.get("id") not in paired) or (
+                    kind == "redactedThinking"
+                ):
+                    continue
+                if kind == "thinking" and block.get("thinkingSignature"):
+                    block = {k: v for k, v in block.items() if k != "thinkingSignature"}
+            kept.append(block)
+        if not kept and not transcript:
+            continue
+        rewritten = {**msg, "content": kept}
+        if transcript:
+            rewritten["strippedToolCalls"] = stripped
+        out.append((rewritten, entry_id))
+    return out
+
+
+def _drop_failed_turns(
+    items: list[tuple[Message, str | None]],
+) -> list[tuple[Message, str | None]]:
+    """Drop aborted/error assistant turns and their results (spec §2.3 post-pass (b)).
+
+    A turn followed by the interrupted-thinking continuity message stays.
+    """
+    out = list(items)
+    index = len(out) - 1
+    while index >= 0:
+        msg = out[index][0]
+        if msg.get("role") == "assistant" and msg.get("stopReason") in ("aborted", "error"):
+            nxt = out[index + 1][0] if index + 1 < len(out) else None
+            continuity = (
+                nxt is not None
+                and nxt.get("role") == "custom"
+                and nxt.get("customType") == INTERRUPTED_THINKING_TYPE
+            )
+            if not continuity:
+                dropped = set(_tool_call_ids(msg))
+                del out[index]
+                if dropped:
+                    out[index:] = [
+                        item
+                        for item in out[index:]
+                        if not (
+                            item[0].get("role") == "toolResult"
+                            and item[0].get("toolCallId") in dropped
+                        )
+                    ]
+        index -= 1
+    return out
+
+
+def build_session_context(
+    session: Session | Iterable[Entry | Mapping[str, Any]],
+    leaf_id: str | None = UNSET,
+    *,
+    profile: Profile | str = "musepi",
+) -> SessionContext:
+    """The messages, thinking level and model the LLM sees at a leaf (spec §2.1, §2.3).
+
+    Args:
+        session: A `Session`, or entries (`Entry` or v3 records) in file order, as pi's
+            `buildSessionContext(entries, leafId)` takes them.
+        leaf_id: The leaf. Left out: the session leaf (the last entry in file order);
+            None: an empty context (navigated before the first entry); an unknown id falls
+            back to the last entry in file order.
+        profile: `"musepi"` (default, spec §2.3) or `"pi"` (exactly spec §2.1).
+
+    Returns:
+        The context; `entry_ids[i]` names the entry `messages[i]` came from.
+
+    Raises:
+        ValueError: Unknown profile.
+    """
+    _check_profile(profile)
+    if leaf_id is None:
+        return _empty_context(profile)
+    path = _resolve_path(session, leaf_id)
+    if not path:
+        return _empty_context(profile)
+    if profile == "pi":
+        level, model = _pi_settings(path)
+        models: Mapping[str, str] = (
+            {"default": f"{model['provider']}/{model['modelId']}"} if model else {}
+        )
+        items, compaction_id = _pi_messages(path)
+    else:
+        level, role_models = _musepi_settings(path)
+        models = role_models
+        model = _split_model(role_models.get("default"))
+        items, compaction_id = _musepi_messages(path)
+        items = _drop_failed_turns(_strip_unpaired_calls(items, transcript=False))
+    return SessionContext(
+        messages=tuple(m for m, _ in items),
+        thinking_level=level,
+        model=model,
+        models=MappingProxyType(dict(models)),
+        entry_ids=tuple(e for _, e in items),
+        compaction_id=compaction_id,
+        profile=profile,
+    )
