@@ -96,7 +96,7 @@ def preparation_html(prep: Any, counter: Any = None) -> str:
     """HTML card of a `CompactionPreparation`, with a bar of the three regions."""
     from .tokens import TokenCounter
 
-    counter = counter or TokenCounter(prep.profile if prep.profile == "pi" else "musepi")
+    counter = counter or TokenCounter.for_profile(prep.profile)
     bar = _bar(
         [
             ("summarized", counter.count_messages(prep.messages_to_summarize), "#fd8d3c"),

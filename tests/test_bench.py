@@ -15,13 +15,7 @@ import pandas as pd
 import pytest
 from _corpus import needs_corpus
 
-from musepi_lab.bench._grid import (
-    make_cells,
-    parse_strategy,
-    resolve_strategy,
-    session_refs,
-    strategy_label,
-)
+from musepi_lab.bench._grid import make_cells, parse_strategy, resolve_strategy, session_refs
 from musepi_lab.bench._report import (
     read_benchmark,
     summary_table,
@@ -152,8 +146,8 @@ def test_resolve_strategy_gives_clear_errors():
         resolve_strategy("test-bench-counting-cut:bogus=1")
     strat = resolve_strategy(("test-bench-counting-cut", {"log": "x"}))
     assert strat == CountingCut(log="x")
-    assert strategy_label(strat) == "test-bench-counting-cut(log='x')"
-    assert strategy_label(CountingCut()) == "test-bench-counting-cut"
+    assert strat.label == "test-bench-counting-cut(log='x')"
+    assert CountingCut().label == "test-bench-counting-cut"
 
 
 def test_session_refs_expand_folders_and_skip_sidecars(tmp_path):

@@ -388,7 +388,7 @@ def test_unanswered_and_useless_calls() -> None:
 def test_compactions_of_before_compaction() -> None:
     path = corpus_file("pi", "before-compaction.jsonl")
     summaries = [r["summary"] for r in raw_records(path) if r["type"] == "compaction"]
-    frame = compactions_df(path, strict=True)
+    frame = compactions_df(path, strict=True, counter="pi")
     # Spec §9: compactions on lines 360 and 629, tokensBefore 175004 and 185014,
     # firstKeptEntryIndex 293 and 551 (index into the lines, header = 0).
     assert frame["line"].tolist() == [360, 629]

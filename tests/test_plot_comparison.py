@@ -16,9 +16,9 @@ from matplotlib.patches import Rectangle
 from musepi_lab.plot._comparison import (
     cost_column,
     cost_table,
+    params_label,
     plot_cost,
     plot_strategy_comparison,
-    strategy_label,
     strategy_points,
 )
 
@@ -124,11 +124,11 @@ def test_parameters_are_named_only_when_they_tell_lines_apart():
     assert set(_lines(ax)) == {"truncate", "llm-summary"}
 
 
-def test_strategy_label():
-    assert strategy_label("truncate") == "truncate"
-    assert strategy_label("truncate", "{}") == "truncate"
-    assert strategy_label("mask", {"keep_turns": 2}) == "mask(keep_turns=2)"
-    assert strategy_label("mask", '{"keep_turns": 2, "x": "y"}') == "mask(keep_turns=2, x=y)"
+def test_params_label():
+    assert params_label("truncate") == "truncate"
+    assert params_label("truncate", "{}") == "truncate"
+    assert params_label("mask", {"keep_turns": 2}) == "mask(keep_turns=2)"
+    assert params_label("mask", '{"keep_turns": 2, "x": "y"}') == "mask(keep_turns=2, x='y')"
 
 
 def test_missing_column_and_bad_aggregation_are_clear_errors():

@@ -18,7 +18,7 @@ from ..formats._registry import iter_session_files, iter_sessions
 from ..session._errors import ReadProblem, SessionReadError
 from ..session._messages import entry_to_message
 from ..session._session import Session
-from ..tokens._counter import TokenCounter
+from ..tokens._counter import DEFAULT_TOKEN_METHOD, TokenCounter
 from ._columns import (
     COMPACTION_COLUMNS,
     ENTRY_COLUMNS,
@@ -44,11 +44,9 @@ StrPath: TypeAlias = str | os.PathLike[str]
 SessionSource: TypeAlias = Session | StrPath | Iterable[Session | StrPath]
 """What a frame function accepts: a Session, a file or folder, or a list of those."""
 CounterSpec: TypeAlias = TokenCounter | str | None
-"""A `TokenCounter`, a method name, or None for pi's estimator."""
+"""A `TokenCounter`, a method name, or None for the default estimator (`DEFAULT_TOKEN_METHOD`)."""
 
 R = TypeVar("R")
-
-DEFAULT_TOKEN_METHOD = "pi"
 
 
 # -- loading -------------------------------------------------------------------------------
@@ -115,7 +113,7 @@ def load_sessions(
 
 
 def resolve_counter(counter: CounterSpec) -> TokenCounter:
-    """The counter a frame uses: the one given, one for a method name, or pi's estimator."""
+    """The counter a frame uses: the one given, one for a method name, or the default estimator."""
     if counter is None:
         return TokenCounter(DEFAULT_TOKEN_METHOD)
     if isinstance(counter, str):

@@ -9,7 +9,6 @@ from ._grid import (
     parse_strategy,
     resolve_strategy,
     session_refs,
-    strategy_label,
 )
 from ._report import (
     REPLAY_SUMMARY_METRICS,
@@ -61,7 +60,6 @@ __all__ = [
     "run_cells",
     "score_compaction",
     "session_refs",
-    "strategy_label",
     "summary_table",
     "table_markdown",
     "table_text",

@@ -24,6 +24,7 @@ from ..formats._registry import detect_format, iter_session_files
 from ..llm._summarizer import Summarizer
 from ..session._session import Session
 from ..strategies._base import Strategy, get
+from ..tokens._counter import token_method_for
 
 MODES: tuple[str, ...] = ("compact", "replay")
 """Cell kinds. `compact`: one compaction at the session leaf, budget = keep-recent tokens.
@@ -119,23 +120,6 @@ class Cell:
     def key(self) -> str:
         """Hex sha256 of `key_material`: names the cell's file in a cache folder."""
         return hashlib.sha256(canonical_json(self.key_material()).encode()).hexdigest()
-
-
-def strategy_label(strategy: Strategy) -> str:
-    """`name` plus the parameters that differ from the strategy's defaults, e.g.
-    `observation-masking(keep_turns=3)`: short enough for tables and legends."""
-    changed = []
-    for f in dataclasses.fields(strategy):
-        if f.default is not dataclasses.MISSING:
-            default: Any = f.default
-        elif f.default_factory is not dataclasses.MISSING:
-            default = f.default_factory()
-        else:
-            default = dataclasses.MISSING
-        value = getattr(strategy, f.name)
-        if value != default:
-            changed.append(f"{f.name}={value!r}")
-    return f"{strategy.name}({', '.join(changed)})" if changed else strategy.name
 
 
 def canonical_json(value: Any) -> str:
@@ -279,7 +263,7 @@ def make_cells(
         if isinstance(budget, bool) or not isinstance(budget, int) or budget <= 0:
             raise ValueError(f"budgets must be positive ints (tokens), got {budget!r}")
     settings = settings or CompactionSettings.musepi()
-    method = counter_method or ("pi" if settings.profile == "pi" else "musepi")
+    method = counter_method or token_method_for(settings.profile)
     return [
         Cell(ref, strat, budget, mode, settings, method, facts, summarizer, prices)
         for ref in sessions

@@ -15,6 +15,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..strategies._base import strategy_label
+
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.axes import Axes
@@ -89,8 +91,7 @@ def strategy_labels(df: pd.DataFrame) -> pd.Series:
 
     def label(name: str, params: str) -> str:
         values = json.loads(params) if isinstance(params, str) and params else {}
-        inner = ", ".join(f"{k}={v}" for k, v in values.items())
-        return f"{name}({inner})" if inner else name
+        return strategy_label(name, values)
 
     return df.apply(lambda r: label(r["strategy"], r["params"]), axis=1).rename("label")
 

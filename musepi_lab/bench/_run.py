@@ -60,6 +60,7 @@ from ..formats._registry import iter_sessions
 from ..llm._summarizer import Summarizer
 from ..metrics._facts import FACT_KINDS, Fact, context_text, extract_facts
 from ..metrics._metrics import (
+    DEFAULT_PRICES,
     cache_prefix_tokens,
     decay_curve,
     fact_retention,
@@ -72,26 +73,10 @@ from ..session._messages import entry_to_message
 from ..session._session import Session, timestamp_after
 from ..strategies._base import Strategy, compact
 from ..tokens._counter import TokenCounter
-from ._grid import (
-    Cell,
-    SessionRef,
-    canonical_json,
-    make_cells,
-    resolve_strategy,
-    session_refs,
-    strategy_label,
-)
+from ._grid import Cell, SessionRef, canonical_json, make_cells, resolve_strategy, session_refs
 
 if TYPE_CHECKING:
     import pandas as pd
-
-DEFAULT_PRICES: Mapping[str, float] = {
-    "input": 3.0,
-    "cache_write": 3.75,
-    "cache_read": 0.30,
-    "output": 15.0,
-}
-"""USD per million tokens (the replay's default price table)."""
 
 TIMING_COLUMNS: tuple[str, ...] = ("compact_seconds", "cell_seconds")
 """Columns that vary from run to run; leave them out when comparing frames."""
@@ -254,7 +239,7 @@ def _identity(cell: Cell, session: Session, source: str) -> dict[str, Any]:
         "mode": cell.mode,
         "strategy": cell.strategy.name,
         "params": cell.params_json,
-        "label": strategy_label(cell.strategy),
+        "label": cell.strategy.label,
         "budget": cell.budget,
         "counter": cell.counter_method,
         "fact_source": source,
@@ -467,7 +452,7 @@ def _failed_row(cell: Cell, exc: BaseException) -> dict[str, Any]:
         "mode": cell.mode,
         "strategy": cell.strategy.name,
         "params": cell.params_json,
-        "label": strategy_label(cell.strategy),
+        "label": cell.strategy.label,
         "budget": cell.budget,
         "counter": cell.counter_method,
         "error": f"{type(exc).__name__}: {exc}",
@@ -652,9 +637,7 @@ def benchmark_config(
             }
             for r in sessions
         ],
-        "strategies": [
-            {"name": s.name, "params": s.params, "label": strategy_label(s)} for s in strategies
-        ],
+        "strategies": [{"name": s.name, "params": s.params, "label": s.label} for s in strategies],
         "budgets": list(budgets),
         "settings": settings_json(settings),
         "counter": counter_method,

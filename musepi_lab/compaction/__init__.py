@@ -5,6 +5,7 @@ inputs (serialization, file operations), tool-output pruning, branch-summary pre
 `CompactionResult.apply`. No IO and no model calls here.
 """
 
+from ..session._profiles import PROFILES
 from ._branch import (
     BranchPreparation,
     branch_summary_budget,
@@ -40,7 +41,7 @@ from ._serialize import (
     neutralize_boundary_tags,
     serialize_conversation,
 )
-from ._settings import PROFILES, CompactionSettings
+from ._settings import CompactionSettings
 from ._threshold import (
     ContextEstimate,
     adapt_keep_recent_tokens,

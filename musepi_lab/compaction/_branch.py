@@ -24,6 +24,7 @@ from typing import Any
 
 from ..session._messages import entry_to_message
 from ..session._model import Entry, message_text
+from ..session._profiles import check_profile
 from ..session._session import Session, iso_timestamp
 from ..tokens._counter import TokenCounter
 from ._file_ops import (
@@ -45,11 +46,6 @@ ROOT_FROM_ID = "root"
 """`fromId` of a branch summary attached above the first entry (target None)."""
 SUMMARY_ENTRY_SLACK = 0.9
 """A summary entry over budget is still taken while the total is below 90% of it."""
-
-
-def _check_profile(profile: str) -> None:
-    if profile not in ("pi", "musepi"):
-        raise ValueError(f"unknown profile {profile!r}; expected 'pi' or 'musepi'")
 
 
 # -- collecting --------------------------------------------------------------------------
@@ -191,7 +187,7 @@ def prepare_branch_entries(
     Returns:
         The `BranchPreparation`.
     """
-    _check_profile(profile)
+    check_profile(profile)
     if counter is None:
         counter = TokenCounter(profile)
     ops = FileOperations()
@@ -283,7 +279,7 @@ def branch_with_summary(
     Raises:
         ValueError: `target_id` is not in the session.
     """
-    _check_profile(profile)
+    check_profile(profile)
     if target_id is not None and target_id not in session:
         raise ValueError(f"Entry {target_id} not found")
     record: dict[str, Any] = {

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..session._model import Entry
+from ..session._profiles import check_profile
 from ..tokens._counter import TokenCounter
-from ._settings import PROFILES
 
 # Message roles an entry may be cut at; never `toolResult` (it must follow its call).
 _CUT_ROLES: dict[str, frozenset[str]] = {
@@ -54,11 +54,6 @@ class CutPointResult:
     is_split_turn: bool
 
 
-def _check_profile(profile: str) -> None:
-    if profile not in PROFILES:
-        raise ValueError(f"unknown profile {profile!r}; expected one of {PROFILES}")
-
-
 def _check_range(entries: Sequence[Entry], start: int, end: int) -> None:
     if not 0 <= start <= end <= len(entries):
         raise IndexError(f"bad range [{start}, {end}) for {len(entries)} entries")
@@ -82,7 +77,7 @@ def find_valid_cut_points(
     entries: Sequence[Entry], start: int, end: int, *, profile: str = "musepi"
 ) -> list[int]:
     """Indices in `[start, end)` of the entries `is_valid_cut_point` accepts (§4.1)."""
-    _check_profile(profile)
+    check_profile(profile)
     _check_range(entries, start, end)
     roles = _CUT_ROLES[profile]
     out: list[int] = []
@@ -201,7 +196,7 @@ def cut_window(
         profile: `"musepi"` or `"pi"`.
         counts: Token counts of `entries[start:end]` if already known (else the counter's).
     """
-    _check_profile(profile)
+    check_profile(profile)
     _check_range(entries, start, end)
     if counts is not None and len(counts) != end - start:
         raise ValueError("counts must hold one count per entry of the window")

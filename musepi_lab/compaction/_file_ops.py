@@ -18,12 +18,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
+from ..session._profiles import check_profile
 from ._serialize import js_trim_end
-
-Profile = Literal["pi", "musepi"]
-PROFILES: tuple[str, ...] = ("pi", "musepi")
 
 FILE_OPERATION_SUMMARY_LIMIT = 20
 """The `<files>` block lists at most this many files (oh-my-pi `FILE_OPERATION_SUMMARY_LIMIT`)."""
@@ -50,11 +48,6 @@ _FILE_TAG_RES: tuple[re.Pattern[str], ...] = tuple(
     re.compile(rf"<{tag}>[\s\S]*?</{tag}>[\s\ufeff]*")
     for tag in ("files", "read-files", "modified-files")
 )
-
-
-def _check_profile(profile: str) -> None:
-    if profile not in PROFILES:
-        raise ValueError(f"unknown profile {profile!r}; expected one of {PROFILES}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,7 +173,7 @@ def extract_file_ops(message: Mapping[str, Any], *, profile: str = "pi") -> File
     Returns:
         The operations found (empty for non-assistant messages).
     """
-    _check_profile(profile)
+    check_profile(profile)
     musepi = profile == "musepi"
     read: set[str] = set()
     written: set[str] = set()
@@ -206,7 +199,7 @@ def file_ops_from_messages(
     profile: str = "pi",
 ) -> FileOperations:
     """File operations of many messages, added to `seed` (e.g. a previous summary's)."""
-    _check_profile(profile)
+    check_profile(profile)
     ops = seed if seed is not None else FileOperations()
     for message in messages:
         found = extract_file_ops(message, profile=profile)
@@ -231,7 +224,7 @@ def seed_from_details(details: Any, *, profile: str) -> FileOperations:
         details: The `details` field of a compaction or branch_summary entry.
         profile: `pi` or `musepi`.
     """
-    _check_profile(profile)
+    check_profile(profile)
     if not isinstance(details, Mapping):
         return FileOperations()
     read = _string_items(details.get("readFiles"))
@@ -249,7 +242,7 @@ def is_extension_summary(record: Mapping[str, Any], *, profile: str) -> bool:
     files may still carry `fromHook`, so the musepi profile honours both). Their
     `details` are not trusted as file lists.
     """
-    _check_profile(profile)
+    check_profile(profile)
     if profile == "pi":
         return record.get("fromHook") is True
     return record.get("fromExtension") is True or record.get("fromHook") is True
@@ -292,7 +285,7 @@ def compute_file_lists(ops: FileOperations, *, profile: str = "pi") -> tuple[lis
     modified = edited ∪ written; read-only = read − modified. The musepi profile also
     drops `scheme://` paths (they can arrive through seeded details of old summaries).
     """
-    _check_profile(profile)
+    check_profile(profile)
     modified = set(ops.edited | ops.written)
     read = set(ops.read)
     if profile == "musepi":

@@ -27,10 +27,11 @@ from typing import TYPE_CHECKING, Any
 
 from ..session._messages import entry_to_message
 from ..session._model import Entry
+from ..session._profiles import check_profile
 from ..session._session import Session
 from ..tokens._counter import TokenCounter
 from ._cut import CutWindow, cut_window
-from ._settings import PROFILES, CompactionSettings
+from ._settings import CompactionSettings
 from ._threshold import (
     ContextEstimate,
     adapt_keep_recent_tokens,
@@ -596,8 +597,7 @@ def prepare_compaction(
     """
     if profile is None:
         profile = settings.profile if settings is not None else "musepi"
-    if profile not in PROFILES:
-        raise ValueError(f"unknown profile {profile!r}; expected one of {PROFILES}")
+    check_profile(profile)
     if settings is None:
         settings = CompactionSettings.for_profile(profile)
     counter = counter if counter is not None else TokenCounter(profile)

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..formats._records import stable_id
 from ..session._model import Entry
+from ..session._profiles import check_profile
 from ..session._session import Session, iso_timestamp
-from ._settings import PROFILES
 
 if TYPE_CHECKING:
     from ._prepare import CompactionPreparation
@@ -110,8 +110,7 @@ class CompactionResult:
             raise TypeError(f"summary must be a str, not {type(self.summary).__name__}")
         if not isinstance(self.first_kept_entry_id, str) or not self.first_kept_entry_id:
             raise ValueError("first_kept_entry_id must be a non-empty entry id")
-        if self.profile not in PROFILES:
-            raise ValueError(f"unknown profile {self.profile!r}; expected one of {PROFILES}")
+        check_profile(self.profile)
         for name in ("details", "preserve_data", "params"):
             value = getattr(self, name)
             if value is not None and not isinstance(value, Mapping):

@@ -13,8 +13,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-PROFILES: tuple[str, ...] = ("musepi", "pi")
-"""Behaviour profiles: `musepi` (oh-my-pi lineage, the default) and `pi`."""
+from ..session._profiles import PROFILES, check_profile
 
 DEFAULT_RESERVE_TOKENS = 16384
 """Reserve used when `reserve_tokens` is unset (pi default and oh-my-pi engine default)."""
@@ -135,8 +134,7 @@ class CompactionSettings:
     branch_summary_max_tokens: int = BRANCH_SUMMARY_MAX_TOKENS
 
     def __post_init__(self) -> None:
-        if self.profile not in PROFILES:
-            raise ValueError(f"unknown profile {self.profile!r}; expected one of {PROFILES}")
+        check_profile(self.profile)
         if self.strategy not in STRATEGIES:
             raise ValueError(
                 f"unknown strategy {self.strategy!r}; expected one of {sorted(STRATEGIES)}"

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..session._model import Entry
+from ..session._profiles import check_profile
 from ..tokens._counter import TokenCounter
-from ._settings import DEFAULT_RESERVE_TOKENS, PROFILES, CompactionSettings
+from ._settings import DEFAULT_RESERVE_TOKENS, CompactionSettings
 
 PROPORTIONAL_RESERVE_RATIO = 0.15
 """oh-my-pi's reserve is never below 15% of the window."""
@@ -65,11 +66,6 @@ def _int(value: float) -> int:
     return int(value) if math.isfinite(value) else 0
 
 
-def _check_profile(profile: str) -> None:
-    if profile not in PROFILES:
-        raise ValueError(f"unknown profile {profile!r}; expected one of {PROFILES}")
-
-
 # -- usage ------------------------------------------------------------------------------
 def calculate_context_tokens(usage: Mapping[str, Any], *, profile: str = "musepi") -> int:
     """Context size reported by one usage record.
@@ -83,7 +79,7 @@ def calculate_context_tokens(usage: Mapping[str, Any], *, profile: str = "musepi
         usage: A pi usage mapping.
         profile: `"musepi"` or `"pi"`.
     """
-    _check_profile(profile)
+    check_profile(profile)
     if profile == "musepi" and usage.get("contextTokens") is not None:
         return max(0, _int(_num(usage.get("contextTokens"))))
     raw = _num(usage.get("totalTokens")) or (
@@ -146,7 +142,7 @@ def message_usage(
 
 def last_usage_index(entries: Sequence[Entry], *, profile: str = "musepi") -> int:
     """Index of the newest `message` entry with valid usage, or -1."""
-    _check_profile(profile)
+    check_profile(profile)
     for index in range(len(entries) - 1, -1, -1):
         entry = entries[index]
         if entry.type == "message" and message_usage(entry.message, profile=profile) is not None:
@@ -193,7 +189,7 @@ def estimate_from_counts(
         counts: The token count of each message, same length.
         profile: Which usage is valid (`"pi"` or `"musepi"`).
     """
-    _check_profile(profile)
+    check_profile(profile)
     if len(messages) != len(counts):
         raise ValueError("messages and counts differ in length")
     for index in range(len(messages) - 1, -1, -1):
@@ -219,7 +215,7 @@ def estimate_context_tokens(
         counter: Token counter for the trailing estimate (default: the profile's method).
         profile: `"pi"` (default, as pi) or `"musepi"` (ignores all-zero usage).
     """
-    _check_profile(profile)
+    check_profile(profile)
     counter = counter if counter is not None else TokenCounter(profile)
     counts = [counter.count_message(m) for m in messages]
     return estimate_from_counts(messages, counts, profile=profile)

@@ -5,7 +5,8 @@ turns them into provider roles (§2.2), `provider_messages` applies the provider
 and `transcript` is the display view with compactions inline.
 """
 
-from ._build import PROFILES, SessionContext, build_session_context, entry_path
+from ..session._profiles import PROFILES
+from ._build import SessionContext, build_session_context, entry_path
 from ._llm import convert_to_llm, provider_messages
 from ._transcript import TranscriptItem, render_transcript, transcript
 

@@ -16,10 +16,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any
 
 from ..session._messages import branch_summary_message, compaction_summary_message, custom_message
 from ..session._model import Entry
+from ..session._profiles import Profile, check_profile
 from ..session._session import Session
 from . import _templates as tpl
 from ._summaries import (
@@ -29,10 +30,6 @@ from ._summaries import (
     snapcompact_archive,
     snapcompact_blocks,
 )
-
-Profile = Literal["musepi", "pi"]
-PROFILES: tuple[str, ...] = ("musepi", "pi")
-"""Context profiles: `musepi` (the default, spec §2.3) and `pi` (spec §2.1–2.2)."""
 
 
 class _Unset:
@@ -314,11 +311,6 @@ def _musepi_compaction_message(
 # ---------------------------------------------------------------------------------------
 # build_session_context
 # ---------------------------------------------------------------------------------------
-def _check_profile(profile: str) -> None:
-    if profile not in PROFILES:
-        raise ValueError(f"unknown profile {profile!r}; expected one of {PROFILES}")
-
-
 def _empty_context(profile: str) -> SessionContext:
     return SessionContext((), "off", None, _EMPTY, (), None, profile)
 
@@ -499,7 +491,7 @@ def build_session_context(
     Raises:
         ValueError: Unknown profile.
     """
-    _check_profile(profile)
+    check_profile(profile)
     if leaf_id is None:
         return _empty_context(profile)
     path = _resolve_path(session, leaf_id)

@@ -7,8 +7,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .._prompts import PromptSet, resolve_prompts
+from ..session._profiles import Profile, check_profile
 from . import _templates as tpl
-from ._build import ADVISOR_TYPE, Message, Profile, _check_profile
+from ._build import ADVISOR_TYPE, Message
 from ._summaries import _is_number
 
 
@@ -224,7 +225,7 @@ def convert_to_llm(
     Raises:
         ValueError: Unknown profile.
     """
-    _check_profile(profile)
+    check_profile(profile)
     prompt_set = resolve_prompts(prompts) if profile != "pi" else None
     out: list[dict[str, Any]] = []
     for message in messages:

@@ -1,8 +1,8 @@
 """Datasets: the bundled generated sample, manifests, and discovery of session folders."""
 
+from ..metrics._facts import FACT_KINDS
 from ._discover import AGENTS, DiscoveredSession, discover_folder, discover_sessions
 from ._generator import (
-    FACT_KINDS,
     SAMPLE_CONFIGS,
     GeneratorConfig,
     PlantedFact,

@@ -31,8 +31,6 @@ from ..session._model import Entry
 from ..session._session import Session
 from ..tokens._estimate import estimate_tokens_musepi
 
-FACT_KINDS: tuple[str, ...] = ("path", "identifier", "command", "error", "instruction")
-
 _MODULES = ("billing", "ledger", "accounts", "reports", "auth", "sync", "export", "audit")
 _NOUNS = ("invoice", "refund", "payment", "customer", "tax", "currency", "statement", "batch")
 _VERBS = ("compute", "validate", "render", "merge", "resolve", "apply", "reconcile", "load")

@@ -13,6 +13,8 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..strategies._base import strategy_label as _strategy_label
+
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.axes import Axes
@@ -50,7 +52,7 @@ def _budget_text(budget: Any) -> str:
     return f"{value:g}"
 
 
-def strategy_label(name: Any, params: Any = None) -> str:
+def params_label(name: Any, params: Any = None) -> str:
     """`name`, or `name(k=v, ...)` when the row has parameters (JSON text or a mapping)."""
     values = params
     if isinstance(params, str):
@@ -58,9 +60,7 @@ def strategy_label(name: Any, params: Any = None) -> str:
             values = json.loads(params) if params else {}
         except json.JSONDecodeError:
             return f"{name}({params})"
-    if not isinstance(values, dict) or not values:
-        return str(name)
-    return f"{name}({', '.join(f'{k}={v}' for k, v in values.items())})"
+    return _strategy_label(str(name), values if isinstance(values, dict) else None)
 
 
 def _usable(df: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
@@ -75,7 +75,7 @@ def _usable(df: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
     for name, p in zip(frame["strategy"], params, strict=True):
         variants.setdefault(str(name), set()).add(p)
     labels = [
-        strategy_label(n, p) if len(variants[str(n)]) > 1 else str(n)
+        params_label(n, p) if len(variants[str(n)]) > 1 else str(n)
         for n, p in zip(frame["strategy"], params, strict=True)
     ]
     return frame.assign(label=labels)

@@ -84,7 +84,7 @@ def plot_tree(
     from matplotlib.lines import Line2D
     from matplotlib.patches import FancyArrowPatch, Patch
 
-    counter = counter or TokenCounter("musepi")
+    counter = counter or TokenCounter()
     if collapse == "auto":
         collapse = 12 if len(session.entries) > AUTO_COLLAPSE_ABOVE else None
     regions = _cut_regions(cut)

@@ -38,7 +38,7 @@ from ..context._build import build_session_context
 from ..context._llm import convert_to_llm
 from ..llm._summarizer import Summarizer
 from ..metrics._facts import context_text
-from ..metrics._metrics import cache_prefix_tokens
+from ..metrics._metrics import DEFAULT_PRICES, cache_prefix_tokens
 from ..session._model import Entry
 from ..session._session import Session, parse_timestamp_ms, timestamp_after
 from ..strategies._base import Strategy, compact, get
@@ -49,14 +49,6 @@ if TYPE_CHECKING:
 
 TRIGGERS: tuple[str, ...] = ("threshold", "mid-turn", "overflow", "incomplete", "idle", "manual")
 """The six maintenance triggers of spec §6.5."""
-
-DEFAULT_PRICES: Mapping[str, float] = {
-    "input": 3.0,
-    "cache_write": 3.75,
-    "cache_read": 0.30,
-    "output": 15.0,
-}
-"""USD per million tokens (Anthropic Sonnet-class list prices); pass your own `prices=`."""
 
 RETRY_GROWTH = 1.05
 """After a compaction that found nothing to do, wait until the context grew by 5%."""
@@ -214,7 +206,7 @@ def replay(
     strat = get(strategy, **params)
     settings = settings or CompactionSettings.musepi()
     profile = settings.profile
-    counter = counter or TokenCounter("pi" if profile == "pi" else "musepi")
+    counter = counter or TokenCounter.for_profile(profile)
     price = {**DEFAULT_PRICES, **(prices or {})}
     threshold = threshold_tokens(window, settings)
     manual = set(manual_at)

@@ -89,10 +89,35 @@ class Strategy:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
 
     @property
+    def changed_params(self) -> dict[str, Any]:
+        """The parameters whose values differ from the strategy's defaults."""
+        changed: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            if f.default is not dataclasses.MISSING:
+                default: Any = f.default
+            elif f.default_factory is not dataclasses.MISSING:
+                default = f.default_factory()
+            else:
+                default = dataclasses.MISSING
+            value = getattr(self, f.name)
+            if value != default:
+                changed[f.name] = value
+        return changed
+
+    @property
     def label(self) -> str:
-        """`name(k=v, ...)`: a stable, readable identity for tables and plots."""
-        inner = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
-        return f"{self.name}({inner})" if inner else self.name
+        """The strategy's label (`strategy_label`) from the parameters that differ from the
+        defaults, e.g. `observation-masking(keep_turns=3)`."""
+        return strategy_label(self.name, self.changed_params)
+
+
+def strategy_label(name: str, params: Mapping[str, Any] | None = None) -> str:
+    """The one label of a strategy in replay and bench tables, plots and widgets: `name`, or
+    `name(k=v, ...)` for the given (non-default) parameters, strings quoted."""
+    if not params:
+        return str(name)
+    inner = ", ".join(f"{k}={v!r}" if isinstance(v, str) else f"{k}={v}" for k, v in params.items())
+    return f"{name}({inner})"
 
 
 _REGISTRY: dict[str, type[Strategy]] = {}
@@ -175,7 +200,7 @@ def compact(
     """
     strat = get(strategy, **params)
     settings = settings or CompactionSettings.musepi()
-    counter = counter or TokenCounter("pi" if settings.profile == "pi" else "musepi")
+    counter = counter or TokenCounter.for_profile(settings.profile)
     preparation = prepare_compaction(
         session,
         settings,

@@ -21,6 +21,14 @@ if TYPE_CHECKING:
     import tiktoken
 
 METHODS: tuple[str, ...] = ("pi", "musepi", *BPE_ENCODINGS)
+DEFAULT_TOKEN_METHOD = "musepi"
+"""The default everywhere a count is made without a counter: oh-my-pi's estimator."""
+
+
+def token_method_for(profile: str) -> str:
+    """The estimator the agent of `profile` uses: `pi` for pi, `musepi` otherwise."""
+    return "pi" if profile == "pi" else DEFAULT_TOKEN_METHOD
+
 
 # Below this many texts a thread pool costs more than it saves.
 _BATCH_MIN_TEXTS = 16
@@ -49,11 +57,16 @@ class TokenCounter:
     Entry counts are cached per entry object, so sweeps over budgets count once.
     """
 
-    def __init__(self, method: str = "musepi") -> None:
+    def __init__(self, method: str = DEFAULT_TOKEN_METHOD) -> None:
         if method not in METHODS:
             raise ValueError(f"unknown token method {method!r}; expected one of {METHODS}")
         self.method = method
         self._entry_cache: dict[Entry, int] = {}
+
+    @classmethod
+    def for_profile(cls, profile: str) -> TokenCounter:
+        """A counter with the estimator the agent of `profile` uses."""
+        return cls(token_method_for(profile))
 
     def __repr__(self) -> str:
         return f"TokenCounter({self.method!r})"

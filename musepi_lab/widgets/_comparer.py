@@ -21,8 +21,7 @@ from ..bench._run import score_compaction
 from ..compaction._result import CompactionResult
 from ..compaction._settings import CompactionSettings
 from ..llm._summarizer import Summarizer
-from ..metrics._metrics import summarizer_cost
-from ..replay._replay import DEFAULT_PRICES
+from ..metrics._metrics import DEFAULT_PRICES, summarizer_cost
 from ..session._session import Session
 from ..strategies._base import available, compact, strategy_type
 from ..tokens._counter import TokenCounter
@@ -146,7 +145,7 @@ class StrategyComparer(widgets.VBox):
         self.session = session
         self.summarizer = summarizer
         self.settings = settings or CompactionSettings.musepi()
-        self.counter = counter or TokenCounter("pi" if self.settings.profile == "pi" else "musepi")
+        self.counter = counter or TokenCounter.for_profile(self.settings.profile)
         self.leaf_id = leaf_id
         self.prices = {**DEFAULT_PRICES, **(prices or {})}
         if isinstance(facts, str):

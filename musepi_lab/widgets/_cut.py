@@ -13,11 +13,12 @@ from typing import Any
 import ipywidgets as widgets
 
 from ..compaction._prepare import CompactionPreparation, prepare_compaction
-from ..compaction._settings import PROFILES, CompactionSettings
+from ..compaction._settings import CompactionSettings
 from ..compaction._threshold import estimate_context_tokens, threshold_tokens
 from ..context._build import build_session_context
+from ..session._profiles import PROFILES
 from ..session._session import Session
-from ..tokens._counter import METHODS, TokenCounter
+from ..tokens._counter import METHODS, TokenCounter, token_method_for
 from ._figures import show_figure, show_text
 
 DEFAULT_WINDOW = 200_000
@@ -139,7 +140,7 @@ class CutPointExplorer(widgets.VBox):
         self.regions: dict[str, int] = {}
         self.png: bytes | None = None
         self._counters: dict[str, TokenCounter] = {}
-        method = method or ("pi" if settings.profile == "pi" else "musepi")
+        method = method or token_method_for(settings.profile)
         self.counter = self._counter(method)
 
         path_tokens = sum(self.counter.count_entries(session.path(leaf_id)))

@@ -158,7 +158,7 @@ class SessionExplorer(widgets.VBox):
         context_rows: int = 60,
     ) -> None:
         self.profile = profile
-        self.counter = counter or TokenCounter("pi" if profile == "pi" else "musepi")
+        self.counter = counter or TokenCounter.for_profile(profile)
         self.max_chars = max_chars
         self.context_rows = context_rows
         self.session: Session = Session({"type": "session"}, ())
