@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from . import display as _display  # noqa: F401  (fills the repr registry: HTML cards)
 from .compaction import (
     CompactionPreparation,
     CompactionResult,

@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .._repr import html_of, text_of
 from ..session._messages import entry_to_message
 from ..session._model import Entry
 from ..session._profiles import check_profile
@@ -120,14 +121,10 @@ class CompactionPreparation:
     path: tuple[Entry, ...] = field(repr=False, compare=False)
 
     def __repr__(self) -> str:
-        from ..display import preparation_pairs, text_card
+        return text_of(self) or f"CompactionPreparation(cut_index={self.cut_index})"
 
-        return text_card("CompactionPreparation", preparation_pairs(self))
-
-    def _repr_html_(self) -> str:
-        from ..display import preparation_html
-
-        return preparation_html(self)
+    def _repr_html_(self) -> str | None:
+        return html_of(self)
 
     @property
     def has_previous_summary(self) -> bool:
