@@ -47,8 +47,6 @@ INTERRUPTED_THINKING_TYPE = "interrupted-thinking"
 PREWALK_PLAN_TYPE = "prewalk-plan"
 ADVISOR_TYPE = "advisor"
 
-"""Base64 bytes of snapcompact frames one rebuilt request may carry (newest frames win)."""
-
 _EMPTY: Mapping[str, str] = MappingProxyType({})
 Message = Mapping[str, Any]
 
