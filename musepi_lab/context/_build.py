@@ -19,7 +19,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ..session._messages import branch_summary_message, compaction_summary_message, custom_message
-from ..session._model import Entry
+from ..session._model import Entry, Message
 from ..session._profiles import Profile, check_profile
 from ..session._session import Session
 from . import _templates as tpl
@@ -48,7 +48,6 @@ PREWALK_PLAN_TYPE = "prewalk-plan"
 ADVISOR_TYPE = "advisor"
 
 _EMPTY: Mapping[str, str] = MappingProxyType({})
-Message = Mapping[str, Any]
 
 
 # ---------------------------------------------------------------------------------------
