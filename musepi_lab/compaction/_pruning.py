@@ -385,7 +385,7 @@ def _walk_candidates(
         elif (
             accumulated >= protect
             and tokens >= floor
-            and not _is_protected(msg, calls.get(msg.get("toolCallId")), matchers)
+            and not _is_protected(msg, calls.get(str(msg.get("toolCallId"))), matchers)
         ):
             candidates.append(_Candidate(index, entry, tokens, pruned_notice(tokens)))
         accumulated += tokens

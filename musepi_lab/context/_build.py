@@ -160,7 +160,7 @@ def _pi_settings(path: Sequence[Entry]) -> tuple[str, dict[str, str] | None]:
         elif kind == "message":
             msg = entry.message
             if msg is not None and msg.get("role") == "assistant":
-                model = {"provider": msg.get("provider"), "modelId": msg.get("model")}
+                model = {"provider": str(msg.get("provider")), "modelId": str(msg.get("model"))}
     return level, model
 
 
@@ -382,7 +382,7 @@ def _tool_call_ids(message: Message) -> list[str]:
     if not isinstance(content, list):
         return []
     return [
-        b.get("id")
+        str(b["id"])
         for b in content
         if isinstance(b, Mapping) and b.get("type") == "toolCall" and isinstance(b.get("id"), str)
     ]

@@ -297,6 +297,7 @@ class Session:
                 for parent, items in buckets.items()
             }
             object.__setattr__(self, "_children", children)  # a cache derived from entries
+            return children
         return self._children
 
     def _cycle_members(self) -> set[str]:
@@ -364,6 +365,7 @@ class Session:
                 else:
                     labels.pop(target, None)
             object.__setattr__(self, "_labels", labels)  # a cache derived from entries
+            return MappingProxyType(labels)
         return MappingProxyType(self._labels)
 
     def label(self, entry_id: str) -> str | None:

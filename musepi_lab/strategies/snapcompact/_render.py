@@ -37,7 +37,9 @@ def _cell_bitmap(ch: str, shape: FrameShape) -> np.ndarray:
     if ch == NEWLINE_GLYPH:
         cell[:, :] = True
         return cell
-    glyph = _atlas().get(ch) if ch in _atlas() else _atlas()["?"]
+    glyph = _atlas().get(ch)
+    if glyph is None:
+        glyph = _atlas()["?"]
     gh, gw = glyph.shape
     top = max(0, (shape.cell_h - gh) // 2)
     left = max(0, (shape.cell_w - gw) // 2)
