@@ -1,7 +1,7 @@
 """nbval over the notebooks: skip a notebook whose optional dependencies are missing.
 
-Each notebook lists what it needs in `metadata.musepi_lab.requires` (written by
-`_build.py`): `modules` that must import and `strategies` that must be registered. A
+Each notebook lists what it needs in `metadata.musepi_lab.requires` (the `musepi_lab:` key
+in the YAML header of its `.py` source): `modules` that must import and `strategies` that must be registered. A
 notebook that lacks one is skipped with the reason, instead of failing on its first cell.
 """
 
