@@ -16,7 +16,6 @@
 #       modules:
 #       - pandas
 #       - ipywidgets
-#       strategies: []
 # ---
 
 # %% [markdown]
@@ -44,20 +43,8 @@ from musepi_lab.analysis import (
     sessions_df,
     tool_calls_df,
 )
+from musepi_lab.datasets import find_up
 from musepi_lab.tokens import TokenCounter
-
-
-def find_up(relative):
-    """`relative` under the working directory or its nearest parent that has it: notebooks
-    run from notebooks/ (nbval, JupyterLab) and from the repository root (papermill)."""
-    if not relative:
-        raise FileNotFoundError("empty path")
-    for base in (Path.cwd(), *Path.cwd().parents):
-        candidate = base / relative
-        if candidate.exists():
-            return candidate.resolve()
-    raise FileNotFoundError(f"{relative} not found under {Path.cwd()} or its parents")
-
 
 dataset_dir = find_up(dataset)
 counter = TokenCounter(token_method)  # shared: every frame reuses its per-entry counts

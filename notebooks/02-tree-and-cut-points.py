@@ -16,7 +16,6 @@
 #       modules:
 #       - matplotlib
 #       - ipywidgets
-#       strategies: []
 # ---
 
 # %% [markdown]
@@ -35,27 +34,13 @@ window = 128000
 profile = "musepi"
 
 # %%
-from pathlib import Path
-
 import pandas as pd
 
 from musepi_lab.compaction import CompactionSettings, prepare_compaction
+from musepi_lab.datasets import find_up
+from musepi_lab.formats import read_session
 from musepi_lab.plot import plot_tree
-from musepi_lab.session import read_session
 from musepi_lab.tokens import TokenCounter
-
-
-def find_up(relative):
-    """`relative` under the working directory or its nearest parent that has it: notebooks
-    run from notebooks/ (nbval, JupyterLab) and from the repository root (papermill)."""
-    if not relative:
-        raise FileNotFoundError("empty path")
-    for base in (Path.cwd(), *Path.cwd().parents):
-        candidate = base / relative
-        if candidate.exists():
-            return candidate.resolve()
-    raise FileNotFoundError(f"{relative} not found under {Path.cwd()} or its parents")
-
 
 session = read_session(find_up(session_file))
 counter = TokenCounter("pi" if profile == "pi" else "musepi")

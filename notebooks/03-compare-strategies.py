@@ -16,9 +16,6 @@
 #       modules:
 #       - matplotlib
 #       - ipywidgets
-#       strategies:
-#       - none
-#       - truncate
 # ---
 
 # %% [markdown]
@@ -40,33 +37,17 @@ window = 64000
 replay_strategy = "extractive"
 
 # %%
-from pathlib import Path
-
 import pandas as pd
 
 from musepi_lab.compaction import CompactionSettings
-from musepi_lab.session import build_session_context, read_session
+from musepi_lab.context import build_session_context
+from musepi_lab.datasets import find_up
+from musepi_lab.formats import read_session
 from musepi_lab.strategies import available, compact
 from musepi_lab.tokens import TokenCounter
 
-
-def find_up(relative):
-    """`relative` under the working directory or its nearest parent that has it: notebooks
-    run from notebooks/ (nbval, JupyterLab) and from the repository root (papermill)."""
-    if not relative:
-        raise FileNotFoundError("empty path")
-    for base in (Path.cwd(), *Path.cwd().parents):
-        candidate = base / relative
-        if candidate.exists():
-            return candidate.resolve()
-    raise FileNotFoundError(f"{relative} not found under {Path.cwd()} or its parents")
-
-
 session = read_session(find_up(session_file))
-missing = [s for s in strategies if s not in available()]
-strategies = [s for s in strategies if s in available()]
 print("available:", ", ".join(available()))
-print("left out (not registered):", missing or "none")
 assert strategies, "no strategy to compare"
 
 # %% [markdown]
@@ -144,8 +125,7 @@ ax = plot_strategy_comparison(frame)
 from musepi_lab.plot import plot_context_timeline
 from musepi_lab.replay import replay
 
-chosen = replay_strategy if replay_strategy in available() else strategies[0]
-replayed = replay(session, chosen, window=window)
+replayed = replay(session, replay_strategy, window=window)
 ax = plot_context_timeline(replayed)
 replayed
 

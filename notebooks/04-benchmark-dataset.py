@@ -16,10 +16,6 @@
 #       modules:
 #       - matplotlib
 #       - pyarrow
-#       - musepi_lab.bench
-#       strategies:
-#       - none
-#       - truncate
 # ---
 
 # %% [markdown]
@@ -27,11 +23,12 @@
 #
 # The grid sessions × strategies × budgets as one tidy DataFrame (`run_benchmark`), written
 # to an output folder with its configuration (`write_benchmark`), then a summary table and
-# plots. With papermill:
+# plots. With papermill, from the repository root (`bench-output/` is gitignored):
 #
 # ```
-# papermill notebooks/04-benchmark-dataset.ipynb out.ipynb \
-#     -p dataset ../shared/corpus/pi -p output_dir bench-out -p parallel True \
+# mkdir -p bench-output
+# papermill notebooks/04-benchmark-dataset.ipynb bench-output/04-pi.ipynb \
+#     -p dataset ../shared/corpus/pi -p output_dir bench-output/pi -p parallel True \
 #     -y 'strategies: [truncate, extractive, none]' -y 'budgets: [8000, 20000]'
 # ```
 #
@@ -53,26 +50,12 @@ import tempfile
 from pathlib import Path
 
 from musepi_lab.bench import read_benchmark, run_benchmark, session_refs, write_benchmark
-from musepi_lab.strategies import available
-
-
-def find_up(relative):
-    """`relative` under the working directory or its nearest parent that has it: notebooks
-    run from notebooks/ (nbval, JupyterLab) and from the repository root (papermill)."""
-    if not relative:
-        raise FileNotFoundError("empty path")
-    for base in (Path.cwd(), *Path.cwd().parents):
-        candidate = base / relative
-        if candidate.exists():
-            return candidate.resolve()
-    raise FileNotFoundError(f"{relative} not found under {Path.cwd()} or its parents")
-
+from musepi_lab.datasets import find_up
 
 dataset_dir = find_up(dataset)
 out_dir = (
     Path(output_dir).resolve() if output_dir else Path(tempfile.mkdtemp(prefix="musepi-bench-"))
 )
-strategies = [s for s in strategies if s.split(":")[0] in available()]
 refs = session_refs([dataset_dir])
 print(f"{len(refs)} sessions × {len(strategies)} strategies × {len(budgets)} budgets → {out_dir}")
 assert strategies and refs

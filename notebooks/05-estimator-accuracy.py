@@ -16,8 +16,6 @@
 #       modules:
 #       - matplotlib
 #       - tiktoken
-#       strategies:
-#       - none
 # ---
 
 # %% [markdown]
@@ -42,37 +40,16 @@ corpus = ""
 methods = ["pi", "musepi", "o200k_base"]
 
 # %%
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 
+from musepi_lab.datasets import corpus_path, find_up
+from musepi_lab.formats import iter_session_files, read_session
 from musepi_lab.replay import replay
-from musepi_lab.session import iter_session_files, read_session
 from musepi_lab.tokens import TokenCounter
 
-
-def find_up(relative):
-    """`relative` under the working directory or its nearest parent that has it: notebooks
-    run from notebooks/ (nbval, JupyterLab) and from the repository root (papermill)."""
-    if not relative:
-        raise FileNotFoundError("empty path")
-    for base in (Path.cwd(), *Path.cwd().parents):
-        candidate = base / relative
-        if candidate.exists():
-            return candidate.resolve()
-    raise FileNotFoundError(f"{relative} not found under {Path.cwd()} or its parents")
-
-
-def optional(relative):
-    try:
-        return find_up(relative)
-    except FileNotFoundError:
-        return None
-
-
 sources = {"sample": find_up(dataset)}
-corpus_dir = find_up(corpus) if corpus else optional("shared/corpus/pi")
+corpus_dir = find_up(corpus) if corpus else corpus_path("pi")
 if corpus_dir is not None:
     sources["corpus"] = corpus_dir
 sources
