@@ -17,11 +17,10 @@ install: $(VENV)/.installed
 demo: install
 	$(VENV)/bin/musepi-lab demo --out demo-output
 
-# The notebooks' source is notebooks/NN-*.py (jupytext percent format); write each paired .ipynb
-# from it, clean (outputs cleared, cell ids kept). tests/test_notebooks_text.py checks they agree.
+# The notebooks' source is notebooks/NN-*.py (jupytext percent format): write each paired
+# .ipynb from it, clean (no outputs; cell ids kept). tests/test_notebooks_text.py checks they agree.
 notebooks: install
-	$(VENV)/bin/jupyter nbconvert --clear-output --inplace --log-level=WARN notebooks/[0-9][0-9]-*.ipynb
-	$(VENV)/bin/jupytext --quiet --to ipynb --update notebooks/[0-9][0-9]-*.py
+	$(PY) notebooks/_write_ipynb.py
 
 lint: install
 	$(VENV)/bin/ruff check musepi_lab tests perf notebooks
