@@ -32,7 +32,8 @@
 # tokenizer's scale (slope) from that fixed overhead (intercept).
 #
 # Parameters: `dataset` (the bundled sample), `corpus` (a folder of real pi sessions;
-# empty: `shared/corpus/pi` when present), `methods`.
+# empty: the shared corpus's `pi` folder, `../shared/corpus/pi` or `$MUSEPI_LAB_CORPUS/pi`,
+# when present), `methods`.
 
 # %% tags=["parameters"]
 dataset = "datasets/sample"
