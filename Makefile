@@ -11,11 +11,16 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install --quiet -e '.[test]'
 	touch $@
 
-.PHONY: install demo test lint
+.PHONY: install demo test lint notebooks
 install: $(VENV)/.installed
 
 demo: install
 	$(VENV)/bin/musepi-lab demo --out demo-output
+
+# The notebooks' source is notebooks/NN-*.py (jupytext percent format): write each paired
+# .ipynb from it, clean (no outputs; cell ids kept). tests/test_notebooks_text.py checks they agree.
+notebooks: install
+	$(PY) notebooks/_write_ipynb.py
 
 lint: install
 	$(VENV)/bin/ruff check musepi_lab tests perf notebooks
