@@ -8,7 +8,7 @@ its `package-lock.json`):
   `pi-coding-agent`), run on Bun from the npm package `@oven/bun-linux-x64` (driver
   `driver/omp.ts`).
 
-They are installed with `npm ci` into a cache outside the repository,
+They are installed with `npm install` over the pinned lockfile into a cache outside the repository,
 `${MUSEPI_CONFORMANCE_CACHE:-${XDG_CACHE_HOME:-~/.cache}/musepi-lab/conformance}/<name>@<version>`,
 once: a marker file holding the digest of the pins says the install is complete, so later runs
 reuse it, and a change of pins reinstalls. The driver is copied beside the installed
@@ -184,7 +184,7 @@ def ensure_installed(agent: str) -> Path:
 
     Raises:
         ReferenceToolMissing: npm (or node, which npm runs on) is missing.
-        ReferenceRunError: `npm ci` failed.
+        ReferenceRunError: `npm install` failed.
     """
     ref = reference(agent)
     target = install_dir(agent)
@@ -201,8 +201,11 @@ def ensure_installed(agent: str) -> Path:
         for name in ("package.json", "package-lock.json"):
             shutil.copyfile(ref.pins_dir / name, target / name)
         started = time.monotonic()
+        # `npm install` over the copied lockfile installs the locked versions. (`npm ci` refuses
+        # the oh-my-pi lock: pi-natives lists optional per-platform packages that were never
+        # published for 18.2.3, so they cannot be in any lockfile.)
         proc = subprocess.run(
-            [npm, "ci", *NPM_FLAGS, "--loglevel=error"],
+            [npm, "install", *NPM_FLAGS, "--loglevel=error"],
             cwd=target,
             capture_output=True,
             text=True,
@@ -210,7 +213,8 @@ def ensure_installed(agent: str) -> Path:
         )
         if proc.returncode != 0:
             raise ReferenceRunError(
-                f"npm ci for the {agent} reference failed in {target}:\n{proc.stderr[-4000:]}"
+                f"npm install for the {agent} reference failed in {target}:\n"
+                + "\n".join(proc.stderr.splitlines()[:15])
             )
         seconds = round(time.monotonic() - started, 1)
         if ref.runtime == "bun" and not bun_binary(target).is_file():
@@ -258,6 +262,8 @@ def run_reference(
     branch_target_index: int | None = None,
     frames_dir: str | os.PathLike[str] | None = None,
     snapcompact: bool = True,
+    snapcompact_budgets: Sequence[int] | None = None,
+    texts: Literal["full", "digest"] = "full",
     timeout: float = 600,
 ) -> dict[str, Any]:
     """Run `agent`'s reference packages on one session file and return the driver's JSON.
@@ -270,7 +276,12 @@ def run_reference(
             measures (default: the middle entry of the leaf's path).
         frames_dir: where the musepi driver writes snapcompact frame PNGs (default: not written;
             the JSON then holds each frame's size, dimensions and sha256 only).
-        snapcompact: whether the musepi driver renders snapcompact archives (the slowest part).
+        snapcompact: whether the musepi driver renders snapcompact archives (the slowest part,
+            about 3 s per budget for four readers on a 1,000-entry session).
+        snapcompact_budgets: the budgets to render snapcompact archives at (default: all).
+        texts: "full" puts every long text (summarizer input per dialect, archive text) in the
+            JSON; "digest" puts its length and sha256 instead (musepi driver; the pi driver's
+            texts are always full).
         timeout: seconds before the driver is stopped.
 
     Returns:
@@ -310,6 +321,9 @@ def run_reference(
                 argv += ["--frames-dir", str(Path(frames_dir).resolve())]
             if not snapcompact:
                 argv += ["--no-snapcompact"]
+            elif snapcompact_budgets is not None:
+                argv += ["--snapcompact-budgets", ",".join(str(int(b)) for b in snapcompact_budgets)]
+            argv += ["--texts", texts]
         proc = subprocess.run(
             argv,
             cwd=target,
@@ -383,6 +397,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     run.add_argument("--branch-target-index", type=int)
     run.add_argument("--frames-dir")
     run.add_argument("--no-snapcompact", action="store_true")
+    run.add_argument("--snapcompact-budgets", help="comma-separated; default: every budget")
+    run.add_argument("--texts", choices=["full", "digest"], default="full")
     run.add_argument("--out", help="write the JSON here (default: standard output)")
     sub.add_parser("probe-omp", help="find the newest oh-my-pi release whose packages all install")
     args = parser.parse_args(argv)
@@ -403,6 +419,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         branch_target_index=args.branch_target_index,
         frames_dir=args.frames_dir,
         snapcompact=not args.no_snapcompact,
+        snapcompact_budgets=(
+            [int(b) for b in args.snapcompact_budgets.split(",") if b]
+            if args.snapcompact_budgets
+            else None
+        ),
+        texts=args.texts,
     )
     text = json.dumps(result, indent=1)
     if args.out:
