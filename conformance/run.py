@@ -237,7 +237,9 @@ def _runtime_command(ref: Reference, target: Path) -> list[str]:
         return [_which("node", "run the pi reference driver")]
     bun = bun_binary(target)
     if not bun.is_file():
-        raise ReferenceToolMissing(f"bun not found at {bun} (from the npm package @oven/bun-linux-x64)")
+        raise ReferenceToolMissing(
+            f"bun not found at {bun} (from the npm package @oven/bun-linux-x64)"
+        )
     return [str(bun)]
 
 
@@ -322,7 +324,10 @@ def run_reference(
             if not snapcompact:
                 argv += ["--no-snapcompact"]
             elif snapcompact_budgets is not None:
-                argv += ["--snapcompact-budgets", ",".join(str(int(b)) for b in snapcompact_budgets)]
+                argv += [
+                    "--snapcompact-budgets",
+                    ",".join(str(int(b)) for b in snapcompact_budgets),
+                ]
             argv += ["--texts", texts]
         proc = subprocess.run(
             argv,
