@@ -261,7 +261,7 @@ def run_reference(
     session_file: str | os.PathLike[str],
     budgets: Sequence[int] = DEFAULT_BUDGETS,
     *,
-    branch_target_index: int | None = None,
+    branch_target: int | str | None = None,
     frames_dir: str | os.PathLike[str] | None = None,
     snapcompact: bool = True,
     snapcompact_budgets: Sequence[int] | None = None,
@@ -274,8 +274,9 @@ def run_reference(
         agent: "pi" (pi-coding-agent 0.58.3 on node) or "musepi" (oh-my-pi on Bun).
         session_file: a pi/oh-my-pi session JSONL file (never modified: the drivers open a copy).
         budgets: keepRecentTokens values; every other setting is the release's default.
-        branch_target_index: file-order entry index to navigate to for the branch-summary
-            measures (default: the middle entry of the leaf's path).
+        branch_target: the entry to navigate to for the branch-summary measures, as a file-order
+            index (int; version-1 files get random ids at every load) or an entry id (str);
+            default: the middle entry of the leaf's path.
         frames_dir: where the musepi driver writes snapcompact frame PNGs (default: not written;
             the JSON then holds each frame's size, dimensions and sha256 only).
         snapcompact: whether the musepi driver renders snapcompact archives (the slowest part,
@@ -315,8 +316,10 @@ def run_reference(
             "--out",
             str(out),
         ]
-        if branch_target_index is not None:
-            argv += ["--branch-target-index", str(branch_target_index)]
+        if isinstance(branch_target, int):
+            argv += ["--branch-target-index", str(branch_target)]
+        elif branch_target is not None:
+            argv += ["--branch-target-id", branch_target]
         if ref.runtime == "bun":
             if frames_dir is not None:
                 Path(frames_dir).mkdir(parents=True, exist_ok=True)
@@ -399,7 +402,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     run.add_argument("--agent", required=True, choices=sorted(REFERENCES))
     run.add_argument("session")
     run.add_argument("--budgets", default=",".join(map(str, DEFAULT_BUDGETS)))
-    run.add_argument("--branch-target-index", type=int)
+    target = run.add_mutually_exclusive_group()
+    target.add_argument("--branch-target-index", type=int)
+    target.add_argument("--branch-target-id")
     run.add_argument("--frames-dir")
     run.add_argument("--no-snapcompact", action="store_true")
     run.add_argument("--snapcompact-budgets", help="comma-separated; default: every budget")
@@ -421,7 +426,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.agent,
         args.session,
         [int(b) for b in args.budgets.split(",") if b],
-        branch_target_index=args.branch_target_index,
+        branch_target=(
+            args.branch_target_index
+            if args.branch_target_index is not None
+            else args.branch_target_id
+        ),
         frames_dir=args.frames_dir,
         snapcompact=not args.no_snapcompact,
         snapcompact_budgets=(

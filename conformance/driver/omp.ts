@@ -9,7 +9,7 @@
 // installed source text and named under `reference.private_constants`.
 //
 // Usage: bun omp.ts --session FILE --budgets 1000,20000 --out OUT.json
-//        [--branch-target-index N] [--frames-dir DIR] [--no-snapcompact]
+//        [--branch-target-index N | --branch-target-id ID] [--frames-dir DIR] [--no-snapcompact]
 //        [--snapcompact-budgets 20000] [--texts full|digest]
 
 import { createHash } from "node:crypto";
@@ -64,6 +64,7 @@ interface Args {
 	out: string;
 	budgets: number[];
 	branchTargetIndex: number | null;
+	branchTargetId: string | null;
 	framesDir: string | null;
 	snapcompact: boolean;
 	snapcompactBudgets: number[] | null;
@@ -76,6 +77,7 @@ function parseArgs(argv: string[]): Args {
 		out: "",
 		budgets: [],
 		branchTargetIndex: null,
+		branchTargetId: null,
 		framesDir: null,
 		snapcompact: true,
 		snapcompactBudgets: null,
@@ -92,6 +94,7 @@ function parseArgs(argv: string[]): Args {
 		else if (flag === "--out") args.out = value;
 		else if (flag === "--budgets") args.budgets = value.split(",").filter(Boolean).map(Number);
 		else if (flag === "--branch-target-index") args.branchTargetIndex = Number(value);
+		else if (flag === "--branch-target-id") args.branchTargetId = value;
 		else if (flag === "--frames-dir") args.framesDir = value;
 		else if (flag === "--snapcompact-budgets")
 			args.snapcompactBudgets = value.split(",").filter(Boolean).map(Number);
@@ -472,8 +475,12 @@ async function main() {
 
 	// Branch summary: navigate from the leaf to a target on the path (default: the middle entry).
 	const targetFileIndex =
+		(args.branchTargetId !== null ? (fileIndex.get(args.branchTargetId) ?? -1) : null) ??
 		args.branchTargetIndex ?? (pathIndices.length > 0 ? (pathIndices[Math.floor(pathIndices.length / 2)] ?? null) : null);
 	let branch_summary: any = null;
+	if (targetFileIndex !== null && targetFileIndex < 0) {
+		throw new Error(`--branch-target-id ${args.branchTargetId} is not an entry of the session`);
+	}
 	if (targetFileIndex !== null && entries[targetFileIndex]) {
 		const targetId = entries[targetFileIndex].id;
 		const collected = core.collectEntriesForBranchSummary(session as any, leafId, targetId);

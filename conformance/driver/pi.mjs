@@ -8,7 +8,8 @@
 // constructors) are exported by the package's modules but left out of its `exports` map, so they
 // are imported from the module files themselves and named under `sources` in the output.
 //
-// Usage: node pi.mjs --session FILE --budgets 1000,20000 --out OUT.json [--branch-target-index N]
+// Usage: node pi.mjs --session FILE --budgets 1000,20000 --out OUT.json
+//        [--branch-target-index N | --branch-target-id ID]
 
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -19,7 +20,7 @@ const PACKAGE = "@mariozechner/pi-coding-agent";
 const SCHEMA = "musepi-lab.conformance.reference/1";
 
 function parseArgs(argv) {
-	const args = { budgets: [], branchTargetIndex: null };
+	const args = { budgets: [], branchTargetIndex: null, branchTargetId: null };
 	for (let i = 0; i < argv.length; i++) {
 		const flag = argv[i];
 		const value = argv[++i];
@@ -27,6 +28,7 @@ function parseArgs(argv) {
 		else if (flag === "--budgets") args.budgets = value.split(",").filter(Boolean).map(Number);
 		else if (flag === "--out") args.out = value;
 		else if (flag === "--branch-target-index") args.branchTargetIndex = Number(value);
+		else if (flag === "--branch-target-id") args.branchTargetId = value;
 		else throw new Error(`unknown argument ${flag}`);
 	}
 	if (!args.session || !args.out) throw new Error("--session and --out are required");
@@ -212,8 +214,12 @@ function main() {
 	// Branch summary: navigate from the leaf to a target on the path (default: the middle entry).
 	const leafId = session.getLeafId();
 	const targetFileIndex =
+		(args.branchTargetId !== null ? (fileIndex.get(args.branchTargetId) ?? -1) : null) ??
 		args.branchTargetIndex ?? (pathIndices.length > 0 ? pathIndices[Math.floor(pathIndices.length / 2)] : null);
 	let branch_summary = null;
+	if (targetFileIndex !== null && targetFileIndex < 0) {
+		throw new Error(`--branch-target-id ${args.branchTargetId} is not an entry of the session`);
+	}
 	if (targetFileIndex !== null && entries[targetFileIndex]) {
 		const targetId = entries[targetFileIndex].id;
 		const collected = pi.collectEntriesForBranchSummary(session, leafId, targetId);
