@@ -35,7 +35,7 @@ notebooks: install-test
 	$(PY) notebooks/_write_ipynb.py
 
 lint: install-test
-	$(VENV)/bin/ruff check musepi_lab tests perf notebooks
+	$(VENV)/bin/ruff check musepi_lab tests perf notebooks conformance
 
 typecheck: install-test
 	$(VENV)/bin/mypy
@@ -45,7 +45,7 @@ typecheck: install-test
 # every notebook under nbval, on both cores (`--dist loadfile` keeps the cells of one notebook
 # in one kernel).
 test: install-test
-	$(VENV)/bin/ruff check musepi_lab tests perf notebooks
+	$(VENV)/bin/ruff check musepi_lab tests perf notebooks conformance
 	$(VENV)/bin/mypy
 	$(PY) -m pytest -q -p no:cacheprovider -n 2 --dist loadfile --nbval-lax tests notebooks \
 		--ignore=tests/browser/fixtures
