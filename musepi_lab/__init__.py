@@ -27,6 +27,7 @@ from .context._build import SessionContext, build_session_context
 from .context._llm import convert_to_llm
 from .context._transcript import render_transcript, transcript
 from .formats._registry import iter_sessions, read_session, read_sessions
+from .navigation import NavigationResult, generate_branch_summary, navigate_tree
 from .replay import ReplayResult, replay
 from .session import Entry, ReadProblem, Session, SessionReadError
 from .strategies import compact
@@ -48,6 +49,7 @@ _SUBMODULES = (
     "display",
     "analysis",
     "metrics",
+    "navigation",
     "plot",
     "replay",
     "session",
@@ -62,6 +64,7 @@ __all__ = [
     "CompactionResult",
     "CompactionSettings",
     "Entry",
+    "NavigationResult",
     "ReadProblem",
     "ReplayResult",
     "Session",
@@ -75,8 +78,10 @@ __all__ = [
     "convert_to_llm",
     "entries_df",
     "find_cut_point",
+    "generate_branch_summary",
     "iter_sessions",
     "messages_df",
+    "navigate_tree",
     "prepare_compaction",
     "prune_tool_outputs",
     "read_session",

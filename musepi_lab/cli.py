@@ -1,4 +1,4 @@
-"""The `musepi-lab` command line: inspect, convert, datasets, bench, report, demo."""
+"""The `musepi-lab` command line: inspect, convert, datasets, bench, report, navigate, demo."""
 
 from __future__ import annotations
 
@@ -300,6 +300,42 @@ def _positive_int(text: str) -> int:
     return value
 
 
+# -- navigate -----------------------------------------------------------------------------
+def cmd_navigate(args: argparse.Namespace) -> int:
+    """Move the leaf of a session to an entry, summarizing the abandoned branch if asked."""
+    from .navigation import navigate_tree
+
+    session = read_session(args.file, strict=args.strict)
+    if args.target not in session:
+        raise UsageError(f"{args.file}: no entry with id {args.target!r}")
+    summarizer = None
+    if args.summarize:
+        from .llm import OpenAICompatibleSummarizer
+
+        summarizer = OpenAICompatibleSummarizer(cache_dir=args.cache_dir)
+    result = navigate_tree(
+        session,
+        args.target,
+        summarize=args.summarize,
+        summarizer=summarizer,
+        custom_instructions=args.instructions,
+        label=args.label,
+        profile=args.profile,
+    )
+    print(
+        f"left {result.old_leaf_id} for {result.target_id}: {len(result.abandoned)} entries "
+        f"abandoned (common ancestor {result.common_ancestor_id}); new leaf {result.new_leaf_id}"
+    )
+    if result.editor_text is not None:
+        print(f"back to the editor: {result.editor_text}")
+    if result.summary_entry is not None:
+        print(f"branch summary {result.summary_entry.id}:\n{result.summary_entry.get('summary')}")
+    if args.out:
+        out = result.session.write(args.out)
+        print(f"wrote {out} ({len(result.session.entries)} entries)")
+    return 0
+
+
 def _add_run_options(p: argparse.ArgumentParser, *, default_out: str | None) -> None:
     p.add_argument(
         "--strategy",
@@ -361,6 +397,18 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("report", help="plots and a summary table from a bench result")
     p.add_argument("dir")
     p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("navigate", help="move a session's leaf, summarizing what is left")
+    p.add_argument("file")
+    p.add_argument("target", metavar="TARGET_ID")
+    p.add_argument("--summarize", action="store_true", help="ask the model for a branch summary")
+    p.add_argument("--out", default=None, help="write the navigated session here (JSONL)")
+    p.add_argument("--profile", choices=("musepi", "pi"), default="musepi")
+    p.add_argument("--label", default=None)
+    p.add_argument("--instructions", default=None, help="custom summary instructions")
+    p.add_argument("--cache-dir", default=None, help="summary cache folder")
+    p.add_argument("--strict", action="store_true")
+    p.set_defaults(func=cmd_navigate)
 
     p = sub.add_parser("demo", help="the main job: the bundled sample, model-free strategies")
     p.add_argument("--data", default=str(SAMPLE_DIR))

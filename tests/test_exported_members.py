@@ -25,6 +25,7 @@ PACKAGES = [
     "musepi_lab.formats",
     "musepi_lab.context",
     "musepi_lab.llm",
+    "musepi_lab.navigation",
     "musepi_lab.bench",
     "musepi_lab.widgets",
 ]

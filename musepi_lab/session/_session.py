@@ -104,6 +104,17 @@ def timestamp_after(entry: Entry | None, *, ms: int = 1) -> str:
     return iso_timestamp(moment)
 
 
+class _FileOrderLeaf:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "FILE_ORDER_LEAF"
+
+
+_FILE_ORDER_LEAF: Any = _FileOrderLeaf()
+"""The default leaf: the last entry in file order."""
+
+
 class Session:
     """One agent session in the MusePi entry model. Immutable: every change returns a copy.
 
@@ -121,6 +132,7 @@ class Session:
         "_by_id",
         "_children",
         "_labels",
+        "_leaf",
         "entries",
         "errors",
         "header",
@@ -138,6 +150,7 @@ class Session:
     _by_id: dict[str, Entry]
     _children: dict[str | None, tuple[Entry, ...]] | None
     _labels: dict[str, str] | None
+    _leaf: Any
 
     def __init__(
         self,
@@ -166,6 +179,7 @@ class Session:
             "_by_id": by_id,
             "_children": None,
             "_labels": None,
+            "_leaf": _FILE_ORDER_LEAF,
         }
         for name, value in fields.items():
             object.__setattr__(self, name, value)
@@ -233,7 +247,11 @@ class Session:
 
     @property
     def leaf_id(self) -> str | None:
-        """The leaf: the last entry in file order (not the deepest node), spec §1.9."""
+        """The leaf: the last entry in file order (not the deepest node), spec §1.9, unless
+        the leaf was moved (`with_leaf`, as pi's `branch`/`resetLeaf` on tree navigation);
+        None for an empty session or a leaf reset to before the first entry."""
+        if self._leaf is not _FILE_ORDER_LEAF:
+            return self._leaf  # type: ignore[no-any-return]
         for entry in reversed(self.entries):
             if entry.id is not None:
                 return entry.id
@@ -253,7 +271,7 @@ class Session:
         """
         start = self._by_id.get(leaf_id) if leaf_id is not None else None
         if start is None:
-            start = self.leaf
+            start = self.leaf  # None after a leaf reset: the path is empty
         if start is None:
             return ()
         out: list[Entry] = []
@@ -389,15 +407,40 @@ class Session:
         fields.update(changes)
         header = fields.pop("header")
         entries = fields.pop("entries")
-        return Session(header, entries, **fields)
+        copy = Session(header, entries, **fields)
+        if self._leaf is not _FILE_ORDER_LEAF and (self._leaf is None or self._leaf in copy):
+            object.__setattr__(copy, "_leaf", self._leaf)  # a moved leaf stays moved
+        return copy
+
+    def with_leaf(self, entry_id: str | None) -> Session:
+        """A copy whose leaf is `entry_id` (pi's `branch`), or, with None, reset to before
+        the first entry (pi's `resetLeaf`: the next entry appended becomes a root). Entries
+        are unchanged; appending makes the appended entry the leaf again.
+
+        Raises:
+            KeyError: `entry_id` is not in the session.
+        """
+        if entry_id is not None and entry_id not in self:
+            raise KeyError(f"entry {entry_id!r} is not in the session")
+        copy = self.copy_with()
+        object.__setattr__(copy, "_leaf", entry_id)
+        return copy
 
     def append(self, entry: Entry | Mapping[str, Any]) -> Session:
-        """A new session with `entry` appended (its parent defaults to the current leaf)."""
+        """A new session with `entry` appended (its parent defaults to the current leaf); the
+        appended entry is the new leaf."""
         if not isinstance(entry, Entry):
             record = dict(entry)
             record.setdefault("parentId", self.leaf_id)
             entry = Entry.from_record(record)
-        return self.copy_with(entries=(*self.entries, entry))
+        return Session(
+            self.header,
+            (*self.entries, entry),
+            errors=self.errors,
+            source_path=self.source_path,
+            source_format=self.source_format,
+            linked=self.linked,
+        )
 
     # -- writing ----------------------------------------------------------------------
     def to_jsonl(self) -> bytes:

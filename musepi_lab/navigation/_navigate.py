@@ -1,0 +1,303 @@
+"""Tree navigation: moving the leaf to another entry, optionally summarizing what is left.
+
+`navigate_tree` follows pi's `navigateTree` (spec §7.1; the seed's "Branch summarization
+pipeline"): collect the entries from the old leaf back to the common ancestor, ask the
+`session_before_tree` hook (it may cancel, supply the summary, or change instructions and
+label), summarize with a model when asked, move the leaf (a user message or custom message
+goes back to the editor, so the leaf becomes its parent; any other entry becomes the leaf),
+attach the `branch_summary` entry there when there is a summary, put the label on the summary
+entry (or on the target without one), and tell the `session_tree` hook. The input session
+is never changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from .._prompts import PromptSet
+from ..compaction._branch import (
+    DEFAULT_BRANCH_SUMMARY_RESERVE,
+    BranchPreparation,
+    branch_summary_budget,
+    branch_with_summary,
+    collect_entries_for_branch_summary,
+    navigation_leaf,
+    prepare_branch_entries,
+)
+from ..compaction._result import derived_entry_id
+from ..llm import Summarizer
+from ..session._model import Entry, message_text
+from ..session._profiles import check_profile
+from ..session._session import Session, timestamp_after
+from ..tokens._counter import TokenCounter
+from ._summary import BranchSummary, generate_branch_summary
+
+
+@dataclass(frozen=True)
+class TreePreparation:
+    """What a navigation would abandon, shown to the `session_before_tree` hook.
+
+    Attributes:
+        old_leaf_id: The leaf being left.
+        target_id: The entry navigated to.
+        entries: The abandoned entries, chronological.
+        common_ancestor_id: The deepest entry both paths share, or None.
+        custom_instructions: Instructions the caller gave.
+        replace_instructions: Whether they replace the branch prompt (pi).
+        label: The label the caller gave.
+    """
+
+    old_leaf_id: str | None
+    target_id: str
+    entries: tuple[Entry, ...]
+    common_ancestor_id: str | None
+    custom_instructions: str | None = None
+    replace_instructions: bool = False
+    label: str | None = None
+
+
+@dataclass(frozen=True)
+class BeforeTree:
+    """A `session_before_tree` hook's answer; None fields leave the default alone.
+
+    Attributes:
+        cancel: Stop the navigation (the session stays as it was).
+        summary: A summary supplied by the extension (no model is asked; the entry is marked
+            `fromExtension` / pi `fromHook`).
+        details: The `details` of a supplied summary.
+        custom_instructions: Replace the caller's instructions.
+        replace_instructions: Replace the caller's choice.
+        label: Replace the caller's label.
+    """
+
+    cancel: bool = False
+    summary: str | None = None
+    details: Any = None
+    custom_instructions: str | None = None
+    replace_instructions: bool | None = None
+    label: str | None = None
+
+
+@dataclass(frozen=True)
+class TreeHooks:
+    """The seed's tree touchpoints as callbacks.
+
+    Attributes:
+        session_before_tree: Called with the `TreePreparation` before any summary is made;
+            may return a `BeforeTree`.
+        session_tree: Called with the `NavigationResult` after the navigation.
+    """
+
+    session_before_tree: Callable[[TreePreparation], BeforeTree | None] | None = None
+    session_tree: Callable[[NavigationResult], None] | None = None
+
+
+@dataclass(frozen=True)
+class NavigationResult:
+    """The outcome of `navigate_tree`.
+
+    Attributes:
+        session: The new session: its leaf moved, the summary entry (and label) appended.
+        old_leaf_id: The leaf before.
+        target_id: The entry navigated to.
+        new_leaf_id: The leaf after (before any summary entry): the target, or its parent
+            for a user or custom message; None for a new root.
+        abandoned: The entries from the old leaf back to the common ancestor.
+        common_ancestor_id: The deepest entry both paths share, or None.
+        budget: The token budget of a summary's input.
+        preparation: The messages a summary would read, and the file operations.
+        summary: The branch summary, when one was made or supplied.
+        summary_entry: The appended `branch_summary` entry, if any.
+        editor_text: The text of a navigated-to user or custom message (back to the editor).
+        cancelled: True when a hook cancelled (the session is the input).
+    """
+
+    session: Session
+    old_leaf_id: str | None
+    target_id: str
+    new_leaf_id: str | None
+    abandoned: tuple[Entry, ...]
+    common_ancestor_id: str | None
+    budget: int
+    preparation: BranchPreparation
+    summary: BranchSummary | None = None
+    summary_entry: Entry | None = None
+    editor_text: str | None = None
+    cancelled: bool = False
+    hooks_called: tuple[str, ...] = field(default=(), repr=False)
+
+
+def _editor_text(entry: Entry) -> str | None:
+    if entry.role == "user" or entry.type == "custom_message":
+        content = entry.message.get("content") if entry.message else entry.get("content")
+        return message_text(content) if not isinstance(content, str) else content
+    return None
+
+
+def _label_entry(session: Session, target_id: str, label: str) -> dict[str, Any]:
+    return {
+        "type": "label",
+        "id": derived_entry_id(session, f"label:{target_id}:{label}"),
+        "targetId": target_id,
+        "label": label,
+        "timestamp": timestamp_after(session.leaf),
+    }
+
+
+def _moved(
+    session: Session,
+    new_leaf: str | None,
+    summary: BranchSummary | None,
+    *,
+    details: Any,
+    supplied: bool,
+    label: str | None,
+    target_id: str,
+    profile: str,
+) -> tuple[Session, Entry | None]:
+    """The session after the move: summary entry at the new leaf, then the label."""
+    entry: Entry | None = None
+    if summary is not None:
+        moved = branch_with_summary(
+            session,
+            new_leaf,
+            summary.summary,
+            details,
+            from_extension=supplied,
+            timestamp=timestamp_after(session.leaf),
+            entry_id=derived_entry_id(session, f"branch_summary:{new_leaf}:{summary.summary}"),
+            profile=profile,
+        )
+        entry = moved.leaf
+    else:
+        moved = session.with_leaf(new_leaf)
+    if label:
+        on = entry.id if entry is not None and entry.id is not None else target_id
+        moved = moved.append(_label_entry(moved, on, label))
+    return moved, entry
+
+
+def navigate_tree(
+    session: Session,
+    target_id: str,
+    *,
+    summarize: bool = False,
+    summarizer: Summarizer | None = None,
+    custom_instructions: str | None = None,
+    replace_instructions: bool = False,
+    label: str | None = None,
+    profile: str = "musepi",
+    counter: TokenCounter | None = None,
+    prompts: PromptSet | str | None = None,
+    reserve_tokens: int = DEFAULT_BRANCH_SUMMARY_RESERVE,
+    hooks: TreeHooks | None = None,
+) -> NavigationResult:
+    """Move the session's leaf to `target_id`, summarizing the abandoned branch if asked.
+
+    Args:
+        session: The session (never changed).
+        target_id: The entry to navigate to.
+        summarize: Summarize the abandoned entries with `summarizer`.
+        summarizer: The model seam (needed with `summarize`, unless a hook supplies the
+            summary).
+        custom_instructions, replace_instructions: As in `generate_branch_summary`.
+        label: A label for the summary entry (or, without a summary, the target).
+        profile: `musepi` (default) or `pi`.
+        counter: Token counter for the budget walk (default: the profile's estimator).
+        prompts: A prompt set or folder (default: the project's).
+        reserve_tokens: Tokens kept free of the summarizer's window.
+        hooks: `session_before_tree` and `session_tree` callbacks.
+
+    Returns:
+        The `NavigationResult`. Navigating to the current leaf changes nothing.
+
+    Raises:
+        KeyError: `target_id` is not in the session.
+        ValueError: `summarize` without a summarizer (and no hook-supplied summary).
+    """
+    check_profile(profile)
+    if target_id not in session:
+        raise KeyError(f"entry {target_id!r} is not in the session")
+    hooks = hooks or TreeHooks()
+    counter = counter or TokenCounter.for_profile(profile)
+    old_leaf = session.leaf_id
+    abandoned, common = collect_entries_for_branch_summary(session, old_leaf, target_id)
+    window = getattr(summarizer, "context_window", None) if summarizer is not None else None
+    budget = branch_summary_budget(window, reserve_tokens)
+    base = NavigationResult(
+        session=session,
+        old_leaf_id=old_leaf,
+        target_id=target_id,
+        new_leaf_id=old_leaf,
+        abandoned=abandoned,
+        common_ancestor_id=common,
+        budget=budget,
+        preparation=prepare_branch_entries(abandoned, budget, counter=counter, profile=profile),
+    )
+    if target_id == old_leaf:
+        return base
+    ask = TreePreparation(
+        old_leaf, target_id, abandoned, common, custom_instructions, replace_instructions, label
+    )
+    answer = hooks.session_before_tree(ask) if hooks.session_before_tree else None
+    called = ("session_before_tree",) if hooks.session_before_tree else ()
+    if answer is not None and answer.cancel:
+        return replace(base, cancelled=True, hooks_called=called)
+    if answer is not None:
+        custom_instructions = answer.custom_instructions or custom_instructions
+        if answer.replace_instructions is not None:
+            replace_instructions = answer.replace_instructions
+        label = answer.label or label
+    supplied = answer is not None and answer.summary is not None
+    summary: BranchSummary | None = None
+    if supplied and answer is not None and answer.summary is not None:
+        details = answer.details if isinstance(answer.details, dict) else {}
+        summary = BranchSummary(
+            answer.summary,
+            tuple(details.get("readFiles", ())),
+            tuple(details.get("modifiedFiles", ())),
+            base.preparation,
+            budget,
+        )
+    elif summarize and abandoned:
+        if summarizer is None:
+            raise ValueError("summarize=True needs a summarizer (or a hook-supplied summary)")
+        summary = generate_branch_summary(
+            abandoned,
+            summarizer,
+            profile=profile,
+            counter=counter,
+            prompts=prompts,
+            custom_instructions=custom_instructions,
+            replace_instructions=replace_instructions,
+            reserve_tokens=reserve_tokens,
+        )
+    new_leaf = navigation_leaf(session, target_id)
+    moved, entry = _moved(
+        session,
+        new_leaf,
+        summary,
+        details=(answer.details if supplied and answer is not None else summary.details)
+        if summary is not None
+        else None,
+        supplied=supplied,
+        label=label,
+        target_id=target_id,
+        profile=profile,
+    )
+    target = session.get(target_id)
+    result = replace(
+        base,
+        session=moved,
+        new_leaf_id=new_leaf,
+        summary=summary,
+        summary_entry=entry,
+        editor_text=_editor_text(target) if target is not None else None,
+    )
+    if hooks.session_tree:
+        called = (*called, "session_tree")
+        result = replace(result, hooks_called=called)
+        hooks.session_tree(result)
+    return replace(result, hooks_called=called)
