@@ -51,7 +51,7 @@ import orjson
 from ..session._errors import ProblemLog
 from ..session._model import Entry
 from ..session._session import CURRENT_SESSION_VERSION, Session
-from ._io import looks_binary, parse_jsonl, read_bytes_checked
+from ._io import looks_binary, parse_jsonl, read_bytes_checked, within_nesting
 from ._records import (
     IdAllocator,
     assistant_message,
@@ -64,6 +64,7 @@ from ._records import (
     user_message,
 )
 from ._swe_agent import UTF8_BOM, ToolCallIds, parse_arguments, parse_json_document
+from ._values import end_of_value, number_hooks, range_message
 
 SOURCE_FORMAT = "openhands"
 
@@ -111,7 +112,10 @@ def parse_json_array(text: str, log: ProblemLog) -> list[tuple[int, Any]]:
     Items are decoded one by one, so when the array is cut short or broken the items before
     the damage are kept and the damage is recorded with its line.
     """
-    decoder = json.JSONDecoder()
+    parse_float, parse_int, out_of_range = number_hooks()
+    decoder = json.JSONDecoder(
+        parse_float=parse_float, parse_int=parse_int, parse_constant=_reject_constant
+    )
     out: list[tuple[int, Any]] = []
     i = _skip_ws(text, 0) + 1  # past "["
     line, counted = 1, 0
@@ -137,7 +141,15 @@ def parse_json_array(text: str, log: ProblemLog) -> list[tuple[int, Any]]:
             what = "array is cut short" if truncated else "not valid JSON"
             log.add(exc.lineno, kind, f"{what}: {exc.msg} (column {exc.colno})")
             return out
-        out.append((line_at(i), value))
+        except RecursionError:
+            value, end = _deep_item(text, i, line_at(i), log)
+            if end is None:
+                return out
+        if out_of_range:
+            log.add(line_at(i), "number-out-of-range", range_message(out_of_range))
+            out_of_range.clear()
+        if value is not _SKIPPED:
+            out.append((line_at(i), within_nesting(value, line_at(i), log)))
         i = _skip_ws(text, end)
         if i < len(text) and text[i] == ",":
             i = _skip_ws(text, i + 1)
@@ -152,6 +164,33 @@ def parse_json_array(text: str, log: ProblemLog) -> list[tuple[int, Any]]:
         else:
             log.add(line_at(i), "malformed-json", f"expected ',' or ']', found {text[i]!r}")
         return out
+
+
+_SKIPPED: Any = object()
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")  # as JSON.parse
+
+
+def _deep_item(text: str, start: int, line: int, log: ProblemLog) -> tuple[Any, int | None]:
+    """An array item too deep for Python's parser: orjson's deeper one, else skipped.
+
+    Returns `(value or _SKIPPED, end)`; `end` is None when the item never closes.
+    """
+    end = end_of_value(text, start)
+    if end is None:
+        log.add(line, "truncated-json", "array is cut short inside a deeply nested item")
+        return _SKIPPED, None
+    try:
+        return orjson.loads(text[start:end]), end
+    except orjson.JSONDecodeError as exc:
+        log.add(
+            line,
+            "nested-too-deeply",
+            f"array item nests deeper than any parser here allows ({exc.msg}); skipped",
+        )
+        return _SKIPPED, end
 
 
 def _decode(data: bytes, log: ProblemLog) -> str:

@@ -40,7 +40,7 @@ import orjson
 from ..session._errors import ProblemLog
 from ..session._model import Entry
 from ..session._session import CURRENT_SESSION_VERSION, Session
-from ._io import looks_binary, read_bytes_checked
+from ._io import looks_binary, read_bytes_checked, within_nesting
 from ._records import (
     IdAllocator,
     assistant_message,
@@ -51,6 +51,7 @@ from ._records import (
     tool_result_message,
     user_message,
 )
+from ._values import loads_js, range_message
 
 SOURCE_FORMAT = "swe-agent"
 SYSTEM_CUSTOM_TYPE = "swe-agent:system"
@@ -86,7 +87,7 @@ def parse_json_document(data: bytes, log: ProblemLog) -> tuple[bool, Any]:
         log.add(None, "empty-file", "file is empty")
         return False, None
     try:
-        return True, orjson.loads(data)
+        return True, within_nesting(orjson.loads(data), None, log)
     except orjson.JSONDecodeError:
         pass
     try:
@@ -99,13 +100,27 @@ def parse_json_document(data: bytes, log: ProblemLog) -> tuple[bool, Any]:
         )
         text = data.decode("utf-8", errors="replace")
     try:
-        return True, orjson.loads(text)
+        return True, within_nesting(orjson.loads(text), None, log)
     except orjson.JSONDecodeError as exc:
-        truncated = exc.msg.startswith("unexpected end") or exc.pos >= len(text.rstrip())
+        error = exc
+    if "depth" in error.msg:
+        log.add(
+            error.lineno,
+            "nested-too-deeply",
+            f"document nests deeper than the parser allows ({error.msg}); not read",
+        )
+        return False, None
+    try:
+        # JSON.parse takes numbers past double range, which orjson refuses.
+        value, out_of_range = loads_js(text)
+    except ValueError:
+        truncated = error.msg.startswith("unexpected end") or error.pos >= len(text.rstrip())
         kind = "truncated-json" if truncated else "malformed-json"
         what = "document is cut short" if truncated else "not valid JSON"
-        log.add(exc.lineno, kind, f"{what}: {exc.msg} (column {exc.colno})")
+        log.add(error.lineno, kind, f"{what}: {error.msg} (column {error.colno})")
         return False, None
+    log.add(error.lineno, "number-out-of-range", range_message(out_of_range))
+    return True, within_nesting(value, None, log)
 
 
 # -- content ----------------------------------------------------------------------------------

@@ -1,0 +1,206 @@
+"""Reproducers of issue 13 ("Nothing lost, nothing leaked"), reader side: one test per failure.
+
+Each test builds the input the attack used, by hand, and checks the promise the issue names:
+lenient reading never raises and records what it could not map (file, line, field); what the
+reader accepts can be written and read back; nothing is dropped without a problem.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from musepi_lab.formats._registry import detect_format, read_session, read_sessions
+from musepi_lab.session._errors import SessionReadError
+from musepi_lab.session._session import Session
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"))
+
+
+def nested(depth: int) -> str:
+    """A JSON list nested `depth` deep (as text: Python's json cannot build it)."""
+    return "[" * depth + "]" * depth
+
+
+PI_HEADER = {"type": "session", "version": 3, "id": "s1", "timestamp": "2026-01-01T00:00:00.000Z"}
+
+
+def pi_line(entry_id: str, parent: str | None, **fields: Any) -> dict[str, Any]:
+    return {
+        "type": "message",
+        "id": entry_id,
+        "parentId": parent,
+        "timestamp": "2026-01-01T00:00:01.000Z",
+        **fields,
+    }
+
+
+def write_back(session: Session, tmp_path: Path) -> Session:
+    """Write the session as JSONL and read it back strictly through detection."""
+    out = session.write(tmp_path / "written.jsonl")
+    return read_session(out)
+
+
+# -- item 1: nesting depth -------------------------------------------------------------------
+
+
+def test_openhands_array_nested_1000_deep_is_a_problem_not_a_crash(tmp_path: Path) -> None:
+    path = tmp_path / "events.json"
+    user = {"id": 0, "source": "user", "action": "message", "args": {"content": "hi"}}
+    path.write_text(f"[{dumps(user)},\n{nested(1000)}]")
+    session = read_session(path)  # lenient: must not raise RecursionError
+    kinds = [p.kind for p in session.errors]
+    assert "nested-too-deeply" in kinds, session.errors
+    assert [e.get("message", {}).get("role") for e in session.entries][:1] == ["user"]
+    problem = next(p for p in session.errors if p.kind == "nested-too-deeply")
+    assert problem.line == 2 and problem.path == str(path)
+    with pytest.raises(SessionReadError):
+        read_session(path, strict=True)
+
+
+def test_value_nested_deeper_than_writing_allows_is_cut_and_named(tmp_path: Path) -> None:
+    # 300 deep loads with orjson (limit 1024) but cannot be written back (limit 255).
+    path = tmp_path / "deep.jsonl"
+    deep = nested(300)
+    path.write_text(
+        dumps(PI_HEADER)
+        + "\n"
+        + dumps(pi_line("a", None, message={"role": "user", "content": "x"}))[:-1]
+        + f',"extra":{{"v":{deep}}}}}\n'
+    )
+    session = read_session(path)
+    problem = next(p for p in session.errors if p.kind == "nested-too-deeply")
+    assert problem.line == 2 and "extra.v" in problem.message
+    assert len(session.entries) == 1
+    back = write_back(session, tmp_path)
+    assert [e.id for e in back.entries] == ["a"]
+
+
+def test_deep_value_inside_a_swe_agent_document(tmp_path: Path) -> None:
+    path = tmp_path / "deep.traj"
+    history = [{"role": "user", "content": "hi"}]
+    path.write_text(
+        '{"history":' + dumps(history) + ',"trajectory":[],"info":{"x":' + nested(600) + "}}"
+    )
+    session = read_session(path)
+    assert "nested-too-deeply" in [p.kind for p in session.errors]
+    assert len(session.entries) == 1
+    write_back(session, tmp_path)
+
+
+# -- item 2: a first line longer than the sniff -----------------------------------------------
+
+
+def test_long_first_line_is_detected_by_its_content(tmp_path: Path) -> None:
+    big = "x" * 100_000
+    claude = {
+        "type": "user",
+        "uuid": "u1",
+        "parentUuid": None,
+        "sessionId": "abc",
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "message": {"role": "user", "content": big},
+    }
+    reply = {
+        "type": "assistant",
+        "uuid": "u2",
+        "parentUuid": "u1",
+        "sessionId": "abc",
+        "timestamp": "2026-01-01T00:00:01.000Z",
+        "message": {"id": "m1", "role": "assistant", "content": [{"type": "text", "text": "ok"}]},
+    }
+    path = tmp_path / "long.jsonl"
+    path.write_text(dumps(claude) + "\n" + dumps(reply) + "\n")
+    assert detect_format(path) == "claude-code"
+    session = read_session(path)
+    assert [e.role for e in session.path()] == ["user", "assistant"]
+    assert not session.errors
+
+    codex = {
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "type": "session_meta",
+        "payload": {"id": "c1", "instructions": big},
+    }
+    path = tmp_path / "rollout.jsonl"
+    path.write_text(dumps(codex) + "\n")
+    assert detect_format(path) == "codex"
+
+
+# -- item 10: values the reader accepts must not crash later steps -----------------------------
+
+
+def test_number_beyond_double_range_is_kept_as_text_and_named(tmp_path: Path) -> None:
+    path = tmp_path / "inf.jsonl"
+    line = dumps(pi_line("a", None, message={"role": "user", "content": "x"}))
+    path.write_text(dumps(PI_HEADER) + "\n" + line[:-1] + ',"score":1e999}\n')
+    session = read_session(path)
+    problem = next(p for p in session.errors if p.kind == "number-out-of-range")
+    assert problem.line == 2 and "1e999" in problem.message
+    (entry,) = session.entries
+    assert entry.get("score") == "1e999"  # not Infinity, not null
+    back = write_back(session, tmp_path)
+    assert back.entries[0].get("score") == "1e999"
+    for value in orjson.loads(session.to_jsonl().splitlines()[1]).values():
+        assert not (isinstance(value, float) and not math.isfinite(value))
+
+
+def test_usage_count_past_int64_is_a_problem_and_zero(tmp_path: Path) -> None:
+    usage = {"input": 2**63, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2**64 - 1}
+    msg = {"role": "assistant", "content": [], "usage": usage, "stopReason": "stop"}
+    path = tmp_path / "usage.jsonl"
+    path.write_text(dumps(PI_HEADER) + "\n" + dumps(pi_line("a", None, message=msg)) + "\n")
+    session = read_session(path)
+    bad = [p for p in session.errors if p.kind == "bad-usage"]
+    assert bad and bad[0].line == 2 and "input" in bad[0].message
+    kept = session.entries[0].message["usage"]
+    assert kept["input"] == 0 and kept["output"] == 5 and kept["totalTokens"] == 0
+    assert session.entries[0].get("sourceUsage") == usage  # the original stays on the entry
+
+
+def test_list_valued_first_kept_entry_id_is_moved_aside(tmp_path: Path) -> None:
+    comp = {
+        "type": "compaction",
+        "id": "c",
+        "parentId": "a",
+        "timestamp": "2026-01-01T00:00:02.000Z",
+        "summary": "s",
+        "firstKeptEntryId": ["a"],
+        "tokensBefore": 10,
+    }
+    path = tmp_path / "fk.jsonl"
+    lines = [PI_HEADER, pi_line("a", None, message={"role": "user", "content": "x"}), comp]
+    path.write_text("\n".join(dumps(x) for x in lines) + "\n")
+    session = read_session(path)
+    assert ("bad-first-kept", 3) in [(p.kind, p.line) for p in session.errors]
+    entry = session.get("c")
+    assert entry is not None and entry.get("firstKeptEntryId") is None
+    assert entry.get("sourceFirstKeptEntryId") == ["a"]
+    # What the tree layout does with it: a set of kept ids.
+    assert {e.get("firstKeptEntryId") for e in session.entries} == {None}
+
+
+# -- item 12: a folder read leniently keeps the good files -------------------------------------
+
+
+def test_read_sessions_lenient_keeps_good_files_past_a_bad_one(tmp_path: Path) -> None:
+    good = tmp_path / "a.jsonl"
+    good.write_text(
+        dumps(PI_HEADER) + "\n" + dumps(pi_line("a", None, message={"role": "user", "content": "x"}))
+    )
+    bad = tmp_path / "b.json"
+    bad.write_text(f"[{nested(5000)}]")  # once a RecursionError out of the folder read
+    gone = tmp_path / "c.jsonl"
+    sessions = read_sessions([tmp_path, gone])
+    by_source = {s.source_path: s for s in sessions}
+    assert len(by_source[str(good)].entries) == 1
+    assert by_source[str(bad)].errors
+    assert [p.kind for p in by_source[str(gone)].errors] == ["not-found"]
+    with pytest.raises(SessionReadError):
+        read_sessions([tmp_path, gone], strict=True)
