@@ -192,7 +192,9 @@ def test_list_valued_first_kept_entry_id_is_moved_aside(tmp_path: Path) -> None:
 def test_read_sessions_lenient_keeps_good_files_past_a_bad_one(tmp_path: Path) -> None:
     good = tmp_path / "a.jsonl"
     good.write_text(
-        dumps(PI_HEADER) + "\n" + dumps(pi_line("a", None, message={"role": "user", "content": "x"}))
+        dumps(PI_HEADER)
+        + "\n"
+        + dumps(pi_line("a", None, message={"role": "user", "content": "x"}))
     )
     bad = tmp_path / "b.json"
     bad.write_text(f"[{nested(5000)}]")  # once a RecursionError out of the folder read
@@ -204,3 +206,108 @@ def test_read_sessions_lenient_keeps_good_files_past_a_bad_one(tmp_path: Path) -
     assert [p.kind for p in by_source[str(gone)].errors] == ["not-found"]
     with pytest.raises(SessionReadError):
         read_sessions([tmp_path, gone], strict=True)
+
+
+# -- item 11: OpenHands resolver output, older serialization (no `source`) --------------------
+
+
+def _resolver_instance(number: int) -> dict[str, Any]:
+    """One resolver output line as `dataclasses.asdict(event)` wrote its history: flat
+    events, no `id`, `timestamp`, `source` or `args`."""
+    history = [
+        {
+            "content": f"Fix issue {number}",
+            "images_urls": None,
+            "wait_for_response": False,
+            "action": "message",
+            "security_risk": None,
+        },
+        {
+            "command": "ls",
+            "thought": "Look around.",
+            "blocking": False,
+            "keep_prompt": True,
+            "hidden": False,
+            "action": "run",
+            "is_confirmed": "confirmed",
+            "security_risk": None,
+        },
+        {
+            "content": "a.py\nb.py",
+            "command_id": -1,
+            "command": "ls",
+            "exit_code": 0,
+            "hidden": False,
+            "interpreter_details": "",
+            "observation": "run",
+        },
+        {
+            "path": "/workspace/a.py",
+            "start": 0,
+            "end": -1,
+            "thought": "",
+            "action": "read",
+            "security_risk": None,
+        },
+        {"content": "print(1)", "path": "/workspace/a.py", "observation": "read"},
+        {
+            "content": "Done?",
+            "images_urls": None,
+            "wait_for_response": True,
+            "action": "message",
+            "security_risk": None,
+        },
+        {
+            "content": "Please continue.",
+            "images_urls": None,
+            "wait_for_response": False,
+            "action": "message",
+            "security_risk": None,
+        },
+        {"outputs": {}, "thought": "All fixed.", "action": "finish"},
+    ]
+    return {
+        "issue": {"owner": "acme", "repo": "widgets", "number": number, "title": "t", "body": "b"},
+        "issue_type": "issue",
+        "instruction": f"Fix issue {number}",
+        "base_commit": "abc",
+        "git_patch": "",
+        "history": history,
+        "metrics": None,
+        "success": True,
+        "comment_success": None,
+        "result_explanation": "",
+        "error": None,
+    }
+
+
+def test_resolver_output_without_source_keeps_its_messages(tmp_path: Path) -> None:
+    from musepi_lab.context import build_session_context
+    from musepi_lab.formats._registry import iter_sessions
+
+    path = tmp_path / "output.jsonl"
+    path.write_text(dumps(_resolver_instance(7)) + "\n" + dumps(_resolver_instance(8)) + "\n")
+    assert detect_format(path) == "openhands"
+    sessions = list(iter_sessions(path))
+    assert len(sessions) == 2
+    assert len({s.id for s in sessions}) == 2  # the id joins need distinct ids
+    first = sessions[0]
+    roles = [e.role for e in first.path() if e.type == "message"]
+    # Counted by hand from the history above: 2 user messages (the task, "Please
+    # continue."), the agent's "Done?" and finish, 2 calls, 2 results.
+    assert roles == [
+        "user",
+        "assistant",
+        "toolResult",
+        "assistant",
+        "toolResult",
+        "assistant",
+        "user",
+        "assistant",
+    ]
+    results = [e.message for e in first.entries if e.role == "toolResult"]
+    assert [r["toolName"] for r in results] == ["run", "read"]
+    assert len(build_session_context(first).messages) == 8
+    # The inference is said, once per session, naming the line.
+    inferred = [p for p in first.errors if p.kind == "inferred-source"]
+    assert len(inferred) == 1 and inferred[0].line == 1
