@@ -311,3 +311,52 @@ def test_resolver_output_without_source_keeps_its_messages(tmp_path: Path) -> No
     # The inference is said, once per session, naming the line.
     inferred = [p for p in first.errors if p.kind == "inferred-source"]
     assert len(inferred) == 1 and inferred[0].line == 1
+
+
+# -- SWE-agent: the final observation lives in `trajectory` only -------------------------------
+
+
+def test_swe_agent_final_submit_observation_is_the_last_tool_result(tmp_path: Path) -> None:
+    history = [
+        {"role": "system", "content": "You are an agent."},
+        {"role": "user", "content": "Fix it."},
+        {
+            "role": "assistant",
+            "content": "Look.\n```\nls\n```",
+            "thought": "Look.",
+            "action": "ls\n",
+        },
+        {"role": "user", "content": "a.py"},
+        {
+            "role": "assistant",
+            "content": "Done.\n```\nsubmit\n```",
+            "thought": "Done.",
+            "action": "submit\n",
+        },
+    ]
+    trajectory = [
+        {
+            "action": "ls\n",
+            "observation": "a.py",
+            "response": "",
+            "thought": "Look.",
+            "state": "{}",
+        },
+        {
+            "action": "submit\n",
+            "observation": "diff --git a/a.py b/a.py",
+            "response": "",
+            "thought": "Done.",
+            "state": "{}",
+        },
+    ]
+    path = tmp_path / "t.traj"
+    path.write_text(dumps({"history": history, "trajectory": trajectory, "info": {}}))
+    session = read_session(path)
+    results = [e for e in session.path() if e.role == "toolResult"]
+    assert len(results) == 2
+    last = results[-1]
+    assert last.message["content"][0]["text"] == "diff --git a/a.py b/a.py"
+    assert last.message["toolName"] == "submit"
+    assert last.get("sourceId") == "trajectory:1"
+    assert session.path()[-1] is last
