@@ -58,11 +58,17 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-import orjson
-
 from ..session._errors import ProblemLog
 from ..session._model import Entry
 from ..session._session import CURRENT_SESSION_VERSION, Session
+from ._claude_code_blocks import (
+    assistant_block,
+    stop_reason,
+    text_of,
+    tool_result_content,
+    usage_from_anthropic,
+    user_blocks,
+)
 from ._io import looks_binary, parse_jsonl, read_bytes_checked
 from ._records import (
     assistant_message,
@@ -70,9 +76,7 @@ from ._records import (
     message_record,
     stable_id,
     text_block,
-    tool_call_block,
     tool_result_message,
-    usage,
     user_message,
 )
 
@@ -81,130 +85,7 @@ PROVIDER = "anthropic"
 API = "anthropic-messages"
 COMPACTION_METHOD = "claude-code"
 
-_STOP_REASONS = {"end_turn": "stop", "tool_use": "toolUse", "max_tokens": "length"}
 _COMPACTION_AGENT_PREFIX = "acompact"
-
-
-# -- content conversion (pure) --------------------------------------------------------------
-
-
-def stop_reason(raw: Any, *, has_tool_calls: bool) -> str:
-    """pi's stopReason for an Anthropic `stop_reason` (None: the reply's lines never had one)."""
-    if raw is None:
-        return "toolUse" if has_tool_calls else "stop"
-    return _STOP_REASONS.get(raw, "stop") if isinstance(raw, str) else "stop"
-
-
-def usage_from_anthropic(raw: Any) -> dict[str, Any]:
-    """A pi usage object from an Anthropic `usage` object (missing counts are zero)."""
-    if not isinstance(raw, dict):
-        return usage()
-    return usage(
-        input=_count(raw, "input_tokens"),
-        output=_count(raw, "output_tokens"),
-        cache_read=_count(raw, "cache_read_input_tokens"),
-        cache_write=_count(raw, "cache_creation_input_tokens"),
-    )
-
-
-def _count(raw: dict[str, Any], key: str) -> int:
-    value = raw.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def image_block(block: Mapping[str, Any]) -> dict[str, Any]:
-    """A pi image block from an Anthropic image block; a non-base64 source becomes text."""
-    source = block.get("source")
-    if isinstance(source, dict) and source.get("type") == "base64":
-        return {
-            "type": "image",
-            "data": str(source.get("data", "")),
-            "mimeType": str(source.get("media_type", "")),
-        }
-    kind = source.get("type") if isinstance(source, dict) else None
-    return text_block(f"[image: {kind or 'unknown'} source]")
-
-
-def assistant_block(block: Any) -> dict[str, Any]:
-    """A pi content block for one Anthropic assistant block (unknown blocks are kept as is)."""
-    if not isinstance(block, dict):
-        return text_block(str(block))
-    kind = block.get("type")
-    if kind == "text":
-        return text_block(str(block.get("text", "")))
-    if kind == "thinking":
-        out = {"type": "thinking", "thinking": str(block.get("thinking", ""))}
-        if isinstance(block.get("signature"), str):
-            out["thinkingSignature"] = block["signature"]
-        return out
-    if kind == "redacted_thinking":
-        return {
-            "type": "thinking",
-            "thinking": "",
-            "thinkingSignature": str(block.get("data", "")),
-            "redacted": True,
-        }
-    if kind == "tool_use":
-        return tool_call_block(
-            str(block.get("id", "")), str(block.get("name", "")), block.get("input")
-        )
-    return dict(block)
-
-
-def user_blocks(blocks: list[Any]) -> list[dict[str, Any]]:
-    """pi user content for the non-tool-result blocks of a user line."""
-    out: list[dict[str, Any]] = []
-    for block in blocks:
-        if isinstance(block, str):
-            out.append(text_block(block))
-        elif not isinstance(block, dict):
-            continue
-        elif block.get("type") == "text":
-            out.append(text_block(str(block.get("text", ""))))
-        elif block.get("type") == "image":
-            out.append(image_block(block))
-        else:
-            out.append(dict(block))
-    return out
-
-
-def tool_result_content(content: Any) -> list[dict[str, Any]]:
-    """pi toolResult content: the texts joined into one text block, then the images."""
-    if isinstance(content, str):
-        return [text_block(content)]
-    texts: list[str] = []
-    images: list[dict[str, Any]] = []
-    for block in content if isinstance(content, list) else ():
-        if isinstance(block, str):
-            texts.append(block)
-        elif not isinstance(block, dict):
-            continue
-        elif block.get("type") == "text":
-            texts.append(str(block.get("text", "")))
-        elif block.get("type") == "image":
-            converted = image_block(block)
-            if converted["type"] == "image":
-                images.append(converted)
-            else:
-                texts.append(converted["text"])
-        else:
-            # Not a pi block type; its JSON keeps what it said visible to the estimators.
-            texts.append(orjson.dumps(block).decode())
-    if texts or not images:
-        return [text_block("\n".join(texts)), *images]
-    return images
-
-
-def _text_of(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            str(b.get("text", ""))
-            for b in content
-            if isinstance(b, dict) and b.get("type") == "text"
-        )
-    return ""
 
 
 # -- the tree builder -----------------------------------------------------------------------
@@ -372,7 +253,7 @@ class _Builder:
 
     def _assistant(self, lineno: int, rec: Mapping[str, Any], message: Mapping[str, Any]) -> None:
         content = message.get("content")
-        raw_blocks = content if isinstance(content, list) else [text_block(_text_of(content))]
+        raw_blocks = content if isinstance(content, list) else [text_block(text_of(content))]
         blocks = [assistant_block(b) for b in raw_blocks]
         for block in blocks:
             if block.get("type") == "toolCall":
@@ -403,7 +284,7 @@ class _Builder:
             provider=PROVIDER,
             api=API,
             usage_=usage_from_anthropic(message.get("usage")),
-            error_message=_text_of(content) if error else None,
+            error_message=text_of(content) if error else None,
         )
         record = message_record(entry_id, parent, ts, msg, source_id=uuid)
         record["_stop"] = "error" if error else message.get("stop_reason")
@@ -508,7 +389,7 @@ class _Builder:
         self, lineno: int, rec: Mapping[str, Any], message: Mapping[str, Any]
     ) -> None:
         uuid = rec.get("uuid")
-        summary = _text_of(message.get("content"))
+        summary = text_of(message.get("content"))
         boundary = self._boundaries.pop(str(rec.get("parentUuid")), None)
         if boundary is None:
             # A summary line without its boundary (older files): a compaction of its own.
