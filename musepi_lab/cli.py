@@ -39,7 +39,7 @@ def session_summary(session: Session) -> dict[str, object]:
     roles = Counter(e.role for e in path if e.type == "message")
     kinds = Counter(e.type for e in session.entries)
     return {
-        "session": session.id[:36],
+        "session": session.id,
         "format": session.source_format,
         "entries": len(session.entries),
         "path": len(path),
@@ -47,7 +47,7 @@ def session_summary(session: Session) -> dict[str, object]:
         "assistant": roles.get("assistant", 0),
         "tool results": roles.get("toolResult", 0),
         "compactions": kinds.get("compaction", 0),
-        "branches": len(session.leaves),
+        "branches": session.branches,
         "problems": len(session.errors),
     }
 

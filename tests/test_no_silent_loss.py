@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 import pytest
+from _corpus import CORPUS, HAS_CORPUS, corpus_file, needs_corpus
 
 from musepi_lab.formats._registry import detect_format, read_session, read_sessions
 from musepi_lab.session._errors import SessionReadError
@@ -360,3 +361,164 @@ def test_swe_agent_final_submit_observation_is_the_last_tool_result(tmp_path: Pa
     assert last.message["toolName"] == "submit"
     assert last.get("sourceId") == "trajectory:1"
     assert session.path()[-1] is last
+
+
+# -- Claude Code structure ---------------------------------------------------------------------
+
+
+def _cc(kind: str, uuid: str, parent: str | None, n: int, **extra: Any) -> dict[str, Any]:
+    return {
+        "type": kind,
+        "uuid": uuid,
+        "parentUuid": parent,
+        "sessionId": "S",
+        "isSidechain": False,
+        "timestamp": f"2026-01-01T00:00:{n:02d}.000Z",
+        **extra,
+    }
+
+
+def _cc_user(uuid: str, parent: str | None, n: int, text: str) -> dict[str, Any]:
+    return _cc("user", uuid, parent, n, message={"role": "user", "content": text})
+
+
+def _cc_reply(uuid: str, parent: str | None, n: int, mid: str, text: str) -> dict[str, Any]:
+    content = [{"type": "text", "text": text}]
+    return _cc(
+        "assistant", uuid, parent, n, message={"id": mid, "role": "assistant", "content": content}
+    )
+
+
+def _cc_progress(uuid: str, parent: str | None, n: int) -> dict[str, Any]:
+    return _cc("progress", uuid, parent, n, data={"type": "hook_progress", "hookEvent": "Stop"})
+
+
+def _boundary(uuid: str, logical: str, n: int) -> dict[str, Any]:
+    return _cc(
+        "system",
+        uuid,
+        None,
+        n,
+        subtype="compact_boundary",
+        logicalParentUuid=logical,
+        compactMetadata={"trigger": "auto", "preTokens": 100},
+    )
+
+
+def _write_lines(path: Path, rows: list[dict[str, Any]]) -> Path:
+    path.write_text("\n".join(dumps(r) for r in rows) + "\n")
+    return path
+
+
+def test_compaction_bridged_through_a_logical_parent_written_later(tmp_path: Path) -> None:
+    # Claude Code writes lines as they settle: here the boundary comes before the line its
+    # logicalParentUuid names.
+    rows = [
+        _cc_user("u1", None, 1, "hi"),
+        _boundary("b1", "a1", 4),
+        _cc(
+            "user",
+            "s1",
+            "b1",
+            5,
+            isCompactSummary=True,
+            message={"role": "user", "content": "summary"},
+        ),
+        _cc_reply("a1", "u1", 2, "m1", "hello"),
+        _cc_user("u2", "s1", 6, "more"),
+        _cc_reply("a2", "u2", 7, "m2", "ok"),
+    ]
+    session = read_session(_write_lines(tmp_path / "S.jsonl", rows))
+    assert [e.id for e in session.path()] == ["u1", "a1", "b1", "u2", "a2"]
+    assert len(session.roots) == 1
+    assert not session.errors
+
+
+def test_unresolvable_logical_parent_is_named_as_such(tmp_path: Path) -> None:
+    rows = [_cc_user("u1", None, 1, "hi"), _boundary("b1", "gone", 2), _cc_user("u2", "b1", 3, "x")]
+    session = read_session(_write_lines(tmp_path / "S.jsonl", rows))
+    (problem,) = session.errors
+    assert problem.kind == "dangling-parent" and problem.line == 2
+    assert problem.message.startswith("logicalParentUuid 'gone'")
+
+
+def test_progress_lines_are_metadata_on_the_path_not_branches(tmp_path: Path) -> None:
+    rows = [
+        _cc_progress("p0", None, 0),
+        _cc_user("u1", "p0", 1, "hi"),
+        _cc_progress("p1", "u1", 2),
+        _cc_progress("p2", "u1", 2),
+        _cc_reply("a1", "p1", 3, "m1", "hello"),
+        _cc_progress("p3", "a1", 4),
+        _cc_user("u2", "a1", 5, "more"),
+        _cc_progress("p4", "u2", 6),
+        _cc_reply("a2", "u2", 7, "m2", "ok"),
+        _cc_progress("p5", "a2", 8),
+    ]
+    session = read_session(_write_lines(tmp_path / "S.jsonl", rows))
+    assert not session.errors
+    assert [e.id for e in session.entries] == ["u1", "a1", "u2", "a2"]
+    assert session.branches == 1
+    assert [e.id for e in session.path()] == ["u1", "a1", "u2", "a2"]
+    # Every progress line is kept, verbatim, on the entry it hangs from (or the header).
+    on = {e.id: [p["record"]["uuid"] for p in e.get("progress", ())] for e in session.entries}
+    assert on == {"u1": ["p1", "p2"], "a1": ["p3"], "u2": ["p4"], "a2": ["p5"]}
+    assert [r["record"]["uuid"] for r in session.header["sourceRecords"]] == ["p0"]
+    back = write_back(session, tmp_path)
+    assert [e.get("progress") for e in back.entries] == [e.get("progress") for e in session.entries]
+
+
+def test_branches_counts_real_forks_only(tmp_path: Path) -> None:
+    rows = [
+        _cc_user("u1", None, 1, "hi"),
+        _cc_reply("a1", "u1", 2, "m1", "first answer"),
+        _cc_user("u2", "u1", 3, "hi again (edited)"),  # a rewind: a real second branch
+        _cc("system", "d1", "a1", 4, subtype="turn_duration", durationMs=5),
+        _cc_reply("a2", "u2", 5, "m2", "second answer"),
+        _cc("system", "d2", "a2", 6, subtype="turn_duration", durationMs=5),
+    ]
+    session = read_session(_write_lines(tmp_path / "S.jsonl", rows))
+    assert len(session.leaves) == 2  # d1 and d2: tips of the tree
+    assert session.branches == 2  # a1 and a2: the two conversations
+
+
+def test_subagent_file_read_alone_has_its_own_id(tmp_path: Path) -> None:
+    from musepi_lab.cli import main
+
+    side = {"isSidechain": True}
+    rows = [
+        {**_cc_user("x1", None, 1, "look around"), **side},
+        {**_cc_reply("x2", "x1", 2, "m1", "found"), **side},
+    ]
+    folder = tmp_path / "S" / "subagents"
+    folder.mkdir(parents=True)
+    alone = read_session(_write_lines(folder / "agent-a1b2.jsonl", rows))
+    assert alone.id != "S" and alone.id.startswith("S/")
+    with_id = [{**r, "agentId": "a1b2c3"} for r in rows]
+    named = read_session(_write_lines(folder / "agent-a1b2c3.jsonl", with_id))
+    assert named.id == "S/agent-a1b2c3"
+    long = [{**r, "sessionId": "258c7280-ae70-4798-800f-63464d01a85d"} for r in with_id]
+    path = _write_lines(folder / "agent-long.jsonl", long)
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        main(["inspect", str(path)])
+    assert "258c7280-ae70-4798-800f-63464d01a85d/agent-a1b2c3" in out.getvalue()
+
+
+@needs_corpus
+@pytest.mark.parametrize(
+    "name", sorted(p.name for p in (CORPUS / "claude-code").glob("*.jsonl")) if HAS_CORPUS else []
+)
+def test_corpus_claude_code_branches_are_the_main_thread_and_its_sidechains(name: str) -> None:
+    # Counted from the raw lines: the main thread is one conversation, and each inline
+    # sidechain (Claude Code 1.x: isSidechain with a null parentUuid) is one more.
+    path = corpus_file("claude-code", name)
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    sidechain_roots = [
+        r for r in rows if r.get("isSidechain") is True and "uuid" in r and not r["parentUuid"]
+    ]
+    session = read_session(path)
+    assert session.branches == 1 + len(sidechain_roots)
