@@ -64,6 +64,7 @@ from ._records import (
     chain,
     message_record,
     text_block,
+    token_count,
     tool_call_block,
     tool_result_message,
     usage,
@@ -149,9 +150,9 @@ def _response_usage(meta: Mapping[str, Any]) -> tuple[str | None, str, dict[str,
     raw = response.get("usage")
     if not isinstance(raw, Mapping):
         return response_id, model, None
-    prompt = raw.get("prompt_tokens") or 0
+    prompt = token_count(raw.get("prompt_tokens"))
     details = raw.get("prompt_tokens_details")
-    cached = (details.get("cached_tokens") or 0) if isinstance(details, Mapping) else 0
+    cached = token_count(details.get("cached_tokens")) if isinstance(details, Mapping) else 0
     # OpenAI-style prompt_tokens include cached ones; pi's `input` does not.
     return (
         response_id,

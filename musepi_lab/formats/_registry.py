@@ -16,6 +16,7 @@ from ..session._errors import ReadProblem, SessionReadError
 from ..session._session import Session
 from ._io import check_session_path, read_bytes_checked, strip_bom
 from ._pi import read_pi_jsonl
+from ._values import loads_js
 
 Reader = Callable[..., Session]
 
@@ -43,7 +44,10 @@ def _first_objects(head: bytes, limit: int = 8) -> list[dict[str, Any]]:
         try:
             value = orjson.loads(raw)
         except orjson.JSONDecodeError:
-            continue
+            try:  # what orjson refuses but JSON.parse takes (numbers past double range)
+                value, _ = loads_js(raw.decode("utf-8", errors="replace"))
+            except ValueError:
+                continue
         if isinstance(value, dict):
             out.append(value)
             if len(out) >= limit:
