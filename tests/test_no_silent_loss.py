@@ -522,3 +522,50 @@ def test_corpus_claude_code_branches_are_the_main_thread_and_its_sidechains(name
     ]
     session = read_session(path)
     assert session.branches == 1 + len(sidechain_roots)
+
+
+def test_values_the_reader_accepts_do_not_crash_later_steps(tmp_path: Path) -> None:
+    # The item 10 end to end: usage >= 2**63 broke messages_df, 1e400 broke
+    # replay, a list-valued firstKeptEntryId broke the tree layout.
+    from musepi_lab.analysis import compactions_df, entries_df, messages_df, sessions_df
+    from musepi_lab.plot._layout import tree_layout
+    from musepi_lab.replay import replay
+
+    lines = [dumps(PI_HEADER)]
+    parent = None
+    for i in range(30):
+        if i % 2 == 0:
+            text = f"hello {i} " + "x" * 400
+            message = '{"role":"user","content":"' + text + '","timestamp":1e400}'
+        else:
+            message = (
+                '{"role":"assistant","content":[{"type":"text","text":"ok ' + "y" * 400 + '"}],'
+                '"usage":{"input":1e400,"output":18446744073709551615,"cacheRead":0,'
+                '"cacheWrite":0,"totalTokens":9223372036854775808},"stopReason":"stop",'
+                '"timestamp":1e999}'
+            )
+        parent_text = "null" if parent is None else f'"{parent}"'
+        lines.append(
+            f'{{"type":"message","id":"e{i}","parentId":{parent_text},'
+            f'"timestamp":"2026-01-01T00:00:{i:02d}.000Z","message":{message}}}'
+        )
+        parent = f"e{i}"
+    lines.append(
+        '{"type":"compaction","id":"c","parentId":"e29","timestamp":"2026-01-01T00:01:00.000Z",'
+        '"summary":"s","firstKeptEntryId":["e3"],"tokensBefore":1e400}'
+    )
+    path = tmp_path / "hostile.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    session = read_session(path)
+    assert {p.kind for p in session.errors} == {
+        "bad-usage",
+        "bad-first-kept",
+        "number-out-of-range",
+    }
+    assert len(messages_df([session])[0]) == 31  # 30 messages, the compaction summary
+    assert len(entries_df([session])[0]) == 31
+    assert len(compactions_df([session])[0]) == 1
+    assert sessions_df([session])[0]["branches"].tolist() == [1]
+    tree_layout(session)
+    replay(session, "truncate", window=2000)
+    assert len(write_back(session, tmp_path).entries) == 31
