@@ -569,3 +569,14 @@ def test_values_the_reader_accepts_do_not_crash_later_steps(tmp_path: Path) -> N
     tree_layout(session)
     replay(session, "truncate", window=2000)
     assert len(write_back(session, tmp_path).entries) == 31
+
+
+def test_another_format_read_as_pi_says_so(tmp_path: Path) -> None:
+    # Forced (or once misdetected): the problems must say "wrong format", not only list
+    # every line as a record without an id.
+    rows = [_cc_user("u1", None, 1, "hi"), _cc_reply("a1", "u1", 2, "m1", "hello")]
+    path = _write_lines(tmp_path / "S.jsonl", rows)
+    session = read_session(path, format="pi")
+    wrong = [p for p in session.errors if p.kind == "wrong-format"]
+    assert len(wrong) == 1 and "claude-code" in wrong[0].message
+    assert wrong[0].line is None

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import math
 import os
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from typing import Any
 from ..session._errors import ProblemLog
 from ..session._model import KNOWN_ENTRY_TYPES, Entry
 from ..session._session import CURRENT_SESSION_VERSION, Session
+from ._detect import format_of_record
 from ._io import looks_binary, parse_jsonl, read_bytes_checked, strip_bom
 
 # -- files -------------------------------------------------------------------------------
@@ -289,6 +291,21 @@ def _is_title_slot(lineno: int, value: Any) -> bool:
     return lineno == 1 and isinstance(value, dict) and value.get("type") == "title"
 
 
+def _say_if_another_format(records: list[dict[str, Any]], log: ProblemLog) -> None:
+    """Record `wrong-format` when a header-less file's records are another agent's."""
+    votes = Counter(format_of_record(r) for r in records[:8])
+    votes.pop("pi", None)
+    votes.pop(None, None)
+    if votes:
+        fmt, _ = votes.most_common(1)[0]
+        log.add(
+            None,
+            "wrong-format",
+            f"read as pi, but its records look like {fmt}: read it with format={fmt!r} "
+            "(the problems below come from reading it as the wrong format)",
+        )
+
+
 def session_from_values(path: str, values: list[tuple[int, Any]], log: ProblemLog) -> Session:
     """Turn parsed JSONL values into a migrated, checked `Session`.
 
@@ -321,6 +338,7 @@ def session_from_values(path: str, values: list[tuple[int, Any]], log: ProblemLo
     if header is None:
         if records:
             log.add(lines[0], "missing-header", "file has no session header; one was synthesized")
+            _say_if_another_format(records, log)
         header = synthetic_header(path, records)
     elif not isinstance(header.get("id"), str):
         log.add(header_line, "bad-header", "session header has no string id")

@@ -14,6 +14,7 @@ import orjson
 
 from ..session._errors import ReadProblem, SessionReadError
 from ..session._session import Session
+from ._detect import format_of_record
 from ._io import check_session_path, read_bytes_checked, strip_bom
 from ._pi import read_pi_jsonl
 from ._values import loads_js
@@ -24,16 +25,6 @@ FORMATS: tuple[str, ...] = ("pi", "claude-code", "codex", "swe-agent", "openhand
 """Formats `read_session` understands (`pi` covers MusePi and oh-my-pi JSONL)."""
 
 _SNIFF_BYTES = 65536
-_CODEX_TYPES = {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
-_CLAUDE_TYPES = {
-    "user",
-    "assistant",
-    "summary",
-    "system",
-    "progress",
-    "file-history-snapshot",
-    "queue-operation",
-}
 
 
 def _first_objects(head: bytes, limit: int = 8) -> list[dict[str, Any]]:
@@ -53,26 +44,6 @@ def _first_objects(head: bytes, limit: int = 8) -> list[dict[str, Any]]:
             if len(out) >= limit:
                 break
     return out
-
-
-def _format_of_object(obj: dict[str, Any]) -> str | None:
-    """The format one JSONL record belongs to, or None when it tells nothing."""
-    kind = obj.get("type")
-    if not isinstance(kind, str):
-        kind = None  # an unhashable `type` must not break the set lookups below
-    if kind in ("session", "title"):
-        return "pi"
-    if "payload" in obj and kind in _CODEX_TYPES:
-        return "codex"
-    if "sessionId" in obj or "uuid" in obj or (kind in _CLAUDE_TYPES and "leafUuid" in obj):
-        return "claude-code"
-    if "history" in obj and ("instance_id" in obj or "instruction" in obj):
-        return "openhands"
-    if "trajectory" in obj and "history" in obj:
-        return "swe-agent"
-    if isinstance(obj.get("id"), str) and "parentId" in obj:
-        return "pi"
-    return None
 
 
 _OPENHANDS_EVAL_LINE = re.compile(rb'\{\s*"(?:instance_id|instruction)"\s*:')
@@ -113,7 +84,7 @@ def _format_of_head(head: bytes) -> str | None:
         # OpenHands eval output: one instance per line, each often longer than the sniff.
         return "openhands"
     for obj in _first_objects(stripped):
-        fmt = _format_of_object(obj)
+        fmt = format_of_record(obj)
         if fmt is not None:
             return fmt
     return None
