@@ -28,7 +28,7 @@ class ReadProblem:
             nothing read `missing-history` (SWE-agent, OpenHands); whole file
             `multiple-sessions` (an OpenHands file holding several, read as one),
             `wrong-format` (read as pi, but another agent's records). Values later steps
-            could not take: `nested-too-deeply` (cut at 100 levels, or the line dropped
+            could not take: `nested-too-deeply` (cut at 200 levels, or the line dropped
             when no parser goes that deep), `number-out-of-range` (kept as its text),
             `bad-usage` (a usage count read as 0, the original kept). OpenHands:
             `inferred-source` (older events without `source`), `no-messages`. A file a
