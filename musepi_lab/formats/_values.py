@@ -86,6 +86,9 @@ def _cut(value: Any, depth: int, parts: list[str], cuts: list[str], limit: int) 
 def limit_nesting(value: Any, limit: int = MAX_NESTING) -> tuple[Any, list[str]]:
     """`value` with every container nested deeper than `limit` replaced by `TOO_DEEP`.
 
+    With the default limit, a value orjson can write (254 levels) is kept whole, since
+    every step after reading takes it; only a deeper one is cut, at `MAX_NESTING`.
+
     Returns:
         `(value, fields)`: the value (the same object when nothing was cut) and the names
         of the fields that were cut (`a.b[0]…`).
