@@ -183,3 +183,27 @@ def test_iter_sessions_of_the_converted_folder_reads_them_all(tmp_path: Path) ->
     path.write_text("\n".join(dumps(r) for r in rows) + "\n")
     assert main(["convert", str(path), str(tmp_path / "o")]) == 0
     assert len(list(iter_sessions(tmp_path / "o"))) == 4
+
+
+def test_convert_of_a_folder_writes_every_session_in_it(tmp_path: Path) -> None:
+    source = tmp_path / "in"
+    source.mkdir()
+    (source / "output.jsonl").write_text(
+        "\n".join(dumps(openhands_instance(f"inst-{k}", 2)) for k in range(2)) + "\n"
+    )
+    header = {"type": "session", "version": 3, "id": "solo"}
+    entry = {
+        "type": "message",
+        "id": "a",
+        "parentId": None,
+        "timestamp": None,
+        "message": {"role": "user", "content": "x"},
+    }
+    (source / "solo.jsonl").write_text(dumps(header) + "\n" + dumps(entry) + "\n")
+    out_dir = tmp_path / "out"
+    assert main(["convert", str(source), str(out_dir)]) == 0
+    assert sorted(p.name for p in out_dir.glob("*.jsonl")) == [
+        "inst-0.jsonl",
+        "inst-1.jsonl",
+        "solo.jsonl",
+    ]

@@ -580,3 +580,31 @@ def test_another_format_read_as_pi_says_so(tmp_path: Path) -> None:
     wrong = [p for p in session.errors if p.kind == "wrong-format"]
     assert len(wrong) == 1 and "claude-code" in wrong[0].message
     assert wrong[0].line is None
+
+
+def test_folder_read_records_a_reader_crash_and_keeps_the_rest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Whatever a reader raises on one file (a bug not yet found), a lenient folder read
+    # keeps the other files and says which file failed and how.
+    from musepi_lab.formats import _swe_agent
+
+    good = tmp_path / "a.jsonl"
+    good.write_text(
+        dumps(PI_HEADER)
+        + "\n"
+        + dumps(pi_line("a", None, message={"role": "user", "content": "x"}))
+    )
+    bad = tmp_path / "b.traj"
+    bad.write_text(dumps({"history": [], "trajectory": []}))
+
+    def broken(*_: Any, **__: Any) -> Session:
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(_swe_agent, "read_swe_agent", broken)
+    sessions = {s.source_path: s for s in read_sessions(tmp_path)}
+    assert len(sessions[str(good)].entries) == 1
+    (problem,) = sessions[str(bad)].errors
+    assert problem.kind == "reader-error" and "RecursionError" in problem.message
+    with pytest.raises(RecursionError):
+        read_sessions(tmp_path, strict=True)
