@@ -608,3 +608,15 @@ def test_folder_read_records_a_reader_crash_and_keeps_the_rest(
     assert problem.kind == "reader-error" and "RecursionError" in problem.message
     with pytest.raises(RecursionError):
         read_sessions(tmp_path, strict=True)
+
+
+def test_line_under_a_progress_line_whose_parent_comes_later_is_linked(tmp_path: Path) -> None:
+    rows = [
+        _cc_user("u1", None, 1, "hi"),
+        _cc_progress("p1", "a1", 3),  # written before the reply it hangs from
+        _cc_reply("a1", "u1", 2, "m1", "hello"),
+        _cc_user("u2", "p1", 4, "more"),
+    ]
+    session = read_session(_write_lines(tmp_path / "S.jsonl", rows))
+    assert [e.id for e in session.path()] == ["u1", "a1", "u2"]
+    assert not session.errors

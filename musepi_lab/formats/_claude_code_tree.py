@@ -68,6 +68,7 @@ class TreeBuilder:
         self._by_id: dict[str, dict[str, Any]] = {}  # entry id -> its record (still open)
         self._dissolved: dict[str, str | None] = {}  # progress uuid -> entry it hangs from
         self._forward: list[tuple[int, str, str]] = []  # (line, parent uuid, field) to link
+        self._progress_forward: dict[str, str] = {}  # progress uuid -> its later parent
 
     # -- plumbing ---------------------------------------------------------------------
     def file_uuids(self) -> frozenset[str]:
@@ -100,6 +101,9 @@ class TreeBuilder:
             # A progress line's child hangs where the progress line hung.
             entry_id = self._dissolved[parent]
             if entry_id is None:
+                later = self._progress_forward.get(parent)
+                if later is not None:  # the progress line's own parent comes later
+                    self._forward.append((lineno, later, field))
                 return None, None
         else:
             entry_id = self._alias.get(parent)
@@ -170,14 +174,17 @@ class TreeBuilder:
         side branches. Kept verbatim under `progress` on their parent entry (root ones in
         the header's `sourceRecords`); lines hanging from them hang from that entry.
         """
+        waiting = len(self._forward)
         parent, _ = self._resolve(rec, lineno)
+        uuid = rec.get("uuid")
+        if len(self._forward) > waiting and isinstance(uuid, str):
+            self._progress_forward[uuid] = self._forward[-1][1]
         item = {"line": lineno, "record": rec}
         holder = self._by_id.get(parent) if parent is not None else None
         if holder is None:
             self.source_records.append(item)
         else:
             holder.setdefault("progress", []).append(item)
-        uuid = rec.get("uuid")
         if isinstance(uuid, str) and uuid not in self._alias:
             self._dissolved.setdefault(uuid, parent)
 
