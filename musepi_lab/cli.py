@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .datasets._registry import DATASETS_DIR
+from .formats._io import check_session_path
 from .formats._registry import read_session
 from .session import Session, SessionReadError
 
@@ -40,7 +41,7 @@ def session_summary(session: Session) -> dict[str, object]:
     roles = Counter(e.role for e in path if e.type == "message")
     kinds = Counter(e.type for e in session.entries)
     return {
-        "session": session.id[:36],
+        "session": session.id,
         "format": session.source_format,
         "entries": len(session.entries),
         "path": len(path),
@@ -48,7 +49,7 @@ def session_summary(session: Session) -> dict[str, object]:
         "assistant": roles.get("assistant", 0),
         "tool results": roles.get("toolResult", 0),
         "compactions": kinds.get("compaction", 0),
-        "branches": len(session.leaves),
+        "branches": session.branches,
         "problems": len(session.errors),
     }
 
@@ -74,21 +75,66 @@ def format_table(rows: Sequence[dict[str, object]]) -> str:
 
 
 # -- inspect / convert --------------------------------------------------------------------
+def _print_problems(problems: Sequence[Any], limit: int, *, file: Any = None) -> None:
+    for problem in problems[:limit]:
+        print(f"problem: {problem}", file=file)
+    if len(problems) > limit:
+        print(f"... and {len(problems) - limit} more problems", file=file)
+
+
 def cmd_inspect(args: argparse.Namespace) -> int:
-    session = read_session(args.file, strict=args.strict)
-    print(format_table([session_summary(session)]))
-    for problem in session.errors[: args.max_problems]:
-        print(f"problem: {problem}")
-    if len(session.errors) > args.max_problems:
-        print(f"... and {len(session.errors) - args.max_problems} more problems")
+    """Summarize every session of a file (and its linked subagent sessions).
+
+    Exit 1 when the file holds no session (empty, binary, nothing readable).
+    """
+    from .formats._convert import with_linked
+    from .formats._registry import iter_sessions
+
+    check_session_path(args.file)
+    sessions = list(with_linked(iter_sessions(args.file, strict=args.strict)))
+    problems = list(dict.fromkeys(p for s in sessions for p in s.errors))
+    if not any(s.entries for s in sessions):
+        print(f"musepi-lab: {args.file} holds no session", file=sys.stderr)
+        _print_problems(problems, args.max_problems, file=sys.stderr)
+        return 1
+    print(format_table([session_summary(s) for s in sessions if s.entries]))
+    _print_problems(problems, args.max_problems)
     return 0
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
-    session = read_session(args.input, strict=args.strict)
-    out = session.write(args.output)
-    print(f"wrote {out} ({len(session.entries)} entries, from {session.source_format})")
-    return 0
+    """Write every session of the input as MusePi JSONL; exit 1 listing what was not carried.
+
+    One session goes to OUTPUT; several (an OpenHands output, a Claude Code session with
+    subagents, a folder) go one file each into the folder OUTPUT, or beside an OUTPUT
+    named `*.jsonl`.
+    """
+    from .formats._convert import plan_conversion, write_plan
+
+    plan = plan_conversion(args.input, args.output, strict=args.strict)
+    try:
+        written = write_plan(plan)
+    except OSError as exc:
+        raise UsageError(f"cannot write: {exc}") from None
+    for session, path in zip((s for s, _ in plan.writes), written, strict=True):
+        print(f"wrote {path} ({len(session.entries)} entries, from {session.source_format})")
+    if len(written) > 1:
+        print(f"wrote {len(written)} sessions")
+    failed = bool(plan.not_carried or plan.empty or not written)
+    if not written:
+        print(f"musepi-lab: {args.input} holds no session; nothing written", file=sys.stderr)
+    for session in plan.empty:
+        if written:
+            print(
+                f"musepi-lab: not written: {session.source_path} holds no session", file=sys.stderr
+            )
+    if plan.not_carried:
+        print(
+            f"musepi-lab: {len(plan.not_carried)} problems dropped data that is not in the output:",
+            file=sys.stderr,
+        )
+        _print_problems(list(plan.not_carried), args.max_problems, file=sys.stderr)
+    return 1 if failed else 0
 
 
 # -- datasets -----------------------------------------------------------------------------
@@ -376,9 +422,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_inspect)
 
     p = sub.add_parser("convert", help="convert any supported format to MusePi JSONL")
-    p.add_argument("input")
-    p.add_argument("output")
+    p.add_argument("input", help="a session file (any format) or a folder of them")
+    p.add_argument("output", help="the JSONL file, or a folder when there are several sessions")
     p.add_argument("--strict", action="store_true")
+    p.add_argument("--max-problems", type=int, default=20)
     p.set_defaults(func=cmd_convert)
 
     p = sub.add_parser("datasets", help="list registry datasets and the sessions found")

@@ -16,6 +16,7 @@ import functools
 import importlib
 import json
 import random
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -224,3 +225,118 @@ def test_damaged_files_never_crash_the_reader(
         repaired = {p.line for p in session.errors if p.kind in ("invalid-utf8", "lone-surrogate")}
         assert pi_entry_lines(data) <= kept
         assert kept <= pi_entry_lines(data) | repaired
+
+
+# -- hostile values: nesting depth, huge numbers, long first lines (issue 13) ----------------
+
+# One small input per format (first lines of corpus files; JSON documents whole).
+HOSTILE_FILES: list[tuple[str, str, int | None]] = [
+    ("pi", "pi/before-compaction.jsonl", 40),
+    ("claude-code", "claude-code/spotter_short.jsonl", None),
+    (
+        "codex",
+        "codex/rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl",
+        40,
+    ),
+    ("swe-agent", "swe-agent/ctf_crypto_katy.traj", None),
+    ("openhands", "openhands/runtime_trajs_basic_gui_mode.json", None),
+    ("openhands", "openhands/multi_swe_bench_examples_output.jsonl", 1),
+]
+
+_OBJECT_START = re.compile(rb'\{\s*"')
+_NUMBER = re.compile(rb"(?<=[:\[,])\s*-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+HUGE_NUMBERS = [
+    b"1e999",
+    b"-1e400",
+    b"18446744073709551615",
+    b"9223372036854775808",
+    b"-9223372036854775809",
+    b"123456789012345678901234567890",
+    b"1" + b"0" * 400,
+    b"4.9e-400",
+]
+
+
+def nested_text(depth: int, kind: str) -> bytes:
+    if kind == "list":
+        return b"[" * depth + b"]" * depth
+    return b'{"a":' * depth + b"1" + b"}" * depth
+
+
+def _insert_field(data: bytes, at: int, field: bytes) -> bytes:
+    """`field` (`"key":value,`) inserted after the `{` of the `at`-th object start."""
+    starts = [m.start() for m in _OBJECT_START.finditer(data)]
+    if not starts:
+        return data
+    pos = starts[at % len(starts)] + 1
+    return data[:pos] + field + data[pos:]
+
+
+HostileOp = tuple[Any, ...]
+
+
+def hostile(data: bytes, ops: list[HostileOp]) -> bytes:
+    for op in ops:
+        kind = op[0]
+        if kind == "nest":
+            data = _insert_field(data, op[1], b'"fuzz":' + nested_text(op[2], op[3]) + b",")
+        elif kind == "number":
+            numbers = list(_NUMBER.finditer(data))
+            if numbers:
+                m = numbers[op[1] % len(numbers)]
+                data = data[: m.start()] + HUGE_NUMBERS[op[2] % len(HUGE_NUMBERS)] + data[m.end() :]
+        elif kind == "long-first-line":
+            # Padding inside the first record: its line outgrows the 64 KB format sniff.
+            data = _insert_field(data, 0, b'"pad":"' + b"x" * op[1] + b'",')
+    return data
+
+
+HOSTILE = st.lists(
+    st.one_of(
+        st.tuples(
+            st.just("nest"),
+            POSITION,
+            st.integers(min_value=1, max_value=3000),
+            st.sampled_from(["list", "dict"]),
+        ),
+        st.tuples(st.just("number"), POSITION, st.integers(min_value=0, max_value=7)),
+        st.tuples(st.just("long-first-line"), st.integers(min_value=60_000, max_value=200_000)),
+    ),
+    min_size=1,
+    max_size=3,
+)
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason=f"corpus not found at {CORPUS}")
+@pytest.mark.parametrize(
+    ("fmt", "relative", "keep_lines"),
+    HOSTILE_FILES,
+    ids=[f"{f[0]}-{f[1].split('/')[-1][:20]}" for f in HOSTILE_FILES],
+)
+@FUZZ
+@given(ops=HOSTILE)
+def test_hostile_values_never_crash_reading_or_writing(
+    fuzz_dir: Path, fmt: str, relative: str, keep_lines: int | None, ops: list[HostileOp]
+) -> None:
+    data = hostile(corpus_bytes(relative, keep_lines), ops)
+    path = fuzz_dir / ("hostile-" + relative.replace("/", "__"))
+    path.write_bytes(data)
+
+    detected = detect_format(path)
+    assert detected in FORMATS
+    if not any(op[0] == "nest" and op[2] > 900 for op in ops):
+        # Without values deeper than any parser goes, the content still tells its format
+        # (a long first line included).
+        assert detected == fmt
+    for forced in (None, fmt):
+        session = read_session(path, format=forced)  # lenient: nothing may escape
+        assert all(isinstance(p, ReadProblem) and p.path == str(path) for p in session.errors)
+        # What the reader accepted can be written and read back.
+        out = session.write(fuzz_dir / "hostile-written.jsonl")
+        again = read_session(out)
+        assert len(again.entries) == len(session.entries)
+        try:
+            read_session(path, strict=True, format=forced)
+        except SessionReadError as err:
+            assert str(err).startswith(str(path))
+    assert path.read_bytes() == data

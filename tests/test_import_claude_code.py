@@ -194,9 +194,10 @@ def test_whole_file_counts_and_nothing_lost(name: str) -> None:
         r
         for _, r in records
         if "uuid" in r
-        and r["type"] not in ("user", "assistant")
+        and r["type"] not in ("user", "assistant", "progress")
         and r.get("subtype") != "compact_boundary"
     ]
+    progress = {n: r for n, r in records if "uuid" in r and r["type"] == "progress"}
     no_uuid = [n for n, r in records if "uuid" not in r]
 
     assert len(messages(entries, "assistant")) == len(replies)
@@ -206,7 +207,13 @@ def test_whole_file_counts_and_nothing_lost(name: str) -> None:
     customs = [e for e in entries if e.type == "custom"]
     assert len(customs) == len(non_message)
     assert {e["customType"] for e in customs} == {f"claude-code:{r['type']}" for r in non_message}
-    assert [r["line"] for r in session.header.get("sourceRecords", [])] == no_uuid
+    # Progress lines: verbatim, once each, on an entry or in the header.
+    kept = [p for e in entries for p in e.get("progress", ())]
+    in_header = session.header.get("sourceRecords", [])
+    kept += [r for r in in_header if r["line"] in progress]
+    assert sorted(p["line"] for p in kept) == sorted(progress)
+    assert all(p["record"] == progress[p["line"]] for p in kept)
+    assert [r["line"] for r in in_header if r["line"] not in progress] == no_uuid
 
     # Every source uuid is an entry's sourceId, a merged line, or a compaction summary line.
     seen: set[str] = set()
@@ -215,6 +222,7 @@ def test_whole_file_counts_and_nothing_lost(name: str) -> None:
         seen.update(entry.get("sourceIds", ()))
         if entry.get("summarySourceId"):
             seen.add(entry["summarySourceId"])
+    seen.update(p["record"]["uuid"] for p in kept)
     assert seen == {r["uuid"] for _, r in records if "uuid" in r}
 
 
@@ -560,7 +568,6 @@ def test_synthetic_main_path_in_pi_shapes(synthetic: Path) -> None:
     session = read_claude_code(synthetic)
     kinds = [(e.type, e.role, e.source_id) for e in session.path()]
     assert kinds == [
-        ("custom", None, "p0"),
         ("message", "user", "u1"),
         ("message", "assistant", "a1"),
         ("message", "toolResult", "r1"),
@@ -657,11 +664,13 @@ def test_synthetic_compaction(synthetic: Path) -> None:
 
 def test_synthetic_non_message_records_and_header(synthetic: Path) -> None:
     session = read_claude_code(synthetic)
-    raw = json.loads(synthetic.read_text(encoding="utf-8").splitlines()[1])
-    (progress,) = by_source(session, "p0")
-    assert progress.type == "custom"
-    assert progress["customType"] == "claude-code:progress"
-    assert progress["data"] == raw
+    lines = synthetic.read_text(encoding="utf-8").splitlines()
+    # Progress lines are no entries: the root one is kept in the header, the other on the
+    # entry it hangs from (a3, merged into the reply a1), verbatim.
+    assert not by_source(session, "p0") and not by_source(session, "p1")
+    (reply,) = by_source(session, "a1")
+    assert reply["progress"] == [{"line": 7, "record": json.loads(lines[6])}]
+    assert by_source(session, "u1")[0].parent_id is None  # under the root progress line
     (duration,) = by_source(session, "d1")
     assert duration["customType"] == "claude-code:system"
     assert duration.parent_id == "a7"
@@ -669,8 +678,9 @@ def test_synthetic_non_message_records_and_header(synthetic: Path) -> None:
     assert header["id"] == SESSION_ID and header["cwd"] == "/work/demo"
     assert header["sourceVersion"] == "2.1.0" and header["gitBranch"] == "main"
     assert header["timestamp"] == "2026-01-01T00:00:01.000Z"
-    assert [r["line"] for r in header["sourceRecords"]] == [1]
+    assert [r["line"] for r in header["sourceRecords"]] == [1, 2]
     assert header["sourceRecords"][0]["record"]["type"] == "file-history-snapshot"
+    assert header["sourceRecords"][1]["record"] == json.loads(lines[1])
 
 
 def test_synthetic_sidechain_after_main_leaf(synthetic: Path) -> None:

@@ -51,6 +51,24 @@ def observation_indexes(history: list[dict[str, Any]]) -> set[int]:
     }
 
 
+def final_observation(doc: dict[str, Any]) -> list[str]:
+    """The last trajectory step's output when `history` ends on its action (old format:
+    the `submit` diff is never appended to `history`), as a list of zero or one texts."""
+    history, steps = doc["history"], doc.get("trajectory") or []
+    last = history[-1] if history else {}
+    if not steps or last.get("role") != "assistant" or not last.get("action", "").strip():
+        return []
+    step = steps[-1]
+    if step["action"].split()[0] != last["action"].split()[0]:
+        return []
+    return [step["observation"]]
+
+
+def source_ids(doc: dict[str, Any]) -> list[str]:
+    ids = [f"history:{i}" for i in range(len(doc["history"]))]
+    return ids + [f"trajectory:{len(doc['trajectory']) - 1}"] * len(final_observation(doc))
+
+
 # -- corpus ---------------------------------------------------------------------------------
 @needs_corpus
 @pytest.mark.parametrize("name", ALL_FILES)
@@ -65,14 +83,14 @@ def test_corpus_file_loads_strictly_without_problems(name: str) -> None:
 @needs_corpus
 @pytest.mark.parametrize("name", ALL_FILES)
 def test_every_history_item_becomes_one_entry_in_a_linear_chain(name: str) -> None:
-    history = raw(name)["history"]
+    doc = raw(name)
     session = load(name)
-    assert [e.source_id for e in session.entries] == [f"history:{i}" for i in range(len(history))]
+    assert [e.source_id for e in session.entries] == source_ids(doc)
     assert [e.get("sourceId") for e in session.entries] == [e.source_id for e in session.entries]
     assert session.entries[0].parent_id is None
     for prev, entry in zip(session.entries, session.entries[1:], strict=False):
         assert entry.parent_id == prev.id
-    assert len(session.path()) == len(history)
+    assert len(session.path()) == len(source_ids(doc))
     assert all(e.line is None for e in session.entries)
 
 
@@ -93,7 +111,8 @@ def test_roles_match_the_raw_history(name: str) -> None:
     assert [e.get("content") for e in customs] == [h["content"] for h in system]
     assert len(messages(session, "assistant")) == len(assistants)
     assert len(messages(session, "user")) == len(users)
-    assert len(messages(session, "toolResult")) == len(tools) + len(observations)
+    finals = final_observation(raw(name))
+    assert len(messages(session, "toolResult")) == len(tools) + len(observations) + len(finals)
 
 
 @needs_corpus
@@ -109,7 +128,7 @@ def test_old_format_actions_become_synthetic_calls_answered_by_the_next_user_ite
     assert [c["name"] for c in calls] == [a.split()[0] for a in actions]
     results = messages(session, "toolResult")
     expected = [history[i]["content"] for i in sorted(observation_indexes(history))]
-    assert [r["content"][0]["text"] for r in results] == expected
+    assert [r["content"][0]["text"] for r in results] == expected + final_observation(raw(name))
     # The text of the turn is the thought; the command lives in the call only.
     texts = [
         b["text"]
@@ -197,7 +216,7 @@ def test_detection_and_iteration_through_read_session() -> None:
         assert detect_format(path) == "swe-agent"
         session = read_session(path)
         assert session.source_format == "swe-agent"
-        assert len(session.entries) == len(raw(name)["history"])
+        assert len(session.entries) == len(source_ids(raw(name)))
     sessions = list(iter_sessions(folder))
     assert sorted(s.id for s in sessions) == sorted(Path(n).stem for n in ALL_FILES)
 

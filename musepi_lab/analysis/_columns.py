@@ -328,7 +328,7 @@ SESSION_COLUMNS: tuple[Column[SessionView], ...] = (
     ),
     Column("compactions", lambda v: _count_type(v, "compaction"), "Int64"),
     Column("branch_summaries", lambda v: _count_type(v, "branch_summary"), "Int64"),
-    Column("branches", lambda v: len(v.session.leaves), "Int64"),
+    Column("branches", lambda v: v.session.branches, "Int64"),
     Column("errors", lambda v: len(v.session.errors), "Int64"),
     Column("linked_sessions", lambda v: len(v.session.linked), "Int64"),
     Column("first_timestamp", _first_timestamp, TIMESTAMP),
@@ -336,7 +336,8 @@ SESSION_COLUMNS: tuple[Column[SessionView], ...] = (
     Column("tokens", lambda v: v.total_tokens(), "Int64"),
 )
 """Columns of `sessions_df`: one row per session. `messages` and `messages_*` count the
-rows `messages_df` has for the session (by runtime role); `branches` counts leaves;
+rows `messages_df` has for the session (by runtime role); `branches` counts conversations
+(`Session.branches`: bookkeeping leaves are no branches);
 `errors` counts the problems met while reading it; `tokens` sums every entry."""
 
 

@@ -205,6 +205,8 @@ def _parse_file(raw: Any, where: Path, index: int) -> DatasetFile:
     kind = raw.get("kind", "session")
     if not isinstance(path, str) or not path or path.startswith("/") or ".." in path.split("/"):
         raise DatasetError(f"{where}: {label}.path must be a relative path inside the root")
+    if "\x00" in path:
+        raise DatasetError(f"{where}: {label}.path {path!r} holds a NUL byte; no file has it")
     if not isinstance(sha, str) or len(sha) != 64:
         raise DatasetError(f"{where}: {label} ({path}) needs a 64-hex sha256")
     if not isinstance(size, int) or isinstance(size, bool) or size < 0:
@@ -236,13 +238,16 @@ def parse_manifest(raw: Any, where: Path) -> DatasetManifest:
     root_env = raw.get("root_env")
     if root_env is not None and not isinstance(root_env, str):
         raise DatasetError(f"{where}: manifest field 'root_env' must be a string")
+    root = _required(raw, "root", where)
+    if "\x00" in root or (root_env is not None and "\x00" in root_env):
+        raise DatasetError(f"{where}: manifest field 'root' holds a NUL byte; no folder has it")
     return DatasetManifest(
         name=_required(raw, "name", where),
         description=str(raw.get("description", "")),
         format=_required(raw, "format", where),
         source=_required(raw, "source", where),
         licence=_required(raw, "licence", where),
-        root=_required(raw, "root", where),
+        root=root,
         files=tuple(_parse_file(f, where, i) for i, f in enumerate(files)),
         folders={str(k): dict(v) for k, v in folders.items() if isinstance(v, Mapping)},
         root_env=root_env,
@@ -285,19 +290,27 @@ def load_manifest(
 def verify_file(root: Path, entry: DatasetFile) -> Path:
     """The absolute path of a dataset file, after checking its size and sha256.
 
+    A file whose bytes changed fails on its hash; a manifest whose `size` disagrees with
+    the right bytes fails on the size (a hand-edited or generated-wrong manifest).
+
     Raises:
         DatasetNotFound: The file is missing.
-        DatasetChecksumError: Its bytes differ from the manifest (the message names the
-            file, the expected and the actual hash).
+        DatasetChecksumError: Its bytes or size differ from the manifest (the message
+            names the file, what the manifest says and what the file has).
     """
     path = root / entry.path
     try:
         actual = cached_file_sha256(path)
-    except OSError:
+        size = path.stat().st_size
+    except (OSError, ValueError):  # ValueError: a NUL in a root given by the environment
         raise DatasetNotFound(f"{path}: dataset file is missing") from None
     if actual != entry.sha256:
         raise DatasetChecksumError(
             f"{path}: sha256 mismatch: the manifest says {entry.sha256}, the file has {actual}"
+        )
+    if size != entry.size:
+        raise DatasetChecksumError(
+            f"{path}: size mismatch: the manifest says {entry.size} bytes, the file has {size}"
         )
     return path
 

@@ -3,7 +3,6 @@ that records problems (file and line) instead of raising."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import stat
@@ -12,6 +11,7 @@ from typing import Any
 import orjson
 
 from ..session._errors import ProblemLog, SessionReadError
+from ._values import limit_nesting, loads_js, may_nest_deeper, nesting_message, range_message
 
 _BINARY_SNIFF = 8192
 
@@ -81,17 +81,6 @@ def strip_bom(data: bytes) -> bytes:
     return data[len(_BOM) :] if data.startswith(_BOM) else data
 
 
-def _reject_constant(name: str) -> Any:
-    # JSON.parse rejects NaN and Infinity literals; so do we.
-    raise ValueError(f"{name} is not JSON")
-
-
-def _js_int(digits: str) -> int | float:
-    # JS numbers are doubles; an integer past 64 bits could not be written back by orjson.
-    value = int(digits)
-    return value if -(2**63) <= value < 2**64 else float(value)
-
-
 def _replace_lone_surrogates(value: Any) -> tuple[Any, bool]:
     """`value` with unpaired UTF-16 surrogates in strings replaced by U+FFFD."""
     if isinstance(value, str):
@@ -127,7 +116,7 @@ def _parse_line_slowly(raw: bytes) -> tuple[Any, list[str], str, bool]:
 
     Returns:
         `(value, repairs, error, error_at_end)`: the value (or `_UNPARSED`), the problem
-        kinds of the repairs made, and for an unparsed line the parser's message and
+        kinds of the repairs made (or, for numbers kept as text, the message), and for an unparsed line the parser's message and
         whether it stopped at the end of the line (the sign of a cut-short write).
     """
     repairs: list[str] = []
@@ -141,9 +130,11 @@ def _parse_line_slowly(raw: bytes) -> tuple[Any, list[str], str, bool]:
     except orjson.JSONDecodeError as exc:
         error, at_end = exc.msg, exc.pos >= len(text.rstrip())
     try:
-        value = json.loads(text, parse_constant=_reject_constant, parse_int=_js_int)
-    except (ValueError, RecursionError):
+        value, out_of_range = loads_js(text)
+    except ValueError:
         return _UNPARSED, repairs, error, at_end
+    if out_of_range:
+        repairs.append(range_message(out_of_range))
     try:
         value, changed = _replace_lone_surrogates(value)
     except RecursionError:
@@ -159,13 +150,23 @@ _REPAIR_MESSAGES = {
 }
 
 
+def within_nesting(value: Any, line: int | None, log: ProblemLog) -> Any:
+    """`value` with what nests past `MAX_NESTING` cut, the cut recorded at `line`."""
+    value, cut = limit_nesting(value)
+    if cut:
+        log.add(line, "nested-too-deeply", nesting_message(cut))
+    return value
+
+
 def parse_jsonl(data: bytes, log: ProblemLog) -> list[tuple[int, Any]]:
     """Parse JSONL bytes into `(line_number, value)` pairs; bad lines become problems.
 
     Blank lines are skipped and a leading byte-order mark is ignored. A line that does not
     parse is recorded as `truncated-line` when it is the last line, has no newline after
     it and the parser ran out of input (an interrupted write), else as `malformed-json`.
-    Lines kept after a repair are recorded as `invalid-utf8` or `lone-surrogate`.
+    Lines kept after a repair are recorded as `invalid-utf8`, `lone-surrogate` or
+    `number-out-of-range` (kept as text), values nested past `MAX_NESTING` are cut there
+    (`nested-too-deeply`), and a line deeper than the parsers go is dropped with that kind.
     """
     lines = strip_bom(data).split(b"\n")
     # The chunk after the final newline is the only line that can be an unfinished write.
@@ -177,16 +178,29 @@ def parse_jsonl(data: bytes, log: ProblemLog) -> list[tuple[int, Any]]:
         if not raw or raw.isspace():
             continue
         try:
-            append((index + 1, loads(raw)))
-            continue
+            value = loads(raw)
         except orjson.JSONDecodeError:
             pass
+        else:
+            if may_nest_deeper(raw):
+                value = within_nesting(value, index + 1, log)
+            append((index + 1, value))
+            continue
         lineno = index + 1
         value, repairs, error, at_end = _parse_line_slowly(raw)
         if value is not _UNPARSED:
             for kind in repairs:
-                log.add(lineno, kind, _REPAIR_MESSAGES[kind])
-            append((lineno, value))
+                if kind in _REPAIR_MESSAGES:
+                    log.add(lineno, kind, _REPAIR_MESSAGES[kind])
+                else:
+                    log.add(lineno, "number-out-of-range", kind)
+            append((lineno, within_nesting(value, lineno, log)))
+        elif "depth" in error or "deeply" in error:
+            log.add(
+                lineno,
+                "nested-too-deeply",
+                f"line nests deeper than any JSON parser here allows ({error}); skipped",
+            )
         elif index == unterminated and at_end:
             log.add(
                 lineno,

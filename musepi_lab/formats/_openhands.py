@@ -32,16 +32,21 @@ Mapping, event by event, linked into a linear chain:
   of non-tool actions — → `custom` entries (`customType = "openhands:<action or
   observation>"`, `data` = the raw event), outside the LLM context.
 
+Resolver output and early evaluation output wrote events flat (`dataclasses.asdict`: no
+`source`, no `args`, no ids); they are rewritten in the current shape first, with the
+sources inferred and one `inferred-source` problem saying so (`_openhands_parse.py`).
+Instances without `instance_id` take the resolver's `owner/repo#number`, and ids repeated
+within a file get the line of their instance (`id@line`). A stream in which no event maps
+to a message is a `no-messages` problem.
+
 `sourceId = str(event id)`. Timestamps without a zone are taken as UTC. Entries of a JSONL
 line get that line number; events of a JSON array get the line their object starts on.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -51,19 +56,21 @@ import orjson
 from ..session._errors import ProblemLog
 from ..session._model import Entry
 from ..session._session import CURRENT_SESSION_VERSION, Session
-from ._io import looks_binary, parse_jsonl, read_bytes_checked
+from ._io import read_bytes_checked
+from ._openhands_parse import Stream, is_event, modern_events, parse_streams
 from ._records import (
     IdAllocator,
     assistant_message,
     chain,
     message_record,
     text_block,
+    token_count,
     tool_call_block,
     tool_result_message,
     usage,
     user_message,
 )
-from ._swe_agent import UTF8_BOM, ToolCallIds, parse_arguments, parse_json_document
+from ._swe_agent import ToolCallIds, parse_arguments
 
 SOURCE_FORMAT = "openhands"
 
@@ -71,14 +78,6 @@ SOURCE_FORMAT = "openhands"
 CONTROL_ACTIONS: frozenset[str] = frozenset(
     {"system", "recall", "change_agent_state", "null", "condensation", "condensation_request"}
 )
-
-
-@dataclass(frozen=True, slots=True)
-class _Stream:
-    """One session's worth of events, with what the header needs."""
-
-    events: list[tuple[int | None, Any]]
-    instance: Mapping[str, Any] | None = None
 
 
 # -- time -------------------------------------------------------------------------------------
@@ -95,129 +94,6 @@ def event_time(value: Any) -> tuple[str | None, int]:
     parsed = parsed.astimezone(UTC)
     iso = parsed.isoformat(timespec="milliseconds").replace("+00:00", "Z")
     return iso, int(parsed.timestamp() * 1000)
-
-
-# -- parsing ----------------------------------------------------------------------------------
-def _skip_ws(text: str, i: int) -> int:
-    n = len(text)
-    while i < n and text[i] in " \t\r\n":
-        i += 1
-    return i
-
-
-def parse_json_array(text: str, log: ProblemLog) -> list[tuple[int, Any]]:
-    """The items of a top-level JSON array with the line each starts on.
-
-    Items are decoded one by one, so when the array is cut short or broken the items before
-    the damage are kept and the damage is recorded with its line.
-    """
-    decoder = json.JSONDecoder()
-    out: list[tuple[int, Any]] = []
-    i = _skip_ws(text, 0) + 1  # past "["
-    line, counted = 1, 0
-
-    def line_at(pos: int) -> int:
-        nonlocal line, counted
-        line += text.count("\n", counted, pos)
-        counted = pos
-        return line
-
-    i = _skip_ws(text, i)
-    if i < len(text) and text[i] == "]":
-        return out
-    while True:
-        if i >= len(text):
-            log.add(line_at(len(text)), "truncated-json", "array is cut short: no closing ']'")
-            return out
-        try:
-            value, end = decoder.raw_decode(text, i)
-        except json.JSONDecodeError as exc:
-            truncated = exc.pos >= len(text.rstrip())
-            kind = "truncated-json" if truncated else "malformed-json"
-            what = "array is cut short" if truncated else "not valid JSON"
-            log.add(exc.lineno, kind, f"{what}: {exc.msg} (column {exc.colno})")
-            return out
-        out.append((line_at(i), value))
-        i = _skip_ws(text, end)
-        if i < len(text) and text[i] == ",":
-            i = _skip_ws(text, i + 1)
-            continue
-        if i < len(text) and text[i] == "]":
-            rest = _skip_ws(text, i + 1)
-            if rest < len(text):
-                log.add(line_at(rest), "malformed-json", "content after the closing ']'; ignored")
-            return out
-        if i >= len(text):
-            log.add(line_at(len(text)), "truncated-json", "array is cut short: no closing ']'")
-        else:
-            log.add(line_at(i), "malformed-json", f"expected ',' or ']', found {text[i]!r}")
-        return out
-
-
-def _decode(data: bytes, log: ProblemLog) -> str:
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        log.add(
-            data.count(b"\n", 0, exc.start) + 1,
-            "invalid-utf8",
-            "file is not valid UTF-8; bad bytes replaced",
-        )
-        return data.decode("utf-8", errors="replace")
-
-
-def _first_line_is_json(data: bytes) -> bool:
-    for raw in data.split(b"\n", 64):
-        if raw.strip():
-            try:
-                orjson.loads(raw)
-            except orjson.JSONDecodeError:
-                return False
-            return True
-    return False
-
-
-def _is_event(value: Any) -> bool:
-    return isinstance(value, Mapping) and ("action" in value or "observation" in value)
-
-
-def _instance_stream(line: int | None, value: Any, log: ProblemLog) -> _Stream | None:
-    if not isinstance(value, Mapping):
-        log.add(line, "not-an-object", f"line holds a JSON {type(value).__name__}, not an instance")
-        return None
-    history = value.get("history")
-    if not isinstance(history, list):
-        log.add(line, "missing-history", "instance has no `history` list; no entries read")
-        history = []
-    return _Stream([(line, event) for event in history], instance=value)
-
-
-def parse_streams(data: bytes, log: ProblemLog) -> list[_Stream]:
-    """Split an OpenHands file into event streams, one per session it holds."""
-    if data.startswith(UTF8_BOM):
-        data = data[len(UTF8_BOM) :]
-    if looks_binary(data):
-        log.add(None, "binary-file", "file holds NUL bytes: not an OpenHands file")
-        return []
-    if not data.strip():
-        log.add(None, "empty-file", "file is empty")
-        return []
-    if data.lstrip().startswith(b"["):
-        return [_Stream(parse_json_array(_decode(data, log), log))]
-    if _first_line_is_json(data):
-        values = parse_jsonl(data, log)
-        if values and _is_event(values[0][1]) and "history" not in values[0][1]:
-            return [_Stream(values)]
-        streams = [_instance_stream(line, value, log) for line, value in values]
-        return [s for s in streams if s is not None]
-    ok, doc = parse_json_document(data, log)
-    if not ok:
-        return []
-    if isinstance(doc, Mapping) and "history" in doc:
-        stream = _instance_stream(None, doc, log)
-        return [stream] if stream is not None else []
-    log.add(1, "not-an-object", "document is neither an event list nor an instance")
-    return []
 
 
 # -- events -----------------------------------------------------------------------------------
@@ -274,9 +150,9 @@ def _response_usage(meta: Mapping[str, Any]) -> tuple[str | None, str, dict[str,
     raw = response.get("usage")
     if not isinstance(raw, Mapping):
         return response_id, model, None
-    prompt = raw.get("prompt_tokens") or 0
+    prompt = token_count(raw.get("prompt_tokens"))
     details = raw.get("prompt_tokens_details")
-    cached = (details.get("cached_tokens") or 0) if isinstance(details, Mapping) else 0
+    cached = token_count(details.get("cached_tokens")) if isinstance(details, Mapping) else 0
     # OpenAI-style prompt_tokens include cached ones; pi's `input` does not.
     return (
         response_id,
@@ -331,6 +207,8 @@ class _Builder:
         self.open_by_call: dict[str, str] = {}
         self.open_by_event: dict[str, str] = {}
         self.responses: set[str] = set()
+        # Older flat events name no cause: an observation answers the oldest open call.
+        self.pair_in_order = False
 
     def add(self, record: dict[str, Any], line: int | None, source_id: str | None) -> None:
         if source_id is not None:
@@ -368,7 +246,7 @@ class _Builder:
         elif kind == "observation" and event.get("observation") == "error":
             record = message_record(entry_id, None, iso, user_message(_observation_text(event), ms))
         else:
-            if kind == "custom" and not _is_event(event):
+            if kind == "custom" and not is_event(event):
                 self.log.add(
                     line,
                     "unknown-event",
@@ -433,6 +311,8 @@ class _Builder:
         call_id = self.open_by_call.get(source_call) if source_call else None
         if call_id is None and cause_id is not None:
             call_id = self.open_by_event.get(cause_id)
+        if call_id is None and self.pair_in_order and not source_call and cause_id is None:
+            call_id = next(iter(self.open), None)
         if call_id is None:
             return None
         name, by_call, by_event = self.open.pop(call_id)
@@ -444,7 +324,7 @@ class _Builder:
 
 
 # -- header -----------------------------------------------------------------------------------
-def _metrics(stream: _Stream) -> dict[str, Any] | None:
+def _metrics(stream: Stream) -> dict[str, Any] | None:
     metrics = stream.instance.get("metrics") if stream.instance is not None else None
     if not isinstance(metrics, Mapping):
         # Event streams carry running totals on the events; the last one is the total.
@@ -463,7 +343,7 @@ def _metrics(stream: _Stream) -> dict[str, Any] | None:
     return out or None
 
 
-def _cwd(stream: _Stream) -> str | None:
+def _cwd(stream: Stream) -> str | None:
     for _, event in stream.events:
         if not isinstance(event, Mapping) or not isinstance(event.get("extras"), Mapping):
             continue
@@ -473,10 +353,36 @@ def _cwd(stream: _Stream) -> str | None:
     return None
 
 
-def stream_header(path: str, stream: _Stream) -> dict[str, Any]:
+def _issue_id(instance: Mapping[str, Any]) -> str | None:
+    """`owner/repo#number` of a resolver output's issue (it has no `instance_id`)."""
+    issue = instance.get("issue")
+    if not isinstance(issue, Mapping) or not isinstance(issue.get("number"), (int, str)):
+        return None
+    owner, repo = issue.get("owner"), issue.get("repo")
+    where = f"{owner}/{repo}" if isinstance(owner, str) and isinstance(repo, str) else ""
+    kind = instance.get("issue_type")
+    return f"{where}#{issue['number']}" if where else f"{kind or 'issue'}-{issue['number']}"
+
+
+def unique_ids(path: str, streams: list[Stream]) -> list[str]:
+    """One session id per stream, distinct within the file: a repeated id takes the line
+    its instance starts on (`id@line`), so the id joins of the DataFrames hold."""
+    ids = [str(stream_header(path, s)["id"]) for s in streams]
+    counts: dict[str, int] = {}
+    for session_id in ids:
+        counts[session_id] = counts.get(session_id, 0) + 1
+    return [
+        f"{sid}@{s.line if s.line is not None else k + 1}" if counts[sid] > 1 else sid
+        for k, (sid, s) in enumerate(zip(ids, streams, strict=True))
+    ]
+
+
+def stream_header(path: str, stream: Stream) -> dict[str, Any]:
     """The session header of an event stream: id, first timestamp, model, metrics."""
     instance = stream.instance or {}
     instance_id = instance.get("instance_id")
+    if not isinstance(instance_id, (str, int)):
+        instance_id = _issue_id(instance)
     header: dict[str, Any] = {
         "type": "session",
         "version": CURRENT_SESSION_VERSION,
@@ -509,13 +415,26 @@ def stream_header(path: str, stream: _Stream) -> dict[str, Any]:
     return header
 
 
-def stream_session(path: str, stream: _Stream, log: ProblemLog) -> Session:
+def stream_session(
+    path: str, stream: Stream, log: ProblemLog, session_id: str | None = None
+) -> Session:
     """One `Session` from one event stream (problems go to `log`, then its `finish()`:
-    in file order, or in strict mode the earliest one raised)."""
+    in file order, or in strict mode the earliest one raised); `session_id` overrides the
+    header's id (for a file whose instances share one)."""
     header = stream_header(path, stream)
+    if session_id is not None:
+        header["id"] = session_id
+    events, flat = modern_events(stream.events, log)
     builder = _Builder(IdAllocator(str(header["id"])), log, _str(header.get("model")))
-    for index, (line, event) in enumerate(stream.events):
+    builder.pair_in_order = flat
+    for index, (line, event) in enumerate(events):
         builder.event(index, line, event)
+    if events and not any(r["type"] == "message" for r in builder.records):
+        log.add(
+            stream.line,
+            "no-messages",
+            f"{len(events)} events, none of them a message the model saw; all kept as custom",
+        )
     entries = [
         Entry.from_record(record, line=line)
         for record, line in zip(chain(builder.records), builder.lines, strict=True)
@@ -559,9 +478,10 @@ def iter_openhands(path: str | os.PathLike[str], *, strict: bool = False) -> Ite
     if not streams:
         yield _empty_session(p, log)
         return
+    ids = unique_ids(p, streams)
     for k, stream in enumerate(streams):
         stream_log = log if k == 0 else ProblemLog(p, strict=strict, deferred=True)
-        yield stream_session(p, stream, stream_log)
+        yield stream_session(p, stream, stream_log, ids[k])
 
 
 def read_openhands(path: str | os.PathLike[str], *, strict: bool = False) -> Session:
@@ -591,4 +511,4 @@ def read_openhands(path: str | os.PathLike[str], *, strict: bool = False) -> Ses
             f"file holds {len(streams)} sessions (one per instance); this is the first — "
             "use iter_sessions or read_sessions to read them all",
         )
-    return stream_session(p, streams[0], log)
+    return stream_session(p, streams[0], log, unique_ids(p, streams)[0])

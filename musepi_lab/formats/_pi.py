@@ -12,7 +12,9 @@ comes first.
 from __future__ import annotations
 
 import hashlib
+import math
 import os
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -20,6 +22,7 @@ from typing import Any
 from ..session._errors import ProblemLog
 from ..session._model import KNOWN_ENTRY_TYPES, Entry
 from ..session._session import CURRENT_SESSION_VERSION, Session
+from ._detect import format_of_record
 from ._io import looks_binary, parse_jsonl, read_bytes_checked, strip_bom
 
 # -- files -------------------------------------------------------------------------------
@@ -210,6 +213,8 @@ def check_compactions(entries: Iterable[Entry], ids: set[str], log: ProblemLog) 
         if entry.type != "compaction":
             continue
         kept = entry.get("firstKeptEntryId")
+        if "sourceFirstKeptEntryId" in entry.record:
+            continue  # recorded by safe_record
         if not isinstance(kept, str):
             log.add(
                 entry.line,
@@ -219,6 +224,52 @@ def check_compactions(entries: Iterable[Entry], ids: set[str], log: ProblemLog) 
             )
         elif kept not in ids:
             log.add(entry.line, "bad-first-kept", f"firstKeptEntryId {kept!r} names no entry")
+
+
+_USAGE_COUNTS = ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
+_EXACT = 2**53  # past this a count is no longer exact as a double, and 2**63 breaks int64
+
+
+def _bad_count(value: Any) -> bool:
+    if isinstance(value, bool):
+        return True
+    if isinstance(value, int):
+        return not -_EXACT < value < _EXACT
+    if isinstance(value, float):
+        return not (math.isfinite(value) and -_EXACT < value < _EXACT)
+    return value is not None
+
+
+def safe_record(record: dict[str, Any], line: int, log: ProblemLog) -> dict[str, Any]:
+    """The record with values later steps cannot take moved aside, each one recorded.
+
+    A usage count that is not a number or is past 2**53 becomes 0 (the original usage is
+    kept as `sourceUsage`); a compaction's `firstKeptEntryId` that is neither a string nor
+    null becomes null (the original kept as `sourceFirstKeptEntryId`).
+    """
+    message = record.get("message")
+    usage = message.get("usage") if isinstance(message, dict) else None
+    if isinstance(usage, dict):
+        bad = [k for k in _USAGE_COUNTS if k in usage and _bad_count(usage[k])]
+        if bad:
+            log.add(
+                line,
+                "bad-usage",
+                f"message.usage {', '.join(bad)} not a count below 2**53; "
+                "read as 0, the original kept as sourceUsage",
+            )
+            fixed = {**usage, **dict.fromkeys(bad, 0)}
+            record = {**record, "message": {**message, "usage": fixed}, "sourceUsage": usage}
+    kept = record.get("firstKeptEntryId")
+    if record.get("type") == "compaction" and kept is not None and not isinstance(kept, str):
+        log.add(
+            line,
+            "bad-first-kept",
+            f"firstKeptEntryId is a JSON {type(kept).__name__}, not an id; read as null, "
+            "the original kept as sourceFirstKeptEntryId",
+        )
+        record = {**record, "firstKeptEntryId": None, "sourceFirstKeptEntryId": kept}
+    return record
 
 
 # -- the session -------------------------------------------------------------------------
@@ -238,6 +289,21 @@ def synthetic_header(path: str, records: list[dict[str, Any]]) -> dict[str, Any]
 def _is_title_slot(lineno: int, value: Any) -> bool:
     # omp's fixed-width title record is only ever the first physical line (spec §1.11).
     return lineno == 1 and isinstance(value, dict) and value.get("type") == "title"
+
+
+def _say_if_another_format(records: list[dict[str, Any]], log: ProblemLog) -> None:
+    """Record `wrong-format` when a header-less file's records are another agent's."""
+    votes = Counter(format_of_record(r) for r in records[:8])
+    votes.pop("pi", None)
+    votes.pop(None, None)
+    if votes:
+        fmt, _ = votes.most_common(1)[0]
+        log.add(
+            None,
+            "wrong-format",
+            f"read as pi, but its records look like {fmt}: read it with format={fmt!r} "
+            "(the problems below come from reading it as the wrong format)",
+        )
 
 
 def session_from_values(path: str, values: list[tuple[int, Any]], log: ProblemLog) -> Session:
@@ -272,6 +338,7 @@ def session_from_values(path: str, values: list[tuple[int, Any]], log: ProblemLo
     if header is None:
         if records:
             log.add(lines[0], "missing-header", "file has no session header; one was synthesized")
+            _say_if_another_format(records, log)
         header = synthetic_header(path, records)
     elif not isinstance(header.get("id"), str):
         log.add(header_line, "bad-header", "session header has no string id")
@@ -281,6 +348,7 @@ def session_from_values(path: str, values: list[tuple[int, Any]], log: ProblemLo
     if "version" in header:
         header["version"] = version
     migrate_records(header, records)
+    records = [safe_record(r, n, log) for n, r in zip(lines, records, strict=True)]
     entries = [Entry.from_record(r, line=n) for n, r in zip(lines, records, strict=True)]
     for entry in entries:
         check_entry(entry, log)

@@ -8,6 +8,7 @@ messages have pi's shapes (spec §1.5–1.7), and writes the source record's own
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -68,21 +69,41 @@ def tool_call_block(call_id: str, name: str, arguments: Any) -> dict[str, Any]:
     return {"type": "toolCall", "id": call_id, "name": name, "arguments": args}
 
 
+_EXACT = 2**53
+
+
+def token_count(value: Any) -> int:
+    """A token count from a source field: a finite number below 2**53, else 0.
+
+    Sources write what they like (strings, `1e999` kept as text, counts past 2**63 that
+    no DataFrame holds); a usage count that is not a count is read as none.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0
+    if isinstance(value, float) and not math.isfinite(value):
+        return 0
+    return int(value) if -_EXACT < value < _EXACT else 0
+
+
 def usage(
-    input: int = 0,
-    output: int = 0,
-    cache_read: int = 0,
-    cache_write: int = 0,
-    total: int | None = None,
+    input: Any = 0,
+    output: Any = 0,
+    cache_read: Any = 0,
+    cache_write: Any = 0,
+    total: Any = None,
 ) -> dict[str, Any]:
-    """A pi usage object (costs zero: the source formats rarely record them per message)."""
-    tot = total if total is not None else input + output + cache_read + cache_write
+    """A pi usage object (costs zero: the source formats rarely record them per message).
+
+    Each count goes through `token_count`, so a source value that is no count is 0.
+    """
+    counts = [token_count(v) for v in (input, output, cache_read, cache_write)]
+    tot = token_count(total) if total is not None else sum(counts)
     return {
-        "input": int(input),
-        "output": int(output),
-        "cacheRead": int(cache_read),
-        "cacheWrite": int(cache_write),
-        "totalTokens": int(tot),
+        "input": counts[0],
+        "output": counts[1],
+        "cacheRead": counts[2],
+        "cacheWrite": counts[3],
+        "totalTokens": tot,
         "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
     }
 

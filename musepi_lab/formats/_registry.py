@@ -12,10 +12,12 @@ from typing import Any
 
 import orjson
 
-from ..session._errors import SessionReadError
+from ..session._errors import ReadProblem, SessionReadError
 from ..session._session import Session
+from ._detect import format_of_record
 from ._io import check_session_path, read_bytes_checked, strip_bom
 from ._pi import read_pi_jsonl
+from ._values import loads_js
 
 Reader = Callable[..., Session]
 
@@ -23,16 +25,6 @@ FORMATS: tuple[str, ...] = ("pi", "claude-code", "codex", "swe-agent", "openhand
 """Formats `read_session` understands (`pi` covers MusePi and oh-my-pi JSONL)."""
 
 _SNIFF_BYTES = 65536
-_CODEX_TYPES = {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
-_CLAUDE_TYPES = {
-    "user",
-    "assistant",
-    "summary",
-    "system",
-    "progress",
-    "file-history-snapshot",
-    "queue-operation",
-}
 
 
 def _first_objects(head: bytes, limit: int = 8) -> list[dict[str, Any]]:
@@ -43,32 +35,15 @@ def _first_objects(head: bytes, limit: int = 8) -> list[dict[str, Any]]:
         try:
             value = orjson.loads(raw)
         except orjson.JSONDecodeError:
-            continue
+            try:  # what orjson refuses but JSON.parse takes (numbers past double range)
+                value, _ = loads_js(raw.decode("utf-8", errors="replace"))
+            except ValueError:
+                continue
         if isinstance(value, dict):
             out.append(value)
             if len(out) >= limit:
                 break
     return out
-
-
-def _format_of_object(obj: dict[str, Any]) -> str | None:
-    """The format one JSONL record belongs to, or None when it tells nothing."""
-    kind = obj.get("type")
-    if not isinstance(kind, str):
-        kind = None  # an unhashable `type` must not break the set lookups below
-    if kind in ("session", "title"):
-        return "pi"
-    if "payload" in obj and kind in _CODEX_TYPES:
-        return "codex"
-    if "sessionId" in obj or "uuid" in obj or (kind in _CLAUDE_TYPES and "leafUuid" in obj):
-        return "claude-code"
-    if "history" in obj and ("instance_id" in obj or "instruction" in obj):
-        return "openhands"
-    if "trajectory" in obj and "history" in obj:
-        return "swe-agent"
-    if isinstance(obj.get("id"), str) and "parentId" in obj:
-        return "pi"
-    return None
 
 
 _OPENHANDS_EVAL_LINE = re.compile(rb'\{\s*"(?:instance_id|instruction)"\s*:')
@@ -77,8 +52,11 @@ _OPENHANDS_EVAL_LINE = re.compile(rb'\{\s*"(?:instance_id|instruction)"\s*:')
 def detect_format(path: str | os.PathLike[str]) -> str:
     """The format of a session file, judged from its content (and `.traj` suffix).
 
-    Returns one of `FORMATS`. Files that match nothing are treated as `pi`, whose reader
-    reports what is wrong with them line by line. Content never makes this raise.
+    Returns one of `FORMATS`. The first 64 KB usually decide; when they do not and the
+    file goes on (a first line longer than that, as Claude Code and Codex write when the
+    first message holds a big paste), the file is read until its first records are whole.
+    Files that match nothing are treated as `pi`, whose reader reports what is wrong with
+    them line by line. Content never makes this raise.
 
     Raises:
         SessionReadError: The path is not a readable regular file.
@@ -86,6 +64,15 @@ def detect_format(path: str | os.PathLike[str]) -> str:
     p, head = read_bytes_checked(path, _SNIFF_BYTES)
     if p.endswith(".traj"):
         return "swe-agent"
+    fmt = _format_of_head(head)
+    if fmt is None and len(head) == _SNIFF_BYTES:
+        _, data = read_bytes_checked(p)
+        fmt = _format_of_head(data)
+    return fmt or "pi"
+
+
+def _format_of_head(head: bytes) -> str | None:
+    """The format the start of a file shows, or None when its records tell nothing."""
     stripped = strip_bom(head).lstrip()
     if stripped.startswith(b"["):
         return "openhands"
@@ -97,10 +84,10 @@ def detect_format(path: str | os.PathLike[str]) -> str:
         # OpenHands eval output: one instance per line, each often longer than the sniff.
         return "openhands"
     for obj in _first_objects(stripped):
-        fmt = _format_of_object(obj)
+        fmt = format_of_record(obj)
         if fmt is not None:
             return fmt
-    return "pi"
+    return None
 
 
 def _reader(fmt: str) -> Reader:
@@ -185,29 +172,67 @@ def iter_session_files(root: str | os.PathLike[str]) -> Iterator[Path]:
 def iter_sessions(root: str | os.PathLike[str], *, strict: bool = False) -> Iterator[Session]:
     """Read every session file under a folder (or one file), one `Session` at a time.
 
-    Files that hold several sessions (OpenHands evaluation output) yield each of them.
+    Files that hold several sessions (OpenHands evaluation output) yield each of them. In
+    lenient mode a file that cannot be read at all does not stop the others: it yields an
+    empty session whose `errors` say why (see `unreadable_session`).
+
+    Raises:
+        SessionReadError: `root` does not exist, or (strict) a file has a problem.
     """
     base = Path(root)
     if not base.exists():
         raise SessionReadError(os.fspath(base), None, "not-found", "no such file or folder")
     files: Iterable[Path] = [base] if base.is_file() else iter_session_files(base)
     for file in files:
-        fmt = detect_format(file)
-        if fmt == "openhands":
-            from ._openhands import iter_openhands
+        if strict:
+            yield from _file_sessions(file, strict=True)
+            continue
+        try:
+            # Listed first, so a failure half-way through a file yields nothing twice.
+            sessions = list(_file_sessions(file, strict=False))
+        except SessionReadError as err:
+            sessions = [unreadable_session(file, err.problems)]
+        except Exception as exc:  # lenient: one bad file must not lose the rest
+            problem = ReadProblem(
+                os.fspath(file), None, "reader-error", f"{type(exc).__name__}: {exc}"
+            )
+            sessions = [unreadable_session(file, (problem,))]
+        yield from sessions
 
-            yield from iter_openhands(file, strict=strict)
-        else:
-            yield read_session(file, strict=strict, format=fmt)
+
+def _file_sessions(file: Path, *, strict: bool) -> Iterator[Session]:
+    fmt = detect_format(file)
+    if fmt == "openhands":
+        from ._openhands import iter_openhands
+
+        yield from iter_openhands(file, strict=strict)
+    else:
+        yield read_session(file, strict=strict, format=fmt)
+
+
+def unreadable_session(path: str | os.PathLike[str], problems: Iterable[ReadProblem]) -> Session:
+    """An empty session standing for a file that could not be read, carrying why."""
+    p = os.fspath(path)
+    header = {"type": "session", "version": 3, "id": Path(p).stem}
+    return Session(header, (), errors=tuple(problems), source_path=p, source_format="none")
 
 
 def read_sessions(
     paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], *, strict: bool = False
 ) -> list[Session]:
-    """Read many sessions: a folder, one file, or a list of files and folders."""
+    """Read many sessions: a folder, one file, or a list of files and folders.
+
+    In lenient mode a listed path that does not exist gives an empty session carrying a
+    `not-found` problem, so the others are still read.
+    """
     if isinstance(paths, (str, os.PathLike)):
         return list(iter_sessions(paths, strict=strict))
     out: list[Session] = []
     for p in paths:
-        out.extend(iter_sessions(p, strict=strict))
+        try:
+            out.extend(iter_sessions(p, strict=strict))
+        except SessionReadError as err:
+            if strict:
+                raise
+            out.append(unreadable_session(p, err.problems))
     return out

@@ -20,8 +20,10 @@ Mapping, one history item at a time, linked into a linear chain:
 - `tool` → toolResult per id in `tool_call_ids`.
 - Old format: environment output arrives as the `user` message right after an assistant
   action; it becomes the toolResult of that action's synthetic call, so tool-call pairing
-  holds as in a pi session. A trailing action without output (the final `submit`) stays an
-  unanswered call.
+  holds as in a pi session.
+- The final action's output (the `submit` diff) is only in the last `trajectory` step:
+  it becomes the toolResult of the history's last call when that call names the step's
+  command (`sourceId = "trajectory:<index>"`).
 
 Trajectories carry no timestamps: entry timestamps are None and message timestamps 0.
 Every entry has `sourceId = "history:<index>"`; `line` is None (the history is nested in one
@@ -40,7 +42,7 @@ import orjson
 from ..session._errors import ProblemLog
 from ..session._model import Entry
 from ..session._session import CURRENT_SESSION_VERSION, Session
-from ._io import looks_binary, read_bytes_checked
+from ._io import looks_binary, read_bytes_checked, within_nesting
 from ._records import (
     IdAllocator,
     assistant_message,
@@ -51,6 +53,7 @@ from ._records import (
     tool_result_message,
     user_message,
 )
+from ._values import loads_js, range_message
 
 SOURCE_FORMAT = "swe-agent"
 SYSTEM_CUSTOM_TYPE = "swe-agent:system"
@@ -86,7 +89,7 @@ def parse_json_document(data: bytes, log: ProblemLog) -> tuple[bool, Any]:
         log.add(None, "empty-file", "file is empty")
         return False, None
     try:
-        return True, orjson.loads(data)
+        return True, within_nesting(orjson.loads(data), None, log)
     except orjson.JSONDecodeError:
         pass
     try:
@@ -99,13 +102,27 @@ def parse_json_document(data: bytes, log: ProblemLog) -> tuple[bool, Any]:
         )
         text = data.decode("utf-8", errors="replace")
     try:
-        return True, orjson.loads(text)
+        return True, within_nesting(orjson.loads(text), None, log)
     except orjson.JSONDecodeError as exc:
-        truncated = exc.msg.startswith("unexpected end") or exc.pos >= len(text.rstrip())
+        error = exc
+    if "depth" in error.msg:
+        log.add(
+            error.lineno,
+            "nested-too-deeply",
+            f"document nests deeper than the parser allows ({error.msg}); not read",
+        )
+        return False, None
+    try:
+        # JSON.parse takes numbers past double range, which orjson refuses.
+        value, out_of_range = loads_js(text)
+    except ValueError:
+        truncated = error.msg.startswith("unexpected end") or error.pos >= len(text.rstrip())
         kind = "truncated-json" if truncated else "malformed-json"
         what = "document is cut short" if truncated else "not valid JSON"
-        log.add(exc.lineno, kind, f"{what}: {exc.msg} (column {exc.colno})")
+        log.add(error.lineno, kind, f"{what}: {error.msg} (column {error.colno})")
         return False, None
+    log.add(error.lineno, "number-out-of-range", range_message(out_of_range))
+    return True, within_nesting(value, None, log)
 
 
 # -- content ----------------------------------------------------------------------------------
@@ -325,6 +342,42 @@ def history_records(
     return records
 
 
+def _open_call(record: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The one tool call of an assistant record, or None (no call, or several)."""
+    message = record.get("message")
+    if not isinstance(message, Mapping) or message.get("role") != "assistant":
+        return None
+    calls = [b for b in message.get("content", ()) if b.get("type") == "toolCall"]
+    return calls[0] if len(calls) == 1 else None
+
+
+def final_observation(
+    records: list[dict[str, Any]], trajectory: Any, alloc: IdAllocator
+) -> dict[str, Any] | None:
+    """The result of the last call, when only `trajectory` holds it (the `submit` output).
+
+    SWE-agent appends an observation to `history` only when another model call follows,
+    so the last action's output is in the last trajectory step alone. It is the result of
+    the history's last record when that is an assistant message with one call naming the
+    same command.
+    """
+    if not records or not isinstance(trajectory, list) or not trajectory:
+        return None
+    step = trajectory[-1]
+    call = _open_call(records[-1])
+    if call is None or not isinstance(step, Mapping):
+        return None
+    observation, action = step.get("observation"), step.get("action")
+    if not isinstance(observation, str) or not isinstance(action, str) or not action.split():
+        return None
+    if action.split(None, 1)[0] != call["name"]:
+        return None
+    msg = tool_result_message(call["id"], call["name"], content_blocks(observation), 0)
+    record = message_record(alloc.take(None, "trajectory", len(trajectory) - 1), None, None, msg)
+    record["sourceId"] = f"trajectory:{len(trajectory) - 1}"
+    return record
+
+
 # -- header -----------------------------------------------------------------------------------
 def _working_dir(doc: Mapping[str, Any]) -> str | None:
     steps = doc.get("trajectory")
@@ -402,7 +455,11 @@ def read_swe_agent(path: str | os.PathLike[str], *, strict: bool = False) -> Ses
     if not isinstance(history, list):
         log.add(None, "missing-history", "trajectory has no `history` list; no entries read")
         history = []
-    records = history_records(history, IdAllocator(str(header["id"])), log)
+    alloc = IdAllocator(str(header["id"]))
+    records = history_records(history, alloc, log)
+    final = final_observation(records, doc.get("trajectory"), alloc)
+    if final is not None:
+        records.append(final)
     return Session(
         header,
         [Entry.from_record(r) for r in chain(records)],

@@ -26,7 +26,13 @@ class ReadProblem:
             `unknown-role`, `unknown-event`; tool results `unpaired-tool-result` (no call
             with that id before it), `duplicate-tool-result` (a second output for a call);
             nothing read `missing-history` (SWE-agent, OpenHands); whole file
-            `multiple-sessions` (an OpenHands file holding several, read as one).
+            `multiple-sessions` (an OpenHands file holding several, read as one),
+            `wrong-format` (read as pi, but another agent's records). Values later steps
+            could not take: `nested-too-deeply` (cut at 200 levels, or the line dropped
+            when no parser goes that deep), `number-out-of-range` (kept as its text),
+            `bad-usage` (a usage count read as 0, the original kept). OpenHands:
+            `inferred-source` (older events without `source`), `no-messages`. A file a
+            lenient folder read could not read at all: `reader-error`.
         message: A human-readable explanation.
     """
 

@@ -21,6 +21,9 @@ from ._model import Entry
 
 CURRENT_SESSION_VERSION = 3
 
+# Entry types that are part of the conversation (what `Session.branches` counts the tips of).
+_CONVERSATION_TYPES = frozenset({"message", "compaction", "branch_summary", "custom_message"})
+
 
 def parse_timestamp_ms(value: Any) -> float | None:
     """Epoch milliseconds of an ISO-8601 timestamp (as JS `Date.parse`), or None."""
@@ -364,6 +367,29 @@ class Session:
         """Entries without children (the tips of every branch), in file order."""
         index = self._child_index()
         return tuple(e for e in self._by_id.values() if not index.get(e.id))
+
+    @property
+    def branches(self) -> int:
+        """How many conversations the tree holds: tips of what the model saw.
+
+        A branch ends at a conversation entry (a message, compaction, branch summary or
+        custom message) with no conversation entry below it. Bookkeeping hanging off the
+        path (Claude Code turn durations, OpenHands state changes, ...) is a leaf of the
+        tree but no branch, so a linear session has one branch however many such leaves
+        it has. A session with no conversation entry has none.
+        """
+        index = self._child_index()
+        below: dict[str, bool] = {}  # entry id -> a conversation entry at or under it
+        count = 0
+        # Reversed pre-order visits every child before its parent.
+        for _, entry in reversed(list(self.walk())):
+            children = index.get(entry.id, ())
+            under = any(below.get(c.id, False) for c in children)  # type: ignore[arg-type]
+            talk = entry.type in _CONVERSATION_TYPES
+            if talk and not under:
+                count += 1
+            below[entry.id] = talk or under  # type: ignore[index]
+        return count
 
     # -- labels -----------------------------------------------------------------------
     @property
