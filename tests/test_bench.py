@@ -467,3 +467,35 @@ def test_openhands_evaluation_file_gives_one_ref_per_instance(corpus_dir):
     lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     refs = session_refs([path])
     assert [r.index for r in refs] == list(range(len(lines)))
+
+
+# -- layers ----------------------------------------------------------------------------------
+def _imported_modules(path: Path) -> set[str]:
+    """Every module a file imports, at any depth (function-local imports included), with
+    relative imports resolved against `musepi_lab.bench`."""
+    import ast
+
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = ["musepi_lab", "bench"][: max(0, 2 - node.level + 1)] if node.level else []
+            names.add(".".join([*base, node.module or ""]).strip("."))
+    return names
+
+
+def test_bench_draws_nothing_imports_no_layer_above_and_stays_small():
+    import ast
+
+    bench_dir = Path(__file__).resolve().parents[1] / "musepi_lab" / "bench"
+    above = ("matplotlib", "ipywidgets", "IPython", "musepi_lab.plot", "musepi_lab.widgets")
+    for path in sorted(bench_dir.glob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        bad = sorted(m for m in _imported_modules(path) if m.startswith(above))
+        assert not bad, f"{path.name} imports {bad}"
+        assert len(text.splitlines()) <= 600, path.name
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.FunctionDef):
+                length = node.end_lineno - node.lineno + 1
+                assert length <= 80, f"{path.name}: {node.name} has {length} lines"
