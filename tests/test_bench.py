@@ -461,6 +461,17 @@ def test_write_report_writes_tables_and_png_plots(tmp_path, serial_grid):
     assert "| truncate |" in (out / "summary.md").read_text(encoding="utf-8")
 
 
+def test_the_figures_moved_to_the_plot_layer_and_the_old_names_say_where():
+    import musepi_lab.bench as bench
+
+    with pytest.raises(AttributeError, match=r"musepi_lab\.plot\.write_benchmark_report"):
+        bench.write_report  # noqa: B018
+    with pytest.raises(AttributeError, match=r"musepi_lab\.plot\.plot_benchmark"):
+        bench.plot_benchmark  # noqa: B018
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        bench.nope  # noqa: B018
+
+
 @needs_corpus
 def test_openhands_evaluation_file_gives_one_ref_per_instance(corpus_dir):
     path = corpus_dir / "openhands" / "multi_swe_bench_examples_output.jsonl"
