@@ -352,3 +352,16 @@ def test_bench_on_a_manifest_path_runs_its_sessions_and_refuses_an_empty_one(tmp
     assert main(["bench", str(empty), "--out", str(tmp_path / "out2")]) == 2
     err = capsys.readouterr().err
     assert str(empty) in err and "no sessions" in err
+
+
+def test_a_file_the_reader_cannot_count_is_a_row_not_a_crash(tmp_path):
+    # Issue 13: an OpenHands array holding one value nested 1,000 deep crashed `bench`.
+    deep = "[" * 1000 + "0" + "]" * 1000
+    path = tmp_path / "deep.json"
+    path.write_text(
+        '[{"id": 1, "source": "user", "action": "message", "args": {"content": "hi"},'
+        f' "extras": {deep}}}]',
+        encoding="utf-8",
+    )
+    df = run_benchmark(path, ["none"], [8000], executor="serial", progress=False)
+    assert len(df) == 1 and df["source"].iloc[0] == str(path.resolve())

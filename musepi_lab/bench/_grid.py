@@ -182,11 +182,16 @@ def _facts_beside(path: Path) -> Path | None:
 
 
 def _sessions_in_file(path: Path) -> int:
-    if detect_format(path) != "openhands":
-        return 1
     from ..formats._openhands import iter_openhands
 
-    return sum(1 for _ in iter_openhands(path))
+    try:
+        if detect_format(path) != "openhands":
+            return 1
+        return sum(1 for _ in iter_openhands(path))
+    except Exception:
+        # A file that cannot even be counted is one cell that fails with the reader's
+        # error in its row, never a grid that does not start.
+        return 1
 
 
 def session_refs(
