@@ -8,10 +8,13 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .formats._registry import read_session
 from .session import Session, SessionReadError
+
+if TYPE_CHECKING:
+    from .bench._grid import SessionRef
 
 SAMPLE_DIR = Path(__file__).resolve().parents[1] / "datasets" / "sample"
 DEMO_STRATEGIES: tuple[str, ...] = (
@@ -178,7 +181,7 @@ def resolve_dataset(spec: str, *, verify: bool = True) -> list[Path]:
     )
 
 
-def bench_sessions(spec: str, *, verify: bool = True) -> list[Any]:
+def bench_sessions(spec: str, *, verify: bool = True) -> list[SessionRef]:
     """The sessions (`SessionRef`s) a `bench` argument names.
 
     Raises:
@@ -188,7 +191,10 @@ def bench_sessions(spec: str, *, verify: bool = True) -> list[Any]:
     from .bench._grid import session_refs
 
     paths = resolve_dataset(spec, verify=verify)
-    refs = session_refs(paths)
+    try:
+        refs = session_refs(paths)
+    except FileNotFoundError as exc:  # a dataset file gone, with checks skipped
+        raise UsageError(str(exc)) from None
     if not refs:
         raise UsageError(f"{spec}: no sessions found there; nothing to benchmark")
     return refs
@@ -219,7 +225,7 @@ def _executor(args: argparse.Namespace) -> Any:
 
 
 def _run_bench(
-    sessions: Sequence[Any],
+    sessions: Sequence[SessionRef],
     strategies: Sequence[Any],
     budgets: Sequence[int],
     args: argparse.Namespace,
