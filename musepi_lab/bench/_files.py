@@ -26,7 +26,7 @@ RESULTS_PARQUET = "results.parquet"
 RESULTS_CSV = "results.csv"
 CONFIG_JSON = "config.json"
 
-Writer = Callable[[Path], None]
+Writer = Callable[[Path], object]
 """Writes a file's whole content to the path it is given."""
 
 _serial = itertools.count()

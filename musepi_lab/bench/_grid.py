@@ -129,7 +129,8 @@ def canonical_json(value: Any) -> str:
 
 def settings_json(settings: CompactionSettings) -> dict[str, Any]:
     """Compaction settings as a JSON-ready dict (tuples become lists)."""
-    return json.loads(canonical_json(dataclasses.asdict(settings)))
+    data: dict[str, Any] = json.loads(canonical_json(dataclasses.asdict(settings)))
+    return data
 
 
 def _scalar(text: str) -> Any:

@@ -291,14 +291,14 @@ def _early_facts(
     if not res.events:
         return []
     fired_at = res.timeline["entry_id"].iloc[res.events[0].request]
-    ids = [e.id for e in session.path()]
-    early = ids[: ids.index(fired_at)] if fired_at in ids else []
+    path = session.path()
+    ids = [e.id for e in path]
+    early = path[: ids.index(fired_at)] if fired_at in ids else []
     if planted is not None:
-        early_ids = set(early)
+        early_ids = {e.id for e in early}
         facts = [Fact(f.fact, f.kind) for f in planted if f.entry_id in early_ids]
     else:
-        by_id = session.by_id
-        early_msgs = [m for i in early if (m := entry_to_message(by_id[i])) is not None]
+        early_msgs = [m for e in early if (m := entry_to_message(e)) is not None]
         facts = list(extract_facts(early_msgs))
     return [f for f in facts if f.text in path_text]
 

@@ -100,7 +100,7 @@ def _row_cells(row: pd.Series) -> list[str]:
     return [_cell(v, c) for c, v in zip(row.index.to_list(), row.to_list(), strict=True)]
 
 
-def _header(column: tuple[Any, Any]) -> str:
+def _header(column: Any) -> str:
     metric, budget = column
     return f"{metric} @ {budget}" if budget != "" else str(metric)
 

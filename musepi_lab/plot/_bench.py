@@ -18,15 +18,20 @@ from ._comparison import plot_strategy_comparison
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 REPORT_FIGURES: tuple[str, ...] = ("fact_retention.png", "token_reduction.png", "tradeoff.png")
 """The PNG files `write_benchmark_report` draws."""
 
 
-def _new_axes() -> Axes:
+def _new_figure() -> Figure:
     from matplotlib.figure import Figure
 
-    return Figure(figsize=(8.0, 4.5), layout="constrained").add_subplot()
+    return Figure(figsize=(8.0, 4.5), layout="constrained")
+
+
+def _new_axes() -> Axes:
+    return _new_figure().add_subplot()
 
 
 def plot_benchmark(
@@ -76,9 +81,14 @@ def plot_tradeoff(df: pd.DataFrame, *, ax: Axes | None = None) -> Axes:
     )
 
 
-def _figure_writer(draw: Callable[[], Axes]) -> Callable[[Path], None]:
-    # The temporary's name ends in `.tmp`, so the format is given rather than guessed.
-    return lambda tmp: draw().figure.savefig(tmp, dpi=110, format="png")
+def _figure_writer(draw: Callable[[Axes], Axes]) -> Callable[[Path], None]:
+    def write(tmp: Path) -> None:
+        figure = _new_figure()
+        draw(figure.add_subplot())
+        # The temporary's name ends in `.tmp`, so the format is given rather than guessed.
+        figure.savefig(tmp, dpi=110, format="png")
+
+    return write
 
 
 def write_benchmark_report(
@@ -97,10 +107,10 @@ def write_benchmark_report(
     base = Path(out_dir)
     frame = read_benchmark(base) if df is None else df
     written = write_summary(base, frame)
-    draws: dict[str, Callable[[], Axes]] = {
-        "fact_retention.png": lambda: plot_benchmark(frame, "fact_retention"),
-        "token_reduction.png": lambda: plot_benchmark(frame, "token_reduction"),
-        "tradeoff.png": lambda: plot_tradeoff(frame),
+    draws: dict[str, Callable[[Axes], Axes]] = {
+        "fact_retention.png": lambda ax: plot_benchmark(frame, "fact_retention", ax=ax),
+        "token_reduction.png": lambda ax: plot_benchmark(frame, "token_reduction", ax=ax),
+        "tradeoff.png": lambda ax: plot_tradeoff(frame, ax=ax),
     }
     figures = {name: base / name for name in REPORT_FIGURES}
     write_files_atomic({figures[name]: _figure_writer(draws[name]) for name in REPORT_FIGURES})
