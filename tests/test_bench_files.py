@@ -365,3 +365,21 @@ def test_a_file_the_reader_cannot_count_is_a_row_not_a_crash(tmp_path):
     )
     df = run_benchmark(path, ["none"], [8000], executor="serial", progress=False)
     assert len(df) == 1 and df["source"].iloc[0] == str(path.resolve())
+
+
+@posix_only
+def test_a_cell_write_cut_short_leaves_no_litter_after_the_next_run(tmp_path):
+    cache = tmp_path / "cells"
+    run_benchmark(SMALL, ["none"], [8000], executor="serial", cache_dir=cache, progress=False)
+    (cell,) = cache.rglob("*.json")
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale = cell.with_name(f".{cell.name}.{dead.pid}.0.tmp")
+    stale.write_bytes(cell.read_bytes()[:10])  # what a run killed mid-write leaves
+    mine = cell.with_name(f".{cell.name}.{os.getpid()}.0.tmp")  # a live writer's
+    mine.write_bytes(b"{")
+    again = run_benchmark(
+        SMALL, ["none"], [8000], executor="serial", cache_dir=cache, progress=False
+    )
+    assert again.attrs["cells_cached"] == 1
+    assert not stale.exists() and mine.exists()

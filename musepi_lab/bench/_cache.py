@@ -10,7 +10,7 @@ from typing import Any
 
 import orjson
 
-from ._files import write_bytes_atomic
+from ._files import remove_stale_temporaries, write_bytes_atomic
 from ._grid import Cell
 from ._score import COLUMNS
 
@@ -45,3 +45,10 @@ def write_cell(cache_dir: str | os.PathLike[str], cell: Cell, row: Mapping[str, 
     )
     # Not synced: a cell lost to a power cut is only recomputed.
     return write_bytes_atomic(path, data, durable=False)
+
+
+def clean_cache(cache_dir: str | os.PathLike[str]) -> int:
+    """Remove the temporaries of cell writes cut short by a killed run; returns how many."""
+    base = Path(cache_dir)
+    folders = [p for p in base.iterdir() if p.is_dir()] if base.is_dir() else []
+    return sum(len(remove_stale_temporaries(folder)) for folder in folders)

@@ -24,7 +24,7 @@ from ..llm._summarizer import Summarizer
 from ..metrics._metrics import DEFAULT_PRICES
 from ..session._session import Session
 from ..strategies._base import Strategy
-from ._cache import read_cell, write_cell
+from ._cache import clean_cache, read_cell, write_cell
 from ._cell import run_cell
 from ._grid import Cell, SessionRef, make_cells, resolve_strategy, session_refs
 from ._lock import folder_lock
@@ -103,6 +103,8 @@ def run_cells(
         FolderLockedError: Another running process uses `cache_dir`.
     """
     with folder_lock(cache_dir) if cache_dir is not None else nullcontext():
+        if cache_dir is not None:
+            clean_cache(cache_dir)
         rows: list[dict[str, Any] | None] = [None] * len(cells)
         todo: list[int] = []
         for i, cell in enumerate(cells):
