@@ -5,25 +5,47 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
+# `make demo` needs only the package; `make test` and `make lab` add the test and lab extras.
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-test: $(VENV)/.installed
 	$(PY) -m pip install --quiet -e '.[test]'
 	touch $@
 
-.PHONY: install demo test lint
+.PHONY: install install-test demo test lint lab notebooks typecheck
 install: $(VENV)/.installed
+install-test: $(VENV)/.installed-test
 
 demo: install
 	$(VENV)/bin/musepi-lab demo --out demo-output
 
-lint: install
+# JupyterLab on the notebooks, with this environment registered as the kernel
+# "musepi-lab" (so a JupyterLab installed elsewhere can pick it too).
+lab: install-test
+	$(PY) -m ipykernel install --sys-prefix --name musepi-lab --display-name "Python (musepi-lab)"
+	$(VENV)/bin/jupyter lab --notebook-dir=notebooks
+
+# The notebooks' source is notebooks/NN-*.py (jupytext percent format): write each paired
+# .ipynb from it, clean (no outputs; cell ids kept). tests/test_notebooks_text.py checks they agree.
+notebooks: install-test
+	$(PY) notebooks/_write_ipynb.py
+
+lint: install-test
 	$(VENV)/bin/ruff check musepi_lab tests perf notebooks
 
-# One pytest run: the test suite (including a papermill run of the benchmark notebook and the
-# real-browser check) and every notebook under nbval, on both cores (`--dist loadfile` keeps
-# the cells of one notebook in one kernel).
-test: install
+typecheck: install-test
+	$(VENV)/bin/mypy
+
+# ruff, mypy (strict on the core layers), then one pytest run: the test suite (including a
+# papermill run of the benchmark notebook, the wheel check and the real-browser checks) and
+# every notebook under nbval, on both cores (`--dist loadfile` keeps the cells of one notebook
+# in one kernel).
+test: install-test
 	$(VENV)/bin/ruff check musepi_lab tests perf notebooks
+	$(VENV)/bin/mypy
 	$(PY) -m pytest -q -p no:cacheprovider -n 2 --dist loadfile --nbval-lax tests notebooks \
 		--ignore=tests/browser/fixtures

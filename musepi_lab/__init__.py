@@ -11,6 +11,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from . import display as _display  # noqa: F401  (fills the repr registry: HTML cards)
+from ._version import __version__
 from .compaction import (
     CompactionPreparation,
     CompactionResult,
@@ -29,8 +31,6 @@ from .replay import ReplayResult, replay
 from .session import Entry, ReadProblem, Session, SessionReadError
 from .strategies import compact
 from .tokens import TokenCounter
-
-__version__ = "0.1.0"
 
 # Name → module that defines it, imported on first access (PEP 562).
 _LAZY: dict[str, str] = {

@@ -10,13 +10,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .datasets._registry import DATASETS_DIR
 from .formats._registry import read_session
 from .session import Session, SessionReadError
 
 if TYPE_CHECKING:
     from .bench._grid import SessionRef
 
-SAMPLE_DIR = Path(__file__).resolve().parents[1] / "datasets" / "sample"
+SAMPLE_DIR = DATASETS_DIR / "sample"
 DEMO_STRATEGIES: tuple[str, ...] = (
     "none",
     "truncate",

@@ -173,3 +173,29 @@ def text_card(title: str, pairs: Sequence[tuple[str, Any]]) -> str:
     """The plain-text form of a card, for terminals."""
     width = max((len(k) for k, _ in pairs), default=0)
     return "\n".join([title, *(f"  {k.ljust(width)}  {v}" for k, v in pairs)])
+
+
+def register_displays() -> None:
+    """Fill the repr registry (`musepi_lab._repr`) for the core values: HTML cards in
+    notebooks, text cards in terminals. `import musepi_lab` calls it."""
+    from ._repr import register_repr
+    from .compaction._prepare import CompactionPreparation
+    from .compaction._result import CompactionResult
+    from .replay._replay import ReplayResult
+    from .session._session import Session
+
+    register_repr(Session, html=session_html)
+    register_repr(
+        CompactionPreparation,
+        html=preparation_html,
+        text=lambda p: text_card("CompactionPreparation", preparation_pairs(p)),
+    )
+    register_repr(
+        CompactionResult,
+        html=result_html,
+        text=lambda r: text_card("CompactionResult", result_pairs(r)),
+    )
+    register_repr(ReplayResult, html=replay_html)
+
+
+register_displays()

@@ -1,8 +1,9 @@
 """nbval over the notebooks: skip a notebook whose optional dependencies are missing.
 
-Each notebook lists what it needs in `metadata.musepi_lab.requires` (written by
-`_build.py`): `modules` that must import and `strategies` that must be registered. A
-notebook that lacks one is skipped with the reason, instead of failing on its first cell.
+Each notebook lists the third-party modules it needs in `metadata.musepi_lab.requires.modules`
+(the `musepi_lab:` key in the YAML header of its `.py` source). A notebook that lacks one is
+skipped with the reason, instead of failing on its first cell. Nothing else skips: a strategy
+or a part of musepi_lab that is missing fails the notebook.
 """
 
 from __future__ import annotations
@@ -16,11 +17,10 @@ import pytest
 
 
 @cache
-def requirements(notebook: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """`(modules, strategies)` a notebook declares it needs."""
+def required_modules(notebook: str) -> tuple[str, ...]:
+    """The modules a notebook declares it needs."""
     metadata = json.loads(Path(notebook).read_text(encoding="utf-8")).get("metadata", {})
-    requires = metadata.get("musepi_lab", {}).get("requires", {})
-    return tuple(requires.get("modules", ())), tuple(requires.get("strategies", ()))
+    return tuple(metadata.get("musepi_lab", {}).get("requires", {}).get("modules", ()))
 
 
 def _module_missing(name: str) -> bool:
@@ -32,15 +32,8 @@ def _module_missing(name: str) -> bool:
 
 @cache
 def missing(notebook: str) -> tuple[str, ...]:
-    """What a notebook needs that this environment lacks (empty when it can run)."""
-    modules, strategies = requirements(notebook)
-    lacking = [f"module {m}" for m in modules if _module_missing(m)]
-    if strategies:
-        from musepi_lab.strategies import available
-
-        registered = set(available())
-        lacking += [f"strategy {s}" for s in strategies if s not in registered]
-    return tuple(lacking)
+    """The modules a notebook needs that this environment lacks (empty when it can run)."""
+    return tuple(f"module {m}" for m in required_modules(notebook) if _module_missing(m))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -5,8 +5,7 @@ those just-loaded sessions (the target: sessions cache their tree index on first
 fresh set is the honest case), then again from the same, now warm, sessions, and end to
 end from the corpus folder. The baseline, measured in the same run, is the least a frame
 of entries can cost: `pandas.DataFrame.from_records` of each entry's bare id, parent id,
-type and timestamp. The other four frames are timed for information. Files whose importer
-is missing are skipped and listed. Median of N interleaved repetitions.
+type and timestamp. The other four frames are timed for information. Median of N interleaved repetitions.
 
     python perf/bench_frames.py [--quick] [--check] [--repeat N]
 
@@ -48,18 +47,7 @@ def read_corpus(files: list[Path]) -> list[Session]:
     return sessions
 
 
-def loadable_files(root: Path) -> tuple[list[Path], list[str]]:
-    """Corpus files that read, and a note for each file whose importer is missing."""
-    files: list[Path] = []
-    skipped: list[str] = []
-    for file in iter_session_files(root):
-        try:
-            list(iter_sessions(file))
-        except ImportError as exc:
-            skipped.append(f"{file.relative_to(root)}: {exc}")
-        else:
-            files.append(file)
-    return files, skipped
+
 
 
 def bare_frame(sessions: list[Session]) -> pd.DataFrame:
@@ -79,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     if not CORPUS.is_dir():
         print(f"corpus not found at {CORPUS}; nothing to measure")
         return 0
-    files, skipped = loadable_files(CORPUS)
+    files = list(iter_session_files(CORPUS))  # a reader that fails is an error
     if args.quick:
         files = [f for f in files if f.parent.name == "pi"] or files
 
@@ -115,8 +103,6 @@ def main(argv: list[str] | None = None) -> int:
     print("-" * 55)
     for name, seconds in result.items():
         print(f"{name:<32} {seconds * 1e3:>7.1f}ms {seconds / base:>11.1f}x")
-    for line in skipped:
-        print(f"skipped {line}")
     seconds = result["entries_df, fresh sessions"]
     print(f"\nentries_df over the corpus: {seconds:.3f} s (target < {TARGET_SECONDS} s)")
     if args.check and seconds > TARGET_SECONDS * WIDE_MARGIN:

@@ -18,7 +18,6 @@ with the grid runs. The ratio grid speed-up / ceiling is the runner's own effici
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
 from concurrent.futures import ProcessPoolExecutor
@@ -37,23 +36,11 @@ BUDGETS = (8000, 20000)
 TARGET = 1.7
 WIDE_MARGIN = 1.5
 # Module of each strategy, imported directly when the registry does not list it yet.
-_MODULES = {
-    "none": "_none",
-    "truncate": "_truncate",
-    "observation-masking": "_masking",
-    "extractive": "_extractive",
-    "snapcompact": "_snapcompact",
-}
-
-
 def strategies() -> list[str]:
-    """The five model-free strategies of the grid (registered on demand)."""
-    for name in STRATEGIES:
-        if name not in available():
-            importlib.import_module(f"musepi_lab.strategies.{_MODULES[name]}")
+    """The five model-free strategies of the grid (a missing one is an error, not a skip)."""
     missing = [n for n in STRATEGIES if n not in available()]
     if missing:
-        raise SystemExit(f"strategies not available: {missing}")
+        raise SystemExit(f"strategies not registered: {missing}")
     assert not any(strategy_type(n).needs_summarizer for n in STRATEGIES)
     return list(STRATEGIES)
 

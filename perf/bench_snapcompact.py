@@ -49,7 +49,8 @@ from musepi_lab.formats._registry import read_session
 from musepi_lab.session._model import Entry
 from musepi_lab.session._session import Session
 from musepi_lab.strategies._base import CompactionContext, compact
-from musepi_lab.strategies.snapcompact._archive import normalize_archive_text, serialize_scoped
+from musepi_lab.strategies.snapcompact._archive import serialize_scoped
+from musepi_lab.strategies.snapcompact._normalize import normalize_archive_text
 from musepi_lab.strategies.snapcompact._plan import (
     SHAPE_NAMES,
     ArchivePlan,

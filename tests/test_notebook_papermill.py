@@ -9,10 +9,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
-papermill = pytest.importorskip("papermill")
-pd = pytest.importorskip("pandas")
+import pandas as pd
+import papermill
 
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOK = REPO / "notebooks" / "04-benchmark-dataset.ipynb"

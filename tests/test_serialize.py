@@ -20,17 +20,16 @@ from musepi_lab.compaction._serialize import (
     truncate_head_tail,
     utf16_slice,
 )
-from musepi_lab.strategies.snapcompact._archive import (
+from musepi_lab.context._summaries import NEWLINE_GLYPH
+from musepi_lab.strategies.snapcompact._archive import elide_data_urls, serialize_scoped
+from musepi_lab.strategies.snapcompact._normalize import (
     CHAR_FOLD,
     DIM_OFF,
     DIM_ON,
     EMOJI_FOLD,
-    NEWLINE_GLYPH,
-    elide_data_urls,
     fold_to_ascii,
     is_pictographic,
     normalize_archive_text,
-    serialize_scoped,
     strip_ansi,
 )
 

@@ -637,14 +637,12 @@ def test_hybrid_summarizes_the_masked_session_when_masking_is_not_enough() -> No
 
 
 def test_hybrid_with_llm_summary_needs_a_summarizer() -> None:
-    pytest.importorskip("musepi_lab.strategies._llm_summary")
     session, _ = hybrid_session()
     with pytest.raises(StrategyUnavailable, match="summarizer"):
         compact(session, "hybrid", keep_turns=3, target_tokens=10)
 
 
 def test_hybrid_with_llm_summary_over_the_loopback_server(tmp_path: Path) -> None:
-    pytest.importorskip("musepi_lab.strategies._llm_summary")
     from musepi_lab.llm._summarizer import OpenAICompatibleSummarizer
     from musepi_lab.testing import StubOpenAIServer
 

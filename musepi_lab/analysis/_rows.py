@@ -98,10 +98,10 @@ class SessionView:
     @cached_property
     def timestamps_ms(self) -> tuple[tuple[float, str], ...]:
         """`(epoch_ms, iso)` of every entry whose timestamp parses, sorted by time."""
-        stamps = []
+        stamps: list[tuple[float, str]] = []
         for entry in self.session.entries:
             ms = parse_timestamp_ms(entry.timestamp)
-            if ms is not None:
+            if ms is not None and entry.timestamp is not None:
                 stamps.append((ms, entry.timestamp))
         return tuple(sorted(stamps))
 

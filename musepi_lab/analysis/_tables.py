@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Literal, TypeAlias, TypeVar, overload
+from typing import Any, Literal, TypeAlias, TypeVar, cast, overload
 
 import pandas as pd
 
@@ -135,7 +135,8 @@ def session_views(
 def _typed(series: pd.Series, dtype: str) -> pd.Series:
     if dtype == TIMESTAMP:
         return pd.to_datetime(series, utc=True, format="ISO8601", errors="coerce")
-    return series.astype(dtype)
+    typed: pd.Series = series.astype(cast(Any, dtype))  # dtype names are checked by the specs
+    return typed
 
 
 def build_frame(rows: Iterable[R], columns: Sequence[Column[R]]) -> pd.DataFrame:

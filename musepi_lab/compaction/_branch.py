@@ -89,9 +89,10 @@ def collect_entries_for_branch_summary(
     seen: set[str] = set()
     current: str | None = old_leaf_id
     while current and current != common and current not in seen:
-        entry = session.get(current)
-        if entry is None:
+        found = session.get(current)
+        if found is None:
             break
+        entry = found
         seen.add(current)
         collected.append(entry)
         current = entry.parent_id
@@ -189,10 +190,10 @@ def prepare_branch_entries(
     """
     check_profile(profile)
     if counter is None:
-        counter = TokenCounter(profile)
+        counter = TokenCounter.for_profile(profile)
     ops = FileOperations()
     for entry in entries:
-        if entry.type == "branch_summary" and not is_extension_summary(entry, profile=profile):
+        if entry.type == "branch_summary" and not is_extension_summary(entry.record, profile=profile):
             ops = ops.merge(seed_from_details(entry.get("details"), profile=profile))
 
     taken: list[tuple[Mapping[str, Any], str]] = []

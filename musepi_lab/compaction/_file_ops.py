@@ -16,10 +16,12 @@ a new one.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..session._model import Entry, Message
 from ..session._profiles import check_profile
 from ._serialize import js_trim_end
 
@@ -511,3 +513,60 @@ def format_summary_files(ops: FileOperations, *, profile: str) -> tuple[str, dic
     if profile == "pi":
         return format_file_operations(read_files, modified_files), details
     return format_files_block(read_files, modified_files, read_set=ops.read), details
+
+
+# -- file operations over a growing prefix ------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class FileOpsPrefix:
+    """File operations of `messages[:k]` (plus a seed) for any k, without re-extracting.
+
+    Each `(kind, path)` is recorded at the first message that touches it; the operations
+    of a prefix are the records before k. Union is all `file_ops_from_messages` does, so
+    the result equals it.
+    """
+
+    seed: FileOperations
+    firsts: tuple[tuple[int, str, str], ...]
+    first_positions: tuple[int, ...]
+
+    @classmethod
+    def build(
+        cls, seed: FileOperations, messages: Sequence[Message], profile: str
+    ) -> FileOpsPrefix:
+        seen: set[tuple[str, str]] = set()
+        firsts: list[tuple[int, str, str]] = []
+        for position, message in enumerate(messages):
+            if message.get("role") != "assistant":
+                continue
+            ops = extract_file_ops(message, profile=profile)
+            if not ops:
+                continue
+            for kind, paths in (
+                ("read", ops.read),
+                ("written", ops.written),
+                ("edited", ops.edited),
+            ):
+                for file_path in sorted(paths):
+                    if (kind, file_path) not in seen:
+                        seen.add((kind, file_path))
+                        firsts.append((position, kind, file_path))
+        return cls(seed, tuple(firsts), tuple(p for p, _, _ in firsts))
+
+    def upto(self, k: int) -> FileOperations:
+        found: dict[str, set[str]] = {"read": set(), "written": set(), "edited": set()}
+        for _, kind, file_path in self.firsts[: bisect_left(self.first_positions, k)]:
+            found[kind].add(file_path)
+        return self.seed.merge(
+            FileOperations(
+                read=frozenset(found["read"]),
+                written=frozenset(found["written"]),
+                edited=frozenset(found["edited"]),
+            )
+        )
+
+
+def seed_file_ops(previous: Entry | None, profile: str) -> FileOperations:
+    """The file operations a previous compaction entry carries forward (none without one)."""
+    if previous is None:
+        return FileOperations()
+    return seed_from_entry(previous, profile=profile)

@@ -25,12 +25,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .._repr import html_of, text_of
 from ..session._messages import entry_to_message
-from ..session._model import Entry
+from ..session._model import Entry, Message
 from ..session._profiles import check_profile
 from ..session._session import Session
 from ..tokens._counter import TokenCounter
 from ._cut import CutWindow, cut_window
+from ._file_ops import FileOpsPrefix, seed_file_ops
 from ._settings import CompactionSettings
 from ._threshold import (
     ContextEstimate,
@@ -44,7 +46,6 @@ from ._threshold import (
 if TYPE_CHECKING:
     from ._file_ops import FileOperations
 
-Message = Mapping[str, Any]
 
 _REMOTE_PRESERVE_KEY = "openaiRemoteCompaction"
 
@@ -120,14 +121,10 @@ class CompactionPreparation:
     path: tuple[Entry, ...] = field(repr=False, compare=False)
 
     def __repr__(self) -> str:
-        from ..display import preparation_pairs, text_card
+        return text_of(self) or f"CompactionPreparation(cut_index={self.cut_index})"
 
-        return text_card("CompactionPreparation", preparation_pairs(self))
-
-    def _repr_html_(self) -> str:
-        from ..display import preparation_html
-
-        return preparation_html(self)
+    def _repr_html_(self) -> str | None:
+        return html_of(self)
 
     @property
     def has_previous_summary(self) -> bool:
@@ -205,68 +202,6 @@ def is_readable_compaction(entry: Entry, settings: CompactionSettings) -> bool:
     return not is_remote_compaction(entry) or settings.remote_enabled
 
 
-# -- file operations over a growing prefix ------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class _FileOpsPrefix:
-    """File operations of `messages[:k]` (plus a seed) for any k, without re-extracting.
-
-    Each `(kind, path)` is recorded at the first message that touches it; the operations
-    of a prefix are the records before k. Union is all `file_ops_from_messages` does, so
-    the result equals it.
-    """
-
-    seed: FileOperations
-    firsts: tuple[tuple[int, str, str], ...]
-    first_positions: tuple[int, ...]
-
-    @classmethod
-    def build(
-        cls, seed: FileOperations, messages: Sequence[Message], profile: str
-    ) -> _FileOpsPrefix:
-        from ._file_ops import extract_file_ops
-
-        seen: set[tuple[str, str]] = set()
-        firsts: list[tuple[int, str, str]] = []
-        for position, message in enumerate(messages):
-            if message.get("role") != "assistant":
-                continue
-            ops = extract_file_ops(message, profile=profile)
-            if not ops:
-                continue
-            for kind, paths in (
-                ("read", ops.read),
-                ("written", ops.written),
-                ("edited", ops.edited),
-            ):
-                for file_path in sorted(paths):
-                    if (kind, file_path) not in seen:
-                        seen.add((kind, file_path))
-                        firsts.append((position, kind, file_path))
-        return cls(seed, tuple(firsts), tuple(p for p, _, _ in firsts))
-
-    def upto(self, k: int) -> FileOperations:
-        from ._file_ops import FileOperations
-
-        found: dict[str, set[str]] = {"read": set(), "written": set(), "edited": set()}
-        for _, kind, file_path in self.firsts[: bisect_left(self.first_positions, k)]:
-            found[kind].add(file_path)
-        return self.seed.merge(
-            FileOperations(
-                read=frozenset(found["read"]),
-                written=frozenset(found["written"]),
-                edited=frozenset(found["edited"]),
-            )
-        )
-
-
-def _seed(previous: Entry | None, profile: str) -> FileOperations:
-    from ._file_ops import FileOperations, seed_from_entry
-
-    if previous is None:
-        return FileOperations()
-    return seed_from_entry(previous, profile=profile)
-
-
 # -- plans: everything that does not depend on the keep budget -----------------------------
 @dataclass(frozen=True, slots=True)
 class _Plan:
@@ -286,7 +221,7 @@ class _Plan:
     bearing: tuple[int, ...]
     messages: tuple[Message, ...]
     ids: tuple[str, ...]
-    file_ops: _FileOpsPrefix
+    file_ops: FileOpsPrefix
     estimate: ContextEstimate
     tokens_before: int
     prompt_tokens: int | None
@@ -338,7 +273,7 @@ def _pi_plan(path: tuple[Entry, ...], counter: TokenCounter) -> _Plan:
         bearing=bearing,
         messages=messages,  # type: ignore[arg-type]
         ids=tuple(str(path[i].id) for i in bearing),
-        file_ops=_FileOpsPrefix.build(_seed(previous, "pi"), messages, "pi"),  # type: ignore[arg-type]
+        file_ops=FileOpsPrefix.build(seed_file_ops(previous, "pi"), messages, "pi"),  # type: ignore[arg-type]
         estimate=estimate,
         tokens_before=estimate.tokens,
         prompt_tokens=None,
@@ -423,7 +358,7 @@ def _musepi_plan(
         bearing=tuple(range(len(sequence))),
         messages=tuple(messages),
         ids=tuple(str(e.id) for e in sequence),
-        file_ops=_FileOpsPrefix.build(_seed(previous, "musepi"), messages, "musepi"),
+        file_ops=FileOpsPrefix.build(seed_file_ops(previous, "musepi"), messages, "musepi"),
         estimate=_at_path_index(
             estimate_from_counts(messages, counts, profile="musepi"), positions.__getitem__
         ),

@@ -353,6 +353,45 @@ def _matchers(
 # -- the passes ----------------------------------------------------------------------------
 
 
+def _walk_candidates(
+    entries: Sequence[Entry],
+    counter: TokenCounter,
+    *,
+    calls: Mapping[str, Mapping[str, Any]],
+    matchers: Sequence[Any],
+    special: Mapping[int, _Candidate],
+    boundary: int,
+    protect: int,
+    floor: int,
+    cache_warm_suffix_tokens: int | None,
+) -> list[_Candidate]:
+    """The newest→oldest walk of `pruneToolOutputs`: superseded and useless results (in
+    `special`) at any age, others once `protect` tokens of newer output are kept."""
+    suffix = _suffix_tokens(entries, counter) if cache_warm_suffix_tokens is not None else None
+    accumulated = 0
+    candidates: list[_Candidate] = []
+    for index in range(len(entries) - 1, -1, -1):
+        entry = entries[index]
+        msg = _tool_result(entry)
+        if msg is None:
+            continue
+        tokens = counter.count_entry(entry)
+        in_warm_prefix = suffix is not None and suffix[index] > cache_warm_suffix_tokens  # type: ignore[operator]
+        if "prunedAt" in msg or in_warm_prefix or index < boundary:
+            accumulated += tokens
+            continue
+        if index in special:
+            candidates.append(special[index])
+        elif (
+            accumulated >= protect
+            and tokens >= floor
+            and not _is_protected(msg, calls.get(str(msg.get("toolCallId"))), matchers)
+        ):
+            candidates.append(_Candidate(index, entry, tokens, pruned_notice(tokens)))
+        accumulated += tokens
+    return candidates
+
+
 def prune_tool_outputs(
     session_or_path_entries: Session | Sequence[Entry],
     counter: TokenCounter,
@@ -373,47 +412,31 @@ def prune_tool_outputs(
 ) -> PruneResult:
     """oh-my-pi's `pruneToolOutputs` (spec §6.3), as a pure function.
 
-    Walks the tool results of the path newest→oldest, adding each one's tokens to an
-    accumulator. Already pruned results, results before the keep boundary and (with
-    `cache_warm_suffix_tokens`) results whose following messages exceed that many tokens
-    are skipped. Superseded reads and useless results are always candidates; any other
-    result is a candidate only once the accumulator has reached `protect_tokens`, if it
-    is not protected and has at least `min_prune_tokens` tokens. Savings per candidate are
-    `pruned_savings(tokens, notice)`; if they total less than `minimum_savings` nothing
-    changes. Otherwise each candidate's content becomes one text block —
-    `[Superseded by a newer read of this file]`, `[Uneventful result elided]` or
-    `[Output truncated - N tokens]` — and `prunedAt` is set to `now_ms`.
-
-    Each of the `None` defaults below is read from `settings` (a `CompactionSettings`:
-    `prune_protect_tokens`, `prune_minimum_savings`, `prune_protected_tools`,
-    `prune_useless`, `supersede_reads`, `prune_min_tokens`) when given, else takes the
-    oh-my-pi default shown.
+    Walks tool results newest→oldest: superseded and useless results are candidates at any
+    age, others once `protect_tokens` of newer output are kept. Below `minimum_savings`
+    nothing changes; else each candidate becomes its notice, with `prunedAt` set. A `None`
+    default is read from `settings` (its `prune_*` fields), else as shown.
 
     Args:
-        session_or_path_entries: A session (its current path, root→leaf, is pruned and the
-            rest of its entries kept) or the path entries themselves.
+        session_or_path_entries: A session (its current path is pruned) or path entries.
         counter: Token counter (`TokenCounter`); counts are cached per entry.
         protect_tokens: Newest tool-output tokens left alone (40000).
         minimum_savings: Least total savings worth a change (20000).
-        protected_tools: Tool names (or predicates `(result, call) -> bool`) never pruned
-            for age (`("skill",)`).
+        protected_tools: Tool names or `(result, call) -> bool` never pruned (`("skill",)`).
         prune_useless: Results flagged `useless` are candidates at any age (True).
         supersede_reads: Superseded reads are candidates at any age (True).
-        protect_skill_reads: Also protect reads of `skill://` paths (oh-my-pi's default
-            pairs this with the `skill` tool).
+        protect_skill_reads: Also protect reads of `skill://` paths (oh-my-pi's default).
         min_prune_tokens: Age-based floor (`MIN_PRUNE_TOKENS` = 50).
         supersede_key: Maps a tool call to its supersede key (`read_supersede_key`).
-        supersede_complete: Whether a successful result shows its whole target; None
-            treats every successful result as complete (oh-my-pi's contract without a
-            checker; see `is_complete_read_result` for the read tool's strict test).
+        supersede_complete: Whether a successful result shows its whole target; None: all
+            do (see `is_complete_read_result` for the read tool's strict test).
         cache_warm_suffix_tokens: Prompt-cache guard; None disables it (the default).
         now_ms: The `prunedAt` stamp (epoch ms); None reads the clock.
-        keep_boundary_id: First entry still sent to the model; None = the latest
-            compaction's `firstKeptEntryId` on the path ("" for no boundary).
-        settings: A `CompactionSettings` to read the prune values from.
+        keep_boundary_id, settings: First entry still sent (None: the latest
+            `firstKeptEntryId`); a `CompactionSettings` to read the values from.
 
     Returns:
-        A `PruneResult`; the input is never modified.
+        A `PruneResult` (the input is never modified).
     """
     session, entries = _path_of(session_or_path_entries)
     protect = _setting(settings, "prune_protect_tokens", protect_tokens, DEFAULT_PROTECT_TOKENS)
@@ -434,36 +457,33 @@ def prune_tool_outputs(
     if useless_on:
         useless = {c.index: c for c in _useless(entries, counter, calls, matchers, set(superseded))}
 
-    boundary = _boundary_index(entries, boundary_id)
-    suffix = _suffix_tokens(entries, counter) if cache_warm_suffix_tokens is not None else None
-    accumulated = 0
-    candidates: list[_Candidate] = []
-    for index in range(len(entries) - 1, -1, -1):
-        entry = entries[index]
-        msg = _tool_result(entry)
-        if msg is None:
-            continue
-        tokens = counter.count_entry(entry)
-        in_warm_prefix = suffix is not None and suffix[index] > cache_warm_suffix_tokens  # type: ignore[operator]
-        if "prunedAt" in msg or in_warm_prefix or index < boundary:
-            accumulated += tokens
-            continue
-        if index in superseded:
-            candidates.append(superseded[index])
-        elif index in useless:
-            candidates.append(useless[index])
-        elif (
-            accumulated >= protect
-            and tokens >= floor
-            and not _is_protected(msg, calls.get(msg.get("toolCallId")), matchers)
-        ):
-            candidates.append(_Candidate(index, entry, tokens, pruned_notice(tokens)))
-        accumulated += tokens
-
+    candidates = _walk_candidates(
+        entries,
+        counter,
+        calls=calls,
+        matchers=matchers,
+        special={**useless, **superseded},
+        boundary=_boundary_index(entries, boundary_id),
+        protect=protect,
+        floor=floor,
+        cache_warm_suffix_tokens=cache_warm_suffix_tokens,
+    )
     total = sum(pruned_savings(c.tokens, c.notice) for c in candidates)
     if not candidates or total < minimum:
         return PruneResult(session, entries, (), 0)
     return _apply(session, entries, candidates, now_ms)
+
+
+def _last_message_timestamp(entries: Sequence[Entry]) -> float | None:
+    """The `timestamp` (epoch ms) of the path's last message, if it records one."""
+    for entry in reversed(entries):
+        if entry.type != "message":
+            continue
+        stamp = (entry.message or {}).get("timestamp")
+        if isinstance(stamp, (int, float)) and not isinstance(stamp, bool):
+            return float(stamp)
+        return None
+    return None
 
 
 def prune_superseded_tool_results(
@@ -484,28 +504,21 @@ def prune_superseded_tool_results(
 ) -> PruneResult:
     """oh-my-pi's per-turn `pruneSupersededToolResults` (spec §6.3), as a pure function.
 
-    Candidates: superseded reads (when `supersede_reads`) and results flagged `useless`
-    whose blanking saves tokens (when `prune_useless`). If the last message of the path is
-    at least `idle_flush_ms` older than `now_ms`, every candidate at or after the keep
-    boundary is pruned (the provider cache is cold); otherwise only those at or after the
-    boundary whose following messages total at most `suffix_token_limit` tokens. There is
-    no minimum saving.
+    Candidates: superseded reads and useless results. When the path's last message is at
+    least `idle_flush_ms` old (cold cache) every candidate after the keep boundary is pruned,
+    else only those followed by at most `suffix_token_limit` tokens. No minimum saving.
 
-    Each `None` default is read from `settings` (`supersede_reads`, `drop_useless`,
-    `supersede_suffix_tokens`, `supersede_idle_seconds`, `prune_protected_tools`) when
-    given, else takes the default shown.
+    A `None` default is read from `settings` when given, else takes the default shown.
 
     Args:
         session_or_path_entries: A session (its current path is pruned) or path entries.
         counter: Token counter.
         supersede_reads: Prune reads superseded by newer reads (True).
         prune_useless: Prune useless results (True, `compaction.dropUseless`).
-        suffix_token_limit: Tail size still cheap to re-cache (8000).
-        idle_flush_ms: Idle time after which everything is flushed (30 min).
+        suffix_token_limit, idle_flush_ms: Cheap tail to re-cache (8000); cold after (30 min).
         protected_tools: Tool names or predicates never pruned (`("skill",)`).
         protect_skill_reads: Also protect reads of `skill://` paths.
-        supersede_key: Maps a tool call to its supersede key.
-        supersede_complete: Completeness test (None: every successful result is complete).
+        supersede_key, supersede_complete: As in `prune_tool_outputs`.
         now_ms: The current time and `prunedAt` stamp (epoch ms); None reads the clock.
         keep_boundary_id: As in `prune_tool_outputs`.
         settings: A `CompactionSettings` to read the values from.
@@ -519,11 +532,7 @@ def prune_superseded_tool_results(
     limit = _setting(
         settings, "supersede_suffix_tokens", suffix_token_limit, DEFAULT_SUFFIX_TOKEN_LIMIT
     )
-    if (
-        idle_flush_ms is None
-        and settings is not None
-        and hasattr(settings, "supersede_idle_seconds")
-    ):
+    if idle_flush_ms is None and hasattr(settings, "supersede_idle_seconds"):
         idle_flush_ms = int(settings.supersede_idle_seconds * 1000)
     idle_ms = DEFAULT_IDLE_FLUSH_MS if idle_flush_ms is None else idle_flush_ms
     tools = _setting(settings, "prune_protected_tools", protected_tools, DEFAULT_PROTECTED_TOOLS)
@@ -545,14 +554,7 @@ def prune_superseded_tool_results(
     if not candidates:
         return PruneResult(session, entries, (), 0)
 
-    last_ts: float | None = None
-    for entry in reversed(entries):
-        if entry.type != "message":
-            continue
-        stamp = (entry.message or {}).get("timestamp")
-        if isinstance(stamp, (int, float)) and not isinstance(stamp, bool):
-            last_ts = stamp
-        break
+    last_ts = _last_message_timestamp(entries)
     idle = last_ts is not None and now - last_ts >= idle_ms
 
     boundary = _boundary_index(entries, boundary_id)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from .._repr import html_of, text_of
 from ..formats._records import stable_id
 from ..session._model import Entry
 from ..session._profiles import check_profile
@@ -135,14 +136,10 @@ class CompactionResult:
         return cls(summary=summary, **values)
 
     def __repr__(self) -> str:
-        from ..display import result_pairs, text_card
+        return text_of(self) or f"CompactionResult(method={self.method!r})"
 
-        return text_card("CompactionResult", result_pairs(self))
-
-    def _repr_html_(self) -> str:
-        from ..display import result_html
-
-        return result_html(self)
+    def _repr_html_(self) -> str | None:
+        return html_of(self)
 
     def copy_with(self, **changes: Any) -> CompactionResult:
         """A copy with the given fields replaced."""

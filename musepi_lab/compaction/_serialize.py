@@ -185,20 +185,8 @@ def neutralize_boundary_tags(text: str) -> str:
     return _BOUNDARY_TAG_RE.sub(lambda m: "&lt;" + m.group(0)[1:], text)
 
 
-# -- snapcompact scoped serialization (§6.2) ------------------------------------------------
-
-"""Per-argument-value cap inside a serialized tool call."""
-"""Cap on one tool call's whole serialized argument list."""
 TRUNCATE_HEAD_RATIO = 0.6
 """Share of a truncation budget kept from the head; the rest keeps the tail."""
-"""Zero-width ink toggle (shift-out): following text prints dim."""
-"""Zero-width ink toggle (shift-in): back to normal ink."""
-"""Printed in place of any whitespace run that contained a line break."""
-"""The tool-argument key carrying a call's intent (pi-ai's `INTENT_FIELD`).
-
-oh-my-pi revisions disagree on the key (`_i`, `intent`, `i`); the block-level `intent`
-field wins when present. Pass `intent_field=` to `serialize_scoped` for another key.
-"""
 
 
 def truncate_head_tail(text: str, max_chars: int, head_ratio: float = TRUNCATE_HEAD_RATIO) -> str:

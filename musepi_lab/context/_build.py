@@ -19,7 +19,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ..session._messages import branch_summary_message, compaction_summary_message, custom_message
-from ..session._model import Entry
+from ..session._model import Entry, Message
 from ..session._profiles import Profile, check_profile
 from ..session._session import Session
 from . import _templates as tpl
@@ -47,10 +47,7 @@ INTERRUPTED_THINKING_TYPE = "interrupted-thinking"
 PREWALK_PLAN_TYPE = "prewalk-plan"
 ADVISOR_TYPE = "advisor"
 
-"""Base64 bytes of snapcompact frames one rebuilt request may carry (newest frames win)."""
-
 _EMPTY: Mapping[str, str] = MappingProxyType({})
-Message = Mapping[str, Any]
 
 
 # ---------------------------------------------------------------------------------------
@@ -163,7 +160,7 @@ def _pi_settings(path: Sequence[Entry]) -> tuple[str, dict[str, str] | None]:
         elif kind == "message":
             msg = entry.message
             if msg is not None and msg.get("role") == "assistant":
-                model = {"provider": msg.get("provider"), "modelId": msg.get("model")}
+                model = {"provider": str(msg.get("provider")), "modelId": str(msg.get("model"))}
     return level, model
 
 
@@ -385,7 +382,7 @@ def _tool_call_ids(message: Message) -> list[str]:
     if not isinstance(content, list):
         return []
     return [
-        b.get("id")
+        str(b["id"])
         for b in content
         if isinstance(b, Mapping) and b.get("type") == "toolCall" and isinstance(b.get("id"), str)
     ]

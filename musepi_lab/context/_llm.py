@@ -7,9 +7,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .._prompts import PromptSet, resolve_prompts
+from ..session._model import Message
 from ..session._profiles import Profile, check_profile
 from . import _templates as tpl
-from ._build import ADVISOR_TYPE, Message
+from ._build import ADVISOR_TYPE
 from ._summaries import _is_number
 
 

@@ -13,7 +13,11 @@ from . import _templates as tpl
 SNAPCOMPACT_PRESERVE_KEY = "snapcompact"
 
 
+NEWLINE_GLYPH = "\u2588"
+"""The archive's line-break mark: printed in place of any whitespace run that held a line
+break (the snapcompact archive format; the frame font draws it as a full block)."""
 FRAME_DATA_BYTES_BUDGET = 3_000_000
+"""Base64 bytes of snapcompact frames one rebuilt request may carry (newest frames win)."""
 
 
 _LEGACY_FRAME_COUNT_GUARD = 16
@@ -23,9 +27,6 @@ _LEGACY_ARCHIVE_TEXT_GUARD = 250_000
 
 
 _LEGACY_TRUNCATED_CHARS_GUARD = 1_000_000
-
-
-_NEWLINE_GLYPH = "\u2588"
 
 
 def openai_remote_payload(entry: Entry) -> dict[str, Any] | None:
@@ -87,7 +88,7 @@ def snapcompact_archive(preserve_data: Any) -> dict[str, Any] | None:
 def _archive_text_len(archive: Mapping[str, Any]) -> int:
     text = archive.get("text")
     if text is None:
-        text = _NEWLINE_GLYPH.join(archive[k] for k in ("textHead", "textTail") if k in archive)
+        text = NEWLINE_GLYPH.join(archive[k] for k in ("textHead", "textTail") if k in archive)
     return len(text)
 
 

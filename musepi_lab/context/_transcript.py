@@ -8,11 +8,10 @@ from typing import Any
 
 import orjson
 
-from ..session._model import Entry
+from ..session._model import Entry, Message
 from ..session._session import Session
 from ._build import (
     UNSET,
-    Message,
     _last_index,
     _musepi_compaction_message,
     _musepi_message,

@@ -11,6 +11,7 @@ from ._generator import (
     read_facts,
     write_sample,
 )
+from ._paths import corpus_path, find_up
 from ._registry import (
     DATASETS_DIR,
     MANIFEST_SUFFIX,
@@ -45,10 +46,12 @@ __all__ = [
     "GeneratorConfig",
     "PlantedFact",
     "build_manifest",
+    "corpus_path",
     "dataset_paths",
     "discover_folder",
     "discover_sessions",
     "file_sha256",
+    "find_up",
     "generate_session",
     "is_manifest_file",
     "iter_dataset_sessions",

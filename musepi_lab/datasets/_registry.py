@@ -44,8 +44,9 @@ from ..session._session import Session
 
 MANIFEST_SUFFIX = ".manifest.json"
 """Manifests are `<name>.manifest.json`; folder scans for sessions skip that suffix."""
-DATASETS_DIR = Path(__file__).resolve().parents[2] / "datasets"
-"""The repository's `datasets/` folder, where manifests live."""
+DATASETS_DIR = (Path(__file__).resolve().parent / "bundled").resolve()
+"""Where the bundled manifests and the generated sample live: the repository's `datasets/`
+folder, which `musepi_lab/datasets/bundled` links to so that it ships in the wheel."""
 
 FILE_KINDS: tuple[str, ...] = ("session", "facts", "subagent")
 _HASH_CHUNK = 1 << 20

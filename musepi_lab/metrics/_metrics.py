@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any
 
+from ..session._model import Message
 from ..tokens._counter import TokenCounter
 from ._facts import Fact, retained
-
-Message = Mapping[str, Any]
 
 
 def token_reduction(tokens_before: int, tokens_after: int) -> float:

@@ -25,6 +25,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .._repr import html_of
 from ..compaction._result import CompactionResult, derived_entry_id
 from ..compaction._settings import CompactionSettings
 from ..compaction._threshold import (
@@ -126,10 +127,8 @@ class ReplayResult:
         """Number of compactions fired."""
         return len(self.events)
 
-    def _repr_html_(self) -> str:
-        from ..display import replay_html
-
-        return replay_html(self)
+    def _repr_html_(self) -> str | None:
+        return html_of(self)
 
 
 @dataclass

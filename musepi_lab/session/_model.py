@@ -205,6 +205,9 @@ class _Remove:
 REMOVE: Any = _Remove()
 """Sentinel for `Entry.copy_with`: drop the field from the record."""
 
+Message = Mapping[str, Any]
+"""A runtime or LLM message as read from a record (`role`, `content`, ...): read-only."""
+
 
 def message_text(content: Any) -> str:
     """The text of a message `content` (a string or a list of blocks), texts concatenated."""

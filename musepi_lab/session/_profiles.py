@@ -14,4 +14,4 @@ def check_profile(profile: str) -> Profile:
     """`profile` itself when it is one of `PROFILES`; a `ValueError` naming them otherwise."""
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}; expected one of {', '.join(PROFILES)}")
-    return profile  # type: ignore[return-value]
+    return profile

@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 
+from .._repr import html_of
 from ._errors import ReadProblem
 from ._model import Entry
 
@@ -128,6 +129,16 @@ class Session:
         "source_path",
     )
 
+    header: Mapping[str, Any]
+    entries: tuple[Entry, ...]
+    errors: tuple[ReadProblem, ...]
+    source_path: str | None
+    source_format: str
+    linked: tuple[Session, ...]
+    _by_id: dict[str, Entry]
+    _children: dict[str | None, tuple[Entry, ...]] | None
+    _labels: dict[str, str] | None
+
     def __init__(
         self,
         header: Mapping[str, Any],
@@ -138,21 +149,34 @@ class Session:
         source_format: str = "pi",
         linked: Iterable[Session] = (),
     ) -> None:
-        self.header: Mapping[str, Any] = (
-            header if isinstance(header, MappingProxyType) else MappingProxyType(dict(header))
-        )
-        self.entries: tuple[Entry, ...] = tuple(entries)
-        self.errors: tuple[ReadProblem, ...] = tuple(errors)
-        self.source_path: str | None = os.fspath(source_path) if source_path is not None else None
-        self.source_format = source_format
-        self.linked: tuple[Session, ...] = tuple(linked)
+        entries = tuple(entries)
         by_id: dict[str, Entry] = {}
-        for entry in self.entries:
+        for entry in entries:
             if entry.id is not None:
                 by_id[entry.id] = entry  # last wins, as pi's Map.set
-        self._by_id = by_id
-        self._children: dict[str | None, tuple[Entry, ...]] | None = None
-        self._labels: dict[str, str] | None = None
+        fields: dict[str, Any] = {
+            "header": header
+            if isinstance(header, MappingProxyType)
+            else MappingProxyType(dict(header)),
+            "entries": entries,
+            "errors": tuple(errors),
+            "source_path": os.fspath(source_path) if source_path is not None else None,
+            "source_format": source_format,
+            "linked": tuple(linked),
+            "_by_id": by_id,
+            "_children": None,
+            "_labels": None,
+        }
+        for name, value in fields.items():
+            object.__setattr__(self, name, value)
+
+    # Immutable in fact: the id index and the cached tree are derived from `entries`, so
+    # assigning a field would leave them stale. Changes go through `copy_with`.
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"Session is immutable: cannot set {name!r} (use copy_with)")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"Session is immutable: cannot delete {name!r}")
 
     # -- identity ---------------------------------------------------------------------
     @property
@@ -191,10 +215,8 @@ class Session:
             f"entries={len(self.entries)}{errs}{src})"
         )
 
-    def _repr_html_(self) -> str:
-        from ..display import session_html
-
-        return session_html(self)
+    def _repr_html_(self) -> str | None:
+        return html_of(self)
 
     # -- lookup -----------------------------------------------------------------------
     @property
@@ -270,10 +292,12 @@ class Session:
                     buckets[parent] = [entry]
                 else:
                     bucket.append(entry)
-            self._children = {
+            children = {
                 parent: (items[0],) if len(items) == 1 else in_timestamp_order(items)
                 for parent, items in buckets.items()
             }
+            object.__setattr__(self, "_children", children)  # a cache derived from entries
+            return children
         return self._children
 
     def _cycle_members(self) -> set[str]:
@@ -340,7 +364,8 @@ class Session:
                     labels[target] = label
                 else:
                     labels.pop(target, None)
-            self._labels = labels
+            object.__setattr__(self, "_labels", labels)  # a cache derived from entries
+            return MappingProxyType(labels)
         return MappingProxyType(self._labels)
 
     def label(self, entry_id: str) -> str | None:

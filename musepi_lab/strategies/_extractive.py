@@ -24,7 +24,7 @@ from ..compaction._file_ops import (
 )
 from ..compaction._result import CompactionResult
 from ..compaction._serialize import truncate_head_tail
-from ..session._model import message_text
+from ..session._model import Message, message_text
 from ._base import CompactionContext, Strategy, register
 from ._context_size import with_tokens_after
 
@@ -36,7 +36,6 @@ summaries of summaries stay bounded."""
 COMMAND_CHARS = 200
 ERROR_LINE_CHARS = 300
 
-Message = Mapping[str, Any]
 
 # Lines that look like an error in otherwise successful tool output: exception names,
 # compiler/tool `error:` prefixes, test-runner failures, tracebacks, panics. Case matters:

@@ -14,19 +14,13 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     pass
 
-NEWLINE_MARK = "█"
 MAX_FRAMES_DEFAULT = 80
 """Default and hard cap of frames per archive (`MAX_FRAMES_DEFAULT`)."""
 HQ_EDGE_FRAMES = 3
 """High-quality frames kept at each end when the archive is foveated (`HQ_EDGE_FRAMES`)."""
 DENSE_SHAPE = "8on16-bw"
 """The denser shape the middle of a foveated archive is re-paginated with."""
-FRAME_DATA_BYTES_BUDGET = 3_000_000
-"""Base64 bytes of frames a rebuilt context carries at most (`FRAME_DATA_BYTES_BUDGET`)."""
 
-"""zlib level of the frame PNGs. Deflate is most of a frame's render time (about four
-fifths at 1568 px); level 5 roughly halves it but grows frames 2–6 %, so fewer of them fit
-`FRAME_DATA_BYTES_BUDGET` when a large archive is rebuilt into context."""
 
 _GLYPH_W, _GLYPH_H = 6, 11
 
@@ -74,9 +68,6 @@ def frame_shape(name: str, size_px: int = 1568) -> FrameShape:
     except KeyError:
         raise ValueError(f"unknown frame shape {name!r}; known: {SHAPE_NAMES}") from None
     return FrameShape(name, w, h, size_px)
-
-
-"""Images a single request may carry, per provider; unknown providers get 5."""
 
 
 @dataclass(frozen=True)

@@ -59,6 +59,7 @@ IMAGE_BUDGETS: dict[str, int] = {
     "google": 200,
     "umans": 10,
 }
+"""Images a single request may carry, per provider; unknown providers get 5."""
 
 
 _OPUS_VERSION = re.compile(r"opus[-_. ]?(\d+)(?:[-_.](\d+))?")

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import numpy as np
-from ._plan import _GLYPH_H, _GLYPH_W, NEWLINE_MARK, FrameShape
+from ...context._summaries import NEWLINE_GLYPH
+from ._plan import _GLYPH_H, _GLYPH_W, FrameShape
 
 
 @cache
@@ -33,10 +34,12 @@ def _cell_bitmap(ch: str, shape: FrameShape) -> np.ndarray:
     import numpy as np  # lazily: `import musepi_lab` stays light
 
     cell = np.zeros((shape.cell_h, shape.cell_w), dtype=bool)
-    if ch == NEWLINE_MARK:
+    if ch == NEWLINE_GLYPH:
         cell[:, :] = True
         return cell
-    glyph = _atlas().get(ch) if ch in _atlas() else _atlas()["?"]
+    glyph = _atlas().get(ch)
+    if glyph is None:
+        glyph = _atlas()["?"]
     gh, gw = glyph.shape
     top = max(0, (shape.cell_h - gh) // 2)
     left = max(0, (shape.cell_w - gw) // 2)
@@ -68,7 +71,7 @@ class _CellTable:
 def _cell_table(shape: FrameShape) -> _CellTable:
     import numpy as np  # lazily: `import musepi_lab` stays light
 
-    chars = [*_atlas().keys(), NEWLINE_MARK]
+    chars = [*_atlas().keys(), NEWLINE_GLYPH]
     index = {c: i for i, c in enumerate(chars)}
     white = ~np.stack([_cell_bitmap(c, shape) for c in chars])
     # Line-major, so one gather yields whole pixel lines of the page in reading order.
@@ -80,7 +83,7 @@ def _cell_table(shape: FrameShape) -> _CellTable:
         lines=lines.astype(np.uint8),
         characters=len(chars),
         latin1=np.array([index.get(chr(cp), index["?"]) for cp in range(256)], dtype=np.intp),
-        newline=index[NEWLINE_MARK],
+        newline=index[NEWLINE_GLYPH],
         fallback=index["?"],
         blank=index[" "],
         blank_line=blank_line,
@@ -97,7 +100,7 @@ def _cell_indices(page: str, table: _CellTable, capacity: int) -> np.ndarray:
     cells = table.latin1[np.minimum(points, 255)]
     wide = points > 255
     if wide.any():
-        outside = np.where(points == ord(NEWLINE_MARK), table.newline, table.fallback)
+        outside = np.where(points == ord(NEWLINE_GLYPH), table.newline, table.fallback)
         cells = np.where(wide, outside, cells)
     out = np.full(capacity, table.blank, dtype=np.intp)
     out[: len(cells)] = cells
@@ -151,3 +154,6 @@ def _png_1bit(scanlines: bytes, width: int, height: int) -> bytes:
 
 
 PNG_DEFLATE_LEVEL = 6
+"""zlib level of the frame PNGs. Deflate is most of a frame's render time (about four
+fifths at 1568 px); level 5 roughly halves it but grows frames 2–6 %, so fewer of them fit
+`FRAME_DATA_BYTES_BUDGET` when a large archive is rebuilt into context."""

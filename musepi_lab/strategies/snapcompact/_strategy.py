@@ -37,15 +37,11 @@ from ...compaction._prepare import CompactionPreparation
 from ...compaction._result import CompactionResult
 from ...context._build import build_session_context
 from ...context._llm import convert_to_llm
+from ...context._summaries import NEWLINE_GLYPH
 from ...tokens._counter import TokenCounter
 from .._base import CompactionContext, Strategy, StrategyUnavailable, register
-from ._archive import (
-    NEWLINE_GLYPH,
-    elide_data_urls,
-    normalize_archive_text,
-    serialize_scoped,
-    strip_dim_markers,
-)
+from ._archive import elide_data_urls, serialize_scoped, strip_dim_markers
+from ._normalize import normalize_archive_text
 from ._plan import (
     MAX_FRAMES_DEFAULT,
     SHAPE_NAMES,
@@ -281,6 +277,31 @@ def _tokens_after(
     )
 
 
+def archive_record(
+    plan: ArchivePlan, frames: Sequence[Mapping[str, Any]], previous_archive: Any
+) -> dict[str, Any]:
+    """The `preserveData.snapcompact` record: frames, kept text, and the characters archived
+    and dropped (earlier compactions' dropped characters carried forward)."""
+    earlier = (
+        previous_archive.get("truncatedChars", 0) if isinstance(previous_archive, Mapping) else 0
+    )
+    truncated = (earlier if isinstance(earlier, int) else 0) + plan.truncated_chars
+    text_chars = len(plan.text_head) + len(plan.text_tail)
+    archive: dict[str, Any] = {
+        "frames": list(frames),
+        "totalChars": sum(f["chars"] for f in frames) + text_chars,
+        "truncatedChars": truncated,
+    }
+    kept = kept_text(plan)
+    if kept:
+        archive["text"] = kept
+    if plan.text_head:
+        archive["textHead"] = plan.text_head
+    if plan.text_tail:
+        archive["textTail"] = plan.text_tail
+    return archive
+
+
 @register
 @dataclass(frozen=True)
 class Snapcompact(Strategy):
@@ -310,6 +331,18 @@ class Snapcompact(Strategy):
     require_vision: bool = True
     text_only_models: tuple[str, ...] = TEXT_ONLY_MODELS
 
+    def _check_available(self, profile: str, model_id: str | None) -> None:
+        if profile != "musepi":
+            raise StrategyUnavailable(
+                "strategy 'snapcompact' needs the musepi profile: pi compaction entries "
+                "carry no preserveData to hold the archive"
+            )
+        if self.require_vision and model_id and is_text_only_model(model_id, self.text_only_models):
+            raise StrategyUnavailable(
+                f"strategy 'snapcompact' needs a model that reads images; {model_id!r} does "
+                "not (pass require_vision=False to archive anyway)"
+            )
+
     def run(self, ctx: CompactionContext) -> CompactionResult | None:
         """Archive the preparation's discarded history; None without a preparation.
 
@@ -320,17 +353,8 @@ class Snapcompact(Strategy):
         prep = ctx.preparation
         if prep is None:
             return None
-        if prep.profile != "musepi":
-            raise StrategyUnavailable(
-                "strategy 'snapcompact' needs the musepi profile: pi compaction entries "
-                "carry no preserveData to hold the archive"
-            )
         model_id = self.model if self.model is not None else session_model_id(ctx, prep.leaf_id)
-        if self.require_vision and model_id and is_text_only_model(model_id, self.text_only_models):
-            raise StrategyUnavailable(
-                f"strategy 'snapcompact' needs a model that reads images; {model_id!r} does "
-                "not (pass require_vision=False to archive anyway)"
-            )
+        self._check_available(prep.profile, model_id)
         family = api_family(model_id or "")
         include_thinking = (
             self.include_thinking if self.include_thinking is not None else family != "anthropic"
@@ -350,29 +374,9 @@ class Snapcompact(Strategy):
         frames = render_frames(plan, detail="original" if family == "openai" else None)
 
         previous = prep.previous_preserve_data or {}
-        previous_archive = previous.get(PRESERVE_KEY)
-        earlier_dropped = (
-            previous_archive.get("truncatedChars", 0)
-            if isinstance(previous_archive, Mapping)
-            else 0
-        )
-        truncated = (
-            earlier_dropped if isinstance(earlier_dropped, int) else 0
-        ) + plan.truncated_chars
+        archive = archive_record(plan, frames, previous.get(PRESERVE_KEY))
+        truncated, total_chars = archive["truncatedChars"], archive["totalChars"]
         text_chars = len(plan.text_head) + len(plan.text_tail)
-        total_chars = sum(f["chars"] for f in frames) + text_chars
-        archive: dict[str, Any] = {
-            "frames": frames,
-            "totalChars": total_chars,
-            "truncatedChars": truncated,
-        }
-        kept = kept_text(plan)
-        if kept:
-            archive["text"] = kept
-        if plan.text_head:
-            archive["textHead"] = plan.text_head
-        if plan.text_tail:
-            archive["textTail"] = plan.text_tail
         preserve = {
             k: v for k, v in previous.items() if k not in (REMOTE_PRESERVE_KEY, PRESERVE_KEY)
         }

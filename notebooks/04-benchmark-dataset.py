@@ -1,0 +1,126 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     notebook_metadata_filter: musepi_lab,-jupytext.text_representation.jupytext_version
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+#   musepi_lab:
+#     requires:
+#       modules:
+#       - matplotlib
+#       - pyarrow
+# ---
+
+# %% [markdown]
+# # 4 · Benchmarking a dataset
+#
+# The grid sessions × strategies × budgets as one tidy DataFrame (`run_benchmark`), written
+# to an output folder with its configuration (`write_benchmark`), then a summary table and
+# plots. With papermill, from the repository root (`bench-output/` is gitignored):
+#
+# ```
+# mkdir -p bench-output
+# papermill notebooks/04-benchmark-dataset.ipynb bench-output/04-pi.ipynb \
+#     -p dataset ../shared/corpus/pi -p output_dir bench-output/pi -p parallel True \
+#     -y 'strategies: [truncate, extractive, none]' -y 'budgets: [8000, 20000]'
+# ```
+#
+# Parameters: `dataset`, `strategies`, `budgets`, `output_dir` (empty: a fresh temporary
+# folder), `parallel` (a process pool instead of running inline), `mode` (`compact`, budget
+# = keep-recent tokens; `replay`, budget = context window).
+
+# %% tags=["parameters"]
+dataset = "datasets/sample"
+strategies = ["truncate", "observation-masking", "extractive", "none"]
+budgets = [4000, 16000]
+output_dir = ""
+parallel = False
+mode = "compact"
+
+# %%
+import json
+import tempfile
+from pathlib import Path
+
+from musepi_lab.bench import read_benchmark, run_benchmark, session_refs, write_benchmark
+from musepi_lab.datasets import find_up
+
+dataset_dir = find_up(dataset)
+out_dir = (
+    Path(output_dir).resolve() if output_dir else Path(tempfile.mkdtemp(prefix="musepi-bench-"))
+)
+refs = session_refs([dataset_dir])
+print(f"{len(refs)} sessions × {len(strategies)} strategies × {len(budgets)} budgets → {out_dir}")
+assert strategies and refs
+
+# %% [markdown]
+# ## Run the grid
+#
+# Each finished cell is cached under `out_dir/cache`, so an interrupted run resumes where it
+# stopped.
+
+# %%
+results = run_benchmark(
+    [dataset_dir],
+    strategies,
+    budgets,
+    executor=None if parallel else "serial",
+    cache_dir=out_dir / "cache",
+    progress=False,
+    mode=mode,
+)
+written = write_benchmark(results, out_dir, results.attrs.get("config"))
+results[
+    ["session_id", "strategy", "budget", "tokens_before", "tokens_after", "fact_retention", "error"]
+].head(12)
+
+# %%
+assert len(results) == len(refs) * len(strategies) * len(budgets)
+assert results["error"].isna().all(), results.loc[results["error"].notna(), "error"].tolist()
+for name in ("results.parquet", "results.csv", "config.json"):
+    assert (out_dir / name).is_file(), name
+config = json.loads((out_dir / "config.json").read_text(encoding="utf-8"))
+assert config, "the run's configuration is written beside the results"
+again = read_benchmark(out_dir)
+assert len(again) == len(results)
+assert sorted(again["strategy"].unique()) == sorted(results["strategy"].unique())
+
+# %% [markdown]
+# ## Summary
+#
+# Mean over sessions per strategy and budget.
+
+# %%
+summary = results.pivot_table(
+    index="strategy", columns="budget", values=["token_reduction", "fact_retention"], aggfunc="mean"
+)
+summary.round(3)
+
+# %%
+if "none" in strategies and mode == "compact":
+    none = results[results["strategy"] == "none"]
+    assert (none["token_reduction"] == 0).all()
+    assert (none["fact_retention"].dropna() == 1.0).all()
+
+# %%
+import matplotlib.pyplot as plt
+
+from musepi_lab.plot import plot_cost, plot_strategy_comparison
+
+fig, (left, right) = plt.subplots(
+    1, 2, figsize=(13, 4.5), width_ratios=(3, 2), layout="constrained"
+)
+plot_strategy_comparison(results, ax=left)
+plot_cost(results, ax=right)
+fig.savefig(out_dir / "comparison.png", dpi=100)
+
+# %%
+assert (out_dir / "comparison.png").stat().st_size > 0
+print("results in", out_dir)
