@@ -93,7 +93,7 @@ class Cell:
 
     def key_material(self) -> dict[str, Any]:
         """Everything the cell's result depends on, as plain JSON data."""
-        from .. import __version__
+        from .._version import __version__
 
         identity = getattr(self.summarizer, "identity", None) if self.summarizer else None
         return {

@@ -151,7 +151,7 @@ def benchmark_config(
 
     import pandas
 
-    from .. import __version__
+    from .._version import __version__
     from .._prompts import PromptSet
     from ._grid import settings_json
 
