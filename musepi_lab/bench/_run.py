@@ -151,8 +151,8 @@ def benchmark_config(
 
     import pandas
 
-    from .._version import __version__
     from .._prompts import PromptSet
+    from .._version import __version__
     from ._grid import settings_json
 
     return {
