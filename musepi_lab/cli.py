@@ -8,12 +8,15 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .datasets._registry import DATASETS_DIR
 from .formats._io import check_session_path
 from .formats._registry import read_session
 from .session import Session, SessionReadError
+
+if TYPE_CHECKING:
+    from .bench._grid import SessionRef
 
 SAMPLE_DIR = DATASETS_DIR / "sample"
 DEMO_STRATEGIES: tuple[str, ...] = (
@@ -203,19 +206,19 @@ def cmd_datasets(args: argparse.Namespace) -> int:
 
 # -- bench --------------------------------------------------------------------------------
 def resolve_dataset(spec: str, *, verify: bool = True) -> list[Path]:
-    """Session paths for a `bench` argument: an existing file or folder, or a registry
-    dataset name (checksums verified).
+    """Session paths for a `bench` argument: an existing file or folder, a dataset
+    manifest file, or a registry dataset name (checksums verified).
 
     Raises:
-        UsageError: Neither a path nor a dataset name.
+        UsageError: Neither a path nor a dataset name, or a dataset that fails its checks.
     """
-    from .datasets._registry import DatasetError, dataset_paths, list_datasets
+    from .datasets._registry import DatasetError, dataset_paths, is_manifest_file, list_datasets
 
     path = Path(spec)
-    if path.exists():
-        return [path]
     names = list_datasets()
-    if spec in names:
+    if path.exists() and not is_manifest_file(path):
+        return [path]
+    if path.exists() or spec in names:
         try:
             return dataset_paths(spec, verify=verify)
         except DatasetError as exc:
@@ -223,6 +226,25 @@ def resolve_dataset(spec: str, *, verify: bool = True) -> list[Path]:
     raise UsageError(
         f"{spec!r} is neither a file, a folder nor a dataset; datasets: {', '.join(names)}"
     )
+
+
+def bench_sessions(spec: str, *, verify: bool = True) -> list[SessionRef]:
+    """The sessions (`SessionRef`s) a `bench` argument names.
+
+    Raises:
+        UsageError: The argument cannot be resolved, or names no session at all (an empty
+            folder, a manifest listing no session file): a benchmark of nothing is refused.
+    """
+    from .bench._grid import session_refs
+
+    paths = resolve_dataset(spec, verify=verify)
+    try:
+        refs = session_refs(paths)
+    except FileNotFoundError as exc:  # a dataset file gone, with checks skipped
+        raise UsageError(str(exc)) from None
+    if not refs:
+        raise UsageError(f"{spec}: no sessions found there; nothing to benchmark")
+    return refs
 
 
 def model_free_strategies() -> list[str]:
@@ -250,32 +272,37 @@ def _executor(args: argparse.Namespace) -> Any:
 
 
 def _run_bench(
-    sessions: Sequence[Path],
+    sessions: Sequence[SessionRef],
     strategies: Sequence[Any],
     budgets: Sequence[int],
     args: argparse.Namespace,
     out: Path,
 ) -> Any:
-    from .bench._report import summary_table, table_text, write_benchmark
-    from .bench._run import run_benchmark
+    from .bench import FolderLockedError, run_benchmark, summary_table, table_text, write_benchmark
+    from .bench._lock import folder_lock
     from .compaction._settings import CompactionSettings
 
     settings = CompactionSettings.for_profile(args.profile)
     started = time.perf_counter()
-    df = run_benchmark(
-        list(sessions),
-        strategies,
-        budgets,
-        executor=_executor(args),
-        max_workers=args.workers,
-        cache_dir=None if args.no_cache else out / "cells",
-        settings=settings,
-        counter_method=args.counter,
-        facts=args.facts,
-        progress=not args.no_progress,
-        mode=args.mode,
-    )
-    write_benchmark(df, out)
+    try:
+        # One run per output folder: a second one would redo this one's cells.
+        with folder_lock(out):
+            df = run_benchmark(
+                list(sessions),
+                strategies,
+                budgets,
+                executor=_executor(args),
+                max_workers=args.workers,
+                cache_dir=None if args.no_cache else out / "cells",
+                settings=settings,
+                counter_method=args.counter,
+                facts=args.facts,
+                progress=not args.no_progress,
+                mode=args.mode,
+            )
+            write_benchmark(df, out)
+    except FolderLockedError as exc:
+        raise UsageError(str(exc)) from None
     elapsed = time.perf_counter() - started
     failed = int(df["error"].notna().sum())
     print(table_text(summary_table(df)))
@@ -301,27 +328,28 @@ def _budgets(args: argparse.Namespace) -> list[int]:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    sessions = resolve_dataset(args.dataset, verify=not args.no_verify)
+    sessions = bench_sessions(args.dataset, verify=not args.no_verify)
     strategies = _strategies(args.strategy)
     df = _run_bench(sessions, strategies, _budgets(args), args, Path(args.out))
     return 1 if len(df) and df["error"].notna().all() else 0
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from .bench._report import read_benchmark, summary_table, table_text, write_report
+    from .bench import read_benchmark, summary_table, table_text
+    from .plot import write_benchmark_report
 
     try:
         df = read_benchmark(args.dir)
     except FileNotFoundError as exc:
         raise UsageError(str(exc)) from None
-    written = write_report(args.dir, df)
+    written = write_benchmark_report(args.dir, df)
     print(table_text(summary_table(df)))
     print("\nwrote " + ", ".join(str(p) for p in written.values()))
     return 0
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from .bench._report import write_report
+    from .plot import write_benchmark_report
 
     out = Path(args.out)
     strategies = _strategies(args.strategy)
@@ -329,8 +357,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
         f"musepi-lab demo: {len(strategies)} model-free strategies × budgets "
         f"{', '.join(map(str, _budgets(args)))} over {args.data}\n"
     )
-    df = _run_bench([Path(args.data)], strategies, _budgets(args), args, out)
-    written = write_report(out, df)
+    df = _run_bench(bench_sessions(args.data), strategies, _budgets(args), args, out)
+    written = write_benchmark_report(out, df)
     print("plots: " + ", ".join(str(p) for n, p in written.items() if n.endswith(".png")))
     return 1 if len(df) and df["error"].notna().all() else 0
 

@@ -25,7 +25,8 @@ from pathlib import Path
 
 from _harness import bench_parser, median_seconds, repetitions
 
-from musepi_lab.bench._run import TIMING_COLUMNS, clear_worker_caches, run_benchmark
+from musepi_lab.bench import TIMING_COLUMNS, run_benchmark
+from musepi_lab.bench._cell import clear_worker_caches
 from musepi_lab.strategies._base import available, strategy_type
 
 REPO = Path(__file__).resolve().parents[1]
@@ -34,6 +35,8 @@ STRATEGIES = ("none", "truncate", "observation-masking", "extractive", "snapcomp
 BUDGETS = (8000, 20000)
 TARGET = 1.7
 WIDE_MARGIN = 1.5
+
+
 # Module of each strategy, imported directly when the registry does not list it yet.
 def strategies() -> list[str]:
     """The five model-free strategies of the grid (a missing one is an error, not a skip)."""

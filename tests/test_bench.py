@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import importlib
 import json
 import shutil
 from concurrent.futures import ProcessPoolExecutor
@@ -15,47 +14,27 @@ import pandas as pd
 import pytest
 from _corpus import needs_corpus
 
-from musepi_lab.bench._grid import make_cells, parse_strategy, resolve_strategy, session_refs
-from musepi_lab.bench._report import (
+from musepi_lab.bench import (
+    COLUMNS,
+    TIMING_COLUMNS,
+    make_cells,
+    parse_strategy,
     read_benchmark,
+    resolve_strategy,
+    run_benchmark,
+    session_refs,
     summary_table,
     table_markdown,
     write_benchmark,
-    write_report,
 )
-from musepi_lab.bench._run import COLUMNS, TIMING_COLUMNS, run_benchmark
 from musepi_lab.compaction._result import CompactionResult
 from musepi_lab.compaction._settings import CompactionSettings
 from musepi_lab.formats._registry import read_session
-from musepi_lab.strategies._base import (
-    CompactionContext,
-    Strategy,
-    available,
-    compact,
-    register,
-)
+from musepi_lab.plot import write_benchmark_report
+from musepi_lab.strategies._base import CompactionContext, Strategy, compact, register
 
 SAMPLE = Path(__file__).resolve().parents[1] / "datasets" / "sample"
 SMALL = SAMPLE / "sample-0004.jsonl"  # the short session: no earlier compaction
-
-
-def _register(*modules: str) -> None:
-    # Strategy modules register themselves on import; the registry's built-in list may
-    # not name them all yet, so import them directly (as their own tests do).
-    for module in modules:
-        try:
-            importlib.import_module(f"musepi_lab.strategies.{module}")
-        except ModuleNotFoundError:
-            pass
-
-
-_register("_none", "_truncate", "_extractive", "_masking")
-
-
-def need(*names: str) -> None:
-    missing = [n for n in names if n not in available()]
-    if missing:
-        pytest.skip(f"strategies not registered: {missing}")
 
 
 # -- strategies defined here for the runner's own behaviour ------------------------------
@@ -197,7 +176,6 @@ def test_cell_key_follows_every_input(tmp_path):
 
 # -- metrics against the raw files ---------------------------------------------------------
 def test_none_keeps_everything_and_truncate_scores_what_it_kept():
-    need("none", "truncate")
     df = run_benchmark(SMALL, ["none", "truncate"], [8000], executor="serial", progress=False)
     assert list(df.columns) == list(COLUMNS)
     assert df["error"].isna().all()
@@ -235,7 +213,6 @@ def test_none_keeps_everything_and_truncate_scores_what_it_kept():
 
 
 def test_first_request_survives_only_where_it_is_kept():
-    need("none", "truncate")
     df = run_benchmark(SMALL, ["none", "truncate"], [8000], executor="serial", progress=False)
     path = _raw_path(_records(SMALL))
     first_user = next(r for r in path if r.get("message", {}).get("role") == "user")
@@ -278,7 +255,6 @@ def test_a_failing_cell_is_a_row_with_its_error_and_is_not_cached(tmp_path):
 
 
 def test_extracted_facts_when_no_facts_file(tmp_path):
-    need("truncate")
     copy = tmp_path / "plain.jsonl"
     shutil.copy(SMALL, copy)  # no facts.json beside it
     df = run_benchmark(copy, ["truncate"], [8000], executor="serial", progress=False)
@@ -301,7 +277,6 @@ GRID_BUDGETS = [8000, 20000]
 
 @pytest.fixture(scope="module")
 def serial_grid() -> pd.DataFrame:
-    need(*GRID_STRATEGIES)
     return run_benchmark(
         GRID_SESSIONS, GRID_STRATEGIES, GRID_BUDGETS, executor="serial", progress=False
     )
@@ -330,7 +305,7 @@ def test_process_pool_gives_the_serial_frame(serial_grid):
 
 
 def _sessions_cached_here() -> int:
-    from musepi_lab.bench._run import _load_session
+    from musepi_lab.bench._cell import _load_session
 
     return _load_session.cache_info().currsize
 
@@ -410,7 +385,6 @@ def test_progress_bar_on_stderr_and_off_when_asked(capsys):
 
 # -- replay cells --------------------------------------------------------------------------
 def test_replay_cells_walk_every_request():
-    need("none", "truncate")
     df = run_benchmark(
         SMALL, ["none", "truncate"], [24000], executor="serial", progress=False, mode="replay"
     )
@@ -472,7 +446,7 @@ def test_summary_table_means_match_the_csv(tmp_path, serial_grid):
 
 def test_write_report_writes_tables_and_png_plots(tmp_path, serial_grid):
     out = write_benchmark(serial_grid, tmp_path / "run")
-    written = write_report(out)
+    written = write_benchmark_report(out)
     assert set(written) == {
         "summary.md",
         "summary.csv",
@@ -487,9 +461,52 @@ def test_write_report_writes_tables_and_png_plots(tmp_path, serial_grid):
     assert "| truncate |" in (out / "summary.md").read_text(encoding="utf-8")
 
 
+def test_the_figures_moved_to_the_plot_layer_and_the_old_names_say_where():
+    import musepi_lab.bench as bench
+
+    with pytest.raises(AttributeError, match=r"musepi_lab\.plot\.write_benchmark_report"):
+        bench.write_report  # noqa: B018
+    with pytest.raises(AttributeError, match=r"musepi_lab\.plot\.plot_benchmark"):
+        bench.plot_benchmark  # noqa: B018
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        bench.nope  # noqa: B018
+
+
 @needs_corpus
 def test_openhands_evaluation_file_gives_one_ref_per_instance(corpus_dir):
     path = corpus_dir / "openhands" / "multi_swe_bench_examples_output.jsonl"
     lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     refs = session_refs([path])
     assert [r.index for r in refs] == list(range(len(lines)))
+
+
+# -- layers ----------------------------------------------------------------------------------
+def _imported_modules(path: Path) -> set[str]:
+    """Every module a file imports, at any depth (function-local imports included), with
+    relative imports resolved against `musepi_lab.bench`."""
+    import ast
+
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = ["musepi_lab", "bench"][: max(0, 2 - node.level + 1)] if node.level else []
+            names.add(".".join([*base, node.module or ""]).strip("."))
+    return names
+
+
+def test_bench_draws_nothing_imports_no_layer_above_and_stays_small():
+    import ast
+
+    bench_dir = Path(__file__).resolve().parents[1] / "musepi_lab" / "bench"
+    above = ("matplotlib", "ipywidgets", "IPython", "musepi_lab.plot", "musepi_lab.widgets")
+    for path in sorted(bench_dir.glob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        bad = sorted(m for m in _imported_modules(path) if m.startswith(above))
+        assert not bad, f"{path.name} imports {bad}"
+        assert len(text.splitlines()) <= 600, path.name
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.FunctionDef):
+                length = node.end_lineno - node.lineno + 1
+                assert length <= 80, f"{path.name}: {node.name} has {length} lines"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import json
 import shutil
 from pathlib import Path
@@ -13,25 +12,10 @@ from _corpus import CORPUS, needs_corpus
 
 from musepi_lab.cli import DEMO_STRATEGIES, main, model_free_strategies
 from musepi_lab.formats._registry import read_session
-from musepi_lab.strategies._base import available
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "datasets" / "sample"
 SMALL = SAMPLE / "sample-0004.jsonl"
-
-# Strategy modules register themselves on import; the registry's built-in list may not
-# name them all yet.
-for _module in ("_none", "_truncate", "_masking", "_prune", "_extractive", "_snapcompact"):
-    try:
-        importlib.import_module(f"musepi_lab.strategies.{_module}")
-    except ModuleNotFoundError:
-        pass
-
-
-def need(*names: str) -> None:
-    missing = [n for n in names if n not in available()]
-    if missing:
-        pytest.skip(f"strategies not registered: {missing}")
 
 
 def _raw_records(path: Path) -> list[dict]:
@@ -88,7 +72,6 @@ def test_datasets_with_no_sessions_found(tmp_path, capsys, monkeypatch):
 
 # -- bench / report -----------------------------------------------------------------------
 def test_bench_on_a_file_writes_results_and_resumes(tmp_path, capsys):
-    need("none", "truncate")
     out = tmp_path / "run"
     argv = [
         "bench",
@@ -122,7 +105,6 @@ def test_bench_on_a_file_writes_results_and_resumes(tmp_path, capsys):
 
 
 def test_bench_by_dataset_name_with_parameters_and_a_pool(tmp_path, capsys):
-    need("observation-masking")
     out = tmp_path / "run"
     argv = ["bench", "sample", "--strategy", "observation-masking:keep_turns=2"]
     argv += ["--budget", "20000", "--out", str(out), "--workers", "2", "--no-progress"]
@@ -145,7 +127,6 @@ def test_bench_usage_errors_exit_2(tmp_path, capsys):
 
 
 def test_report_writes_plots_and_tables(tmp_path, capsys):
-    need("none", "truncate")
     out = tmp_path / "run"
     argv = ["bench", str(SMALL), "--strategy", "none", "--strategy", "truncate"]
     argv += ["--budget", "8000", "--out", str(out), "--serial", "--no-progress"]
@@ -162,7 +143,6 @@ def test_report_writes_plots_and_tables(tmp_path, capsys):
 
 
 def test_demo_runs_the_model_free_strategies_over_the_sample(tmp_path, capsys):
-    need(*DEMO_STRATEGIES)
     assert model_free_strategies() == list(DEMO_STRATEGIES)
     out = tmp_path / "demo"
     assert main(["demo", "--out", str(out), "--no-progress"]) == 0
@@ -178,7 +158,6 @@ def test_demo_runs_the_model_free_strategies_over_the_sample(tmp_path, capsys):
 
 @needs_corpus
 def test_bench_over_the_shared_corpus_end_to_end(tmp_path, capsys):
-    need("truncate", "extractive")
     out = tmp_path / "corpus-run"
     argv = ["bench", str(CORPUS), "--strategy", "truncate", "--strategy", "extractive"]
     argv += ["--budget", "8000", "--out", str(out), "--workers", "2", "--no-progress"]

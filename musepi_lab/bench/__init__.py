@@ -1,5 +1,16 @@
-"""Benchmarks: the (session × strategy × budget) grid on any executor, results and reports."""
+"""Benchmarks: the (session × strategy × budget) grid on any executor, scored, and written.
 
+The grid (`_grid`), running it (`_cell`, `_run`, `_pool`, resuming with `_cache`), scoring
+one cell (`_score`), writing and reading results atomically (`_files`, under the folder
+lock of `_lock`) and the summary tables (`_summary`). Figures live in `musepi_lab.plot`
+(`plot_benchmark`, `plot_tradeoff`, `write_benchmark_report`).
+"""
+
+from typing import Any
+
+from ._cache import read_cell, write_cell
+from ._cell import run_cell
+from ._files import read_benchmark, write_benchmark
 from ._grid import (
     FACT_SOURCES,
     MODES,
@@ -10,30 +21,17 @@ from ._grid import (
     resolve_strategy,
     session_refs,
 )
-from ._report import (
+from ._lock import FolderLockedError
+from ._run import benchmark_config, run_benchmark, run_cells
+from ._score import COLUMNS, TIMING_COLUMNS, score_compaction, score_replay
+from ._summary import (
     REPLAY_SUMMARY_METRICS,
     SUMMARY_METRICS,
     default_metrics,
-    plot_benchmark,
-    plot_tradeoff,
-    read_benchmark,
     summary_table,
     table_markdown,
     table_text,
-    write_benchmark,
-    write_report,
-)
-from ._run import (
-    COLUMNS,
-    TIMING_COLUMNS,
-    benchmark_config,
-    clear_worker_caches,
-    read_cell,
-    run_benchmark,
-    run_cell,
-    run_cells,
-    score_compaction,
-    write_cell,
+    write_summary,
 )
 
 __all__ = [
@@ -44,14 +42,12 @@ __all__ = [
     "SUMMARY_METRICS",
     "TIMING_COLUMNS",
     "Cell",
+    "FolderLockedError",
     "SessionRef",
     "benchmark_config",
-    "clear_worker_caches",
     "default_metrics",
     "make_cells",
     "parse_strategy",
-    "plot_benchmark",
-    "plot_tradeoff",
     "read_benchmark",
     "read_cell",
     "resolve_strategy",
@@ -59,11 +55,28 @@ __all__ = [
     "run_cell",
     "run_cells",
     "score_compaction",
+    "score_replay",
     "session_refs",
     "summary_table",
     "table_markdown",
     "table_text",
     "write_benchmark",
     "write_cell",
-    "write_report",
+    "write_summary",
 ]
+
+_MOVED_TO_PLOT = {
+    "plot_benchmark": "plot_benchmark",
+    "plot_tradeoff": "plot_tradeoff",
+    "write_report": "write_benchmark_report",
+}
+
+
+def __getattr__(name: str) -> Any:
+    # Figures belong to the plot layer above this one; importing it from here would run
+    # the layers backwards, so the old names say where they went instead.
+    if name in _MOVED_TO_PLOT:
+        raise AttributeError(
+            f"musepi_lab.bench.{name} moved to musepi_lab.plot.{_MOVED_TO_PLOT[name]}"
+        )
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

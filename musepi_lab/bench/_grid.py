@@ -93,7 +93,7 @@ class Cell:
 
     def key_material(self) -> dict[str, Any]:
         """Everything the cell's result depends on, as plain JSON data."""
-        from .. import __version__
+        from .._version import __version__
 
         identity = getattr(self.summarizer, "identity", None) if self.summarizer else None
         return {
@@ -129,7 +129,8 @@ def canonical_json(value: Any) -> str:
 
 def settings_json(settings: CompactionSettings) -> dict[str, Any]:
     """Compaction settings as a JSON-ready dict (tuples become lists)."""
-    return json.loads(canonical_json(dataclasses.asdict(settings)))
+    data: dict[str, Any] = json.loads(canonical_json(dataclasses.asdict(settings)))
+    return data
 
 
 def _scalar(text: str) -> Any:
@@ -182,11 +183,16 @@ def _facts_beside(path: Path) -> Path | None:
 
 
 def _sessions_in_file(path: Path) -> int:
-    if detect_format(path) != "openhands":
-        return 1
     from ..formats._openhands import iter_openhands
 
-    return sum(1 for _ in iter_openhands(path))
+    try:
+        if detect_format(path) != "openhands":
+            return 1
+        return sum(1 for _ in iter_openhands(path))
+    except Exception:
+        # A file that cannot even be counted is one cell that fails with the reader's
+        # error in its row, never a grid that does not start.
+        return 1
 
 
 def session_refs(

@@ -1,5 +1,6 @@
 """Plots (matplotlib): every function takes `ax=None` and returns the Axes."""
 
+from ._bench import REPORT_FIGURES, plot_benchmark, plot_tradeoff, write_benchmark_report
 from ._comparison import plot_cost, plot_strategy_comparison
 from ._layout import NODE_KINDS, TreeLayout, TreeNode, node_kind, tree_layout
 from ._timeline import TRIGGER_COLORS, plot_context_timeline
@@ -9,13 +10,17 @@ __all__ = [
     "KIND_COLORS",
     "NODE_KINDS",
     "REGION_COLORS",
+    "REPORT_FIGURES",
     "TRIGGER_COLORS",
     "TreeLayout",
     "TreeNode",
     "node_kind",
+    "plot_benchmark",
     "plot_context_timeline",
     "plot_cost",
     "plot_strategy_comparison",
+    "plot_tradeoff",
     "plot_tree",
     "tree_layout",
+    "write_benchmark_report",
 ]

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
 
-from ..bench._run import score_compaction
+from ..bench._score import score_compaction
 from ..compaction._result import CompactionResult
 from ..compaction._settings import CompactionSettings
 from ..llm._summarizer import Summarizer

@@ -1,0 +1,177 @@
+"""Running one cell: read its session (cached per worker), run the strategy or the replay,
+and score what it did (`_score`). A failing cell becomes a row with its error."""
+
+from __future__ import annotations
+
+import time
+import traceback
+from functools import lru_cache
+from typing import Any
+
+from ..datasets._generator import PlantedFact, read_facts
+from ..formats._registry import iter_sessions
+from ..metrics._metrics import DEFAULT_PRICES
+from ..session._session import Session
+from ..strategies._base import compact
+from ..tokens._counter import TokenCounter
+from ._grid import Cell
+from ._score import COLUMNS, cell_cost, score_compaction, score_replay, standing_instructions
+
+
+# -- worker-side caches -------------------------------------------------------------------
+# A worker runs many cells of the same session (the grid is session-major): read each file
+# once and share one token counter per (session, method), so per-entry counts are reused
+# across strategies and budgets. Keyed by the file's hash, so a changed file is re-read.
+@lru_cache(maxsize=8)
+def _load_session(path: str, index: int, sha256: str) -> Session:
+    for i, session in enumerate(iter_sessions(path)):
+        if i == index:
+            return session
+    raise IndexError(f"{path}: has no session #{index}")
+
+
+@lru_cache(maxsize=16)
+def _shared_counter(path: str, index: int, sha256: str, method: str) -> TokenCounter:
+    return TokenCounter(method)
+
+
+@lru_cache(maxsize=16)
+def _planted_facts(path: str, sha256: str | None) -> tuple[PlantedFact, ...]:
+    return tuple(read_facts(path.removesuffix(".facts.json") + ".jsonl"))
+
+
+def clear_worker_caches() -> None:
+    """Forget the sessions, counters and facts this process has cached (benchmarks call
+    it so every timed run starts cold, as a fresh worker does)."""
+    _load_session.cache_clear()
+    _shared_counter.cache_clear()
+    _planted_facts.cache_clear()
+
+
+# -- what a cell scores against -----------------------------------------------------------
+def _fact_source(cell: Cell) -> str:
+    if cell.facts == "auto":
+        return "planted" if cell.session.facts_path else "extracted"
+    if cell.facts == "planted" and not cell.session.facts_path:
+        raise FileNotFoundError(f"{cell.session.path}: no planted facts (.facts.json) beside it")
+    return cell.facts
+
+
+def _planted(cell: Cell, source: str) -> tuple[PlantedFact, ...] | None:
+    """The cell's planted facts when it scores planted facts, else None (extract)."""
+    if source != "planted":
+        return None
+    assert cell.session.facts_path is not None
+    return _planted_facts(cell.session.facts_path, cell.session.facts_sha256)
+
+
+def _identity(cell: Cell, session: Session, source: str) -> dict[str, Any]:
+    return {
+        "session_id": session.id,
+        "source": cell.session.path,
+        "format": session.source_format,
+        "mode": cell.mode,
+        "strategy": cell.strategy.name,
+        "params": cell.params_json,
+        "label": cell.strategy.label,
+        "budget": cell.budget,
+        "counter": cell.counter_method,
+        "fact_source": source,
+    }
+
+
+# -- the two cell kinds -------------------------------------------------------------------
+def _compact_cell(cell: Cell, session: Session, counter: TokenCounter) -> dict[str, Any]:
+    settings = cell.settings.copy_with(keep_recent_tokens=cell.budget)
+    source = _fact_source(cell)
+    planted = _planted(cell, source)
+    started = time.perf_counter()
+    result = compact(
+        session, cell.strategy, settings=settings, counter=counter, summarizer=cell.summarizer
+    )
+    compact_seconds = time.perf_counter() - started
+    scores = score_compaction(
+        session,
+        result,
+        settings=settings,
+        counter=counter,
+        planted=planted,
+        instructions=standing_instructions(session, planted),
+        salt=f"{cell.strategy.label}:{cell.budget}",
+    )
+    if scores["method"] is None and result is not None:
+        scores["method"] = cell.strategy.name
+    s_in, s_out = scores["summarizer_input_tokens"], scores["summarizer_output_tokens"]
+    return {
+        **_identity(cell, session, source),
+        **scores,
+        "compactions": int(scores["compacted"]),
+        "summarizer_cost_usd": cell_cost(s_in, s_out, cell.prices),
+        "compact_seconds": compact_seconds,
+    }
+
+
+def _replay_cell(cell: Cell, session: Session, counter: TokenCounter) -> dict[str, Any]:
+    from ..replay._replay import replay
+
+    source = _fact_source(cell)
+    planted = _planted(cell, source)
+    started = time.perf_counter()
+    res = replay(
+        session,
+        cell.strategy,
+        window=cell.budget,
+        settings=cell.settings,
+        counter=counter,
+        summarizer=cell.summarizer,
+        prices={**DEFAULT_PRICES, **(cell.prices or {})},
+    )
+    compact_seconds = time.perf_counter() - started
+    scores = score_replay(
+        session,
+        res,
+        counter=counter,
+        profile=cell.settings.profile,
+        planted=planted,
+        instructions=standing_instructions(session, planted),
+        prices=cell.prices,
+    )
+    return {**_identity(cell, session, source), **scores, "compact_seconds": compact_seconds}
+
+
+def _failed_row(cell: Cell, exc: BaseException) -> dict[str, Any]:
+    # The last frames say where it failed without flooding the table.
+    where = "".join(traceback.format_exception(exc)[-3:]).rstrip()
+    return {
+        "source": cell.session.path,
+        "mode": cell.mode,
+        "strategy": cell.strategy.name,
+        "params": cell.params_json,
+        "label": cell.strategy.label,
+        "budget": cell.budget,
+        "counter": cell.counter_method,
+        "error": f"{type(exc).__name__}: {exc}\n{where}",
+    }
+
+
+def run_cell(cell: Cell) -> dict[str, Any]:
+    """Compute one cell: a row with every column of `COLUMNS` (missing ones are None).
+
+    A failing cell (unreadable file, a strategy that raises, a missing summarizer) gives a
+    row whose `error` says what happened; it never raises, so one bad cell does not stop a
+    grid.
+    """
+    started = time.perf_counter()
+    try:
+        ref = cell.session
+        session = _load_session(ref.path, ref.index, ref.sha256)
+        counter = _shared_counter(ref.path, ref.index, ref.sha256, cell.counter_method)
+        if cell.mode == "replay":
+            row = _replay_cell(cell, session, counter)
+        else:
+            row = _compact_cell(cell, session, counter)
+        row["error"] = None
+    except Exception as exc:
+        row = _failed_row(cell, exc)
+    row["cell_seconds"] = time.perf_counter() - started
+    return {column: row.get(column) for column in COLUMNS}

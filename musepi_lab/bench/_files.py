@@ -1,0 +1,148 @@
+"""Writing result files so a crash never leaves a half-written one.
+
+Every file is written to a temporary name in the same folder (`.<name>.<pid>.<n>.tmp`) and
+renamed over the target, so a reader sees either the old file or the new one, never a
+part; several files written together (`results.parquet`, `results.csv`, `config.json`)
+are all staged first and renamed one after another, so they come from the same frame.
+Temporaries are created by the writers with the usual permissions (0666 less the umask),
+and the ones left by a process killed mid-write are removed by the next writer.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ._process import pid_running
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+RESULTS_PARQUET = "results.parquet"
+RESULTS_CSV = "results.csv"
+CONFIG_JSON = "config.json"
+
+Writer = Callable[[Path], object]
+"""Writes a file's whole content to the path it is given."""
+
+_serial = itertools.count()
+
+
+def _temp_path(path: Path) -> Path:
+    return path.with_name(f".{path.name}.{os.getpid()}.{next(_serial)}.tmp")
+
+
+def _fsync(path: Path, *, directory: bool = False) -> None:
+    fd = os.open(path, os.O_RDONLY | (getattr(os, "O_DIRECTORY", 0) if directory else 0))
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some filesystems cannot sync a folder; the rename is still atomic
+    finally:
+        os.close(fd)
+
+
+def remove_stale_temporaries(folder: str | os.PathLike[str]) -> list[Path]:
+    """Remove the temporaries that writers killed mid-write left in `folder` (those
+    whose process has ended); returns what was removed."""
+    removed = []
+    for tmp in Path(folder).glob(".*.tmp"):
+        pid = tmp.name.rsplit(".", 3)[-3] if tmp.name.count(".") >= 4 else ""
+        if pid.isdigit() and not pid_running(int(pid)):
+            tmp.unlink(missing_ok=True)
+            removed.append(tmp)
+    return removed
+
+
+def write_files_atomic(files: Mapping[Path, Writer], *, durable: bool = True) -> None:
+    """Write several files so that each is either untouched or wholly new.
+
+    Every file is first written to a temporary in its folder (and synced to disk when
+    `durable`), then all are renamed over their targets; a writer that raises leaves
+    every target as it was and no temporary behind.
+
+    Args:
+        files: Target path → function writing the content to the path it is given.
+        durable: fsync each file and its folder (off for small caches, where losing the
+            last file on power loss only means recomputing it).
+    """
+    staged: list[tuple[Path, Path]] = []
+    try:
+        for path, write in files.items():
+            tmp = _temp_path(path)
+            staged.append((tmp, path))
+            write(tmp)
+            if durable:
+                _fsync(tmp)
+        for tmp, path in staged:
+            os.replace(tmp, path)
+    except BaseException:
+        for tmp, _ in staged:
+            tmp.unlink(missing_ok=True)
+        raise
+    if durable:
+        for folder in {path.parent for path in files}:
+            _fsync(folder, directory=True)
+
+
+def write_bytes_atomic(path: Path, data: bytes, *, durable: bool = True) -> Path:
+    """Write `data` to `path` atomically (see `write_files_atomic`)."""
+    write_files_atomic({path: lambda tmp: tmp.write_bytes(data)}, durable=durable)
+    return path
+
+
+def write_benchmark(
+    df: pd.DataFrame,
+    out_dir: str | os.PathLike[str],
+    config: Mapping[str, Any] | None = None,
+) -> Path:
+    """Write a benchmark frame as `results.parquet` and `results.csv`, with `config.json`
+    (default: `df.attrs["config"]`) beside them.
+
+    The three files are staged and renamed together, so an interrupted write (even
+    `kill -9`) leaves the previous results whole, and the Parquet and CSV files always
+    hold the same frame.
+
+    Returns:
+        The folder.
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    remove_stale_temporaries(out)
+    cfg = dict(config if config is not None else df.attrs.get("config", {}))
+    plain = df.copy()
+    plain.attrs = {}
+    config_text = json.dumps(cfg, indent=2, sort_keys=True, default=str) + "\n"
+    write_files_atomic(
+        {
+            out / RESULTS_PARQUET: lambda tmp: plain.to_parquet(tmp, index=False),
+            out / RESULTS_CSV: lambda tmp: plain.to_csv(tmp, index=False),
+            out / CONFIG_JSON: lambda tmp: tmp.write_text(config_text, encoding="utf-8"),
+        }
+    )
+    return out
+
+
+def read_benchmark(out_dir: str | os.PathLike[str]) -> pd.DataFrame:
+    """Read a result folder written by `write_benchmark`; the configuration is in
+    `df.attrs["config"]`.
+
+    Raises:
+        FileNotFoundError: The folder has no `results.parquet` (the message names it).
+    """
+    import pandas as pd
+
+    base = Path(out_dir)
+    path = base / RESULTS_PARQUET
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: not a benchmark result folder (no {RESULTS_PARQUET})")
+    df = pd.read_parquet(path)
+    config_path = base / CONFIG_JSON
+    df.attrs["config"] = (
+        json.loads(config_path.read_text(encoding="utf-8")) if config_path.is_file() else {}
+    )
+    return df

@@ -1,0 +1,377 @@
+"""Scoring: the metric columns of one benchmark cell, from what a strategy produced.
+
+Pure functions of a session and a compaction result (compact mode) or a replay result
+(replay mode); no files, no executors. `score_compaction` is also what the strategy
+comparer widget uses, so a widget row and a benchmark row mean the same thing.
+
+What a row holds (`COLUMNS`), for a `compact` cell (budget = keep-recent tokens, one
+compaction at the session leaf):
+
+- identity: `session_id`, `source` (the file), `format`, `mode`, `strategy`, `params`
+  (canonical JSON), `label` (name and non-default parameters), `budget`, `counter`,
+  `fact_source`;
+- `compacted` (the strategy did something), `method`, `compactions` (0 or 1);
+- `tokens_before` / `tokens_after` (the context the model sees, with the cell's counter),
+  `token_reduction`, `summary_tokens`;
+- `facts`, `facts_kept`, `fact_retention`, `retention_<kind>`: facts of the part the
+  engine's cut at this budget would summarize away (planted facts when the session has a
+  `facts.json` beside it, else `extract_facts` of the summarized messages), counted only
+  when present in the context before; retained when their exact text is still in the
+  context after (`metrics.context_text`). None when there was nothing to score;
+- `instructions`, `instruction_survival`: the first user request and the user's standing
+  instructions (planted `instruction` facts, else extracted ones) present before;
+- `tool_pairing_valid`, `tool_pairing_problems`, `cache_prefix_tokens`, `cache_prefix_kept`;
+- `summarizer_input_tokens`, `summarizer_output_tokens`, `summarizer_cost_usd`;
+- timings `compact_seconds` (the strategy) and `cell_seconds` (the whole cell);
+- `error`: the exception of a cell that failed (its metrics are then None).
+
+A `replay` cell (budget = context window) replays the session with the strategy
+(`musepi_lab.replay`): `compactions`, `requests`, `peak_context`, `replay_cost_usd`; token
+columns describe the last compaction; `fact_retention` is the retention, after the last
+compaction, of the facts of the session's first part (every entry before the request at
+which the first compaction fired); `retention_first` is their retention after the first
+compaction, `decay` lists every step and `decay_slope` its mean change per compaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..compaction._prepare import prepare_compaction
+from ..compaction._result import CompactionResult, derived_entry_id
+from ..compaction._settings import CompactionSettings
+from ..context._build import UNSET, build_session_context
+from ..context._llm import convert_to_llm
+from ..datasets._generator import PlantedFact
+from ..metrics._facts import FACT_KINDS, Fact, context_text, extract_facts
+from ..metrics._metrics import (
+    DEFAULT_PRICES,
+    cache_prefix_tokens,
+    decay_curve,
+    fact_retention,
+    summarizer_cost,
+    summary_tokens,
+    token_reduction,
+    tool_pairing_problems,
+)
+from ..session._messages import entry_to_message
+from ..session._session import Session, timestamp_after
+from ..tokens._counter import TokenCounter
+from ._grid import canonical_json
+
+if TYPE_CHECKING:
+    from ..replay._replay import CompactionEvent, ReplayResult
+
+TIMING_COLUMNS: tuple[str, ...] = ("compact_seconds", "cell_seconds")
+"""Columns that vary from run to run; leave them out when comparing frames."""
+
+COLUMNS: tuple[str, ...] = (
+    "session_id",
+    "source",
+    "format",
+    "mode",
+    "strategy",
+    "params",
+    "label",
+    "budget",
+    "counter",
+    "fact_source",
+    "compacted",
+    "method",
+    "compactions",
+    "requests",
+    "tokens_before",
+    "tokens_after",
+    "token_reduction",
+    "summary_tokens",
+    "peak_context",
+    "replay_cost_usd",
+    "facts",
+    "facts_kept",
+    "fact_retention",
+    *(f"retention_{kind}" for kind in FACT_KINDS),
+    "retention_first",
+    "decay",
+    "decay_slope",
+    "instructions",
+    "instruction_survival",
+    "tool_pairing_valid",
+    "tool_pairing_problems",
+    "cache_prefix_tokens",
+    "cache_prefix_kept",
+    "summarizer_input_tokens",
+    "summarizer_output_tokens",
+    "summarizer_cost_usd",
+    *TIMING_COLUMNS,
+    "error",
+)
+"""Every column of a benchmark frame, in order."""
+
+
+# -- small pure helpers -------------------------------------------------------------------
+def first_request(session: Session) -> str | None:
+    """The first text block of the first user message on the active path."""
+    for entry in session.path():
+        message = entry.message
+        if message is None or message.get("role") != "user":
+            continue
+        content = message.get("content")
+        if isinstance(content, str):
+            return content.strip() or None
+        for block in content if isinstance(content, list) else ():
+            if isinstance(block, Mapping) and block.get("type") == "text":
+                text = str(block.get("text", "")).strip()
+                if text:
+                    return text
+        return None
+    return None
+
+
+def standing_instructions(
+    session: Session, planted: Sequence[PlantedFact] | None = None
+) -> list[str]:
+    """The first user request plus the user's rules: the planted `instruction` facts when
+    given, else the instructions `extract_facts` finds in the user's messages."""
+    items: list[str] = []
+    first = first_request(session)
+    if first:
+        items.append(first)
+    if planted is not None:
+        items.extend(f.fact for f in planted if f.kind == "instruction")
+    else:
+        users = [
+            m for e in session.path() if (m := e.message) is not None and m.get("role") == "user"
+        ]
+        items.extend(f.text for f in extract_facts(users) if f.kind == "instruction")
+    return list(dict.fromkeys(items))
+
+
+def _readable_text(runtime: Sequence[Mapping[str, Any]], llm: Sequence[Mapping[str, Any]]) -> str:
+    """Everything the model reads: the runtime messages' text (with snapcompact archive
+    text) and the provider messages' text (summaries rendered, snapcompact text blocks)."""
+    return context_text(runtime) + "\n" + context_text(llm)
+
+
+def _retention_columns(facts: Sequence[Fact], after_text: str) -> dict[str, Any]:
+    kept = sum(1 for f in facts if f.text in after_text)
+    row: dict[str, Any] = {
+        "facts": len(facts),
+        "facts_kept": kept,
+        "fact_retention": kept / len(facts) if facts else None,
+    }
+    for kind in FACT_KINDS:
+        of_kind = [f for f in facts if f.kind == kind]
+        row[f"retention_{kind}"] = fact_retention(of_kind, after_text) if of_kind else None
+    return row
+
+
+def _survival(instructions: Sequence[str], after_text: str) -> float | None:
+    return fact_retention(instructions, after_text) if instructions else None
+
+
+def cell_cost(input_tokens: int, output_tokens: int, prices: Mapping[str, float] | None) -> float:
+    """Summarizer cost in USD at `DEFAULT_PRICES` overridden by `prices`."""
+    return summarizer_cost(input_tokens, output_tokens, {**DEFAULT_PRICES, **(prices or {})})
+
+
+# -- compact mode -------------------------------------------------------------------------
+def _contexts(
+    session: Session,
+    result: CompactionResult | None,
+    leaf_id: str | None,
+    profile: str,
+    salt: str,
+) -> tuple[Sequence[Any], Sequence[Any], Sequence[Any], Sequence[Any]]:
+    """Runtime and provider messages before and after the result is applied (with a
+    deterministic id and time, so equal inputs give equal rows)."""
+    leaf = UNSET if leaf_id is None else leaf_id
+    if result is None:
+        after, after_leaf = session, leaf
+    else:
+        after = result.apply(
+            session,
+            timestamp=timestamp_after(session.leaf),
+            entry_id=derived_entry_id(session, salt),
+        )
+        # An appended compaction is the new leaf; a rewrite keeps the leaf compacted at.
+        after_leaf = UNSET if result.append_entry else leaf
+    ctx_before = build_session_context(session, leaf, profile=profile).messages
+    ctx_after = build_session_context(after, after_leaf, profile=profile).messages
+    llm_before = convert_to_llm(ctx_before, profile=profile)
+    llm_after = convert_to_llm(ctx_after, profile=profile)
+    return ctx_before, ctx_after, llm_before, llm_after
+
+
+def _summarized_facts(
+    session: Session,
+    settings: CompactionSettings,
+    counter: TokenCounter,
+    planted: Sequence[PlantedFact] | None,
+    leaf_id: str | None,
+) -> list[Fact]:
+    """Facts of the part the engine's cut at these settings summarizes away."""
+    prep = prepare_compaction(session, settings, counter, leaf_id=leaf_id)
+    if prep is None:
+        return []
+    summarized = set(prep.summarize_entry_ids) | set(prep.turn_prefix_entry_ids)
+    if planted is not None:
+        return [Fact(f.fact, f.kind) for f in planted if f.entry_id in summarized]
+    return list(extract_facts([*prep.messages_to_summarize, *prep.turn_prefix_messages]))
+
+
+def score_compaction(
+    session: Session,
+    result: CompactionResult | None,
+    *,
+    settings: CompactionSettings,
+    counter: TokenCounter,
+    planted: Sequence[PlantedFact] | None = None,
+    instructions: Sequence[str] = (),
+    leaf_id: str | None = None,
+    salt: str = "",
+) -> dict[str, Any]:
+    """What one compaction at a leaf did: the metric columns of a compact-mode cell.
+
+    The context before and after (the result applied, with a deterministic id and time) is
+    rebuilt and counted with `counter`. Facts are those of the part the engine's cut at
+    `settings` summarizes away — the `planted` ones when given, else `extract_facts` of
+    those messages — counted only when present before; likewise the `instructions`.
+
+    Returns:
+        `compacted`, `method`, `tokens_before`, `tokens_after`, `token_reduction`,
+        `summary_tokens`, the retention columns (`facts`, `facts_kept`,
+        `fact_retention`, `retention_<kind>`), `instructions`, `instruction_survival`,
+        `tool_pairing_valid`, `tool_pairing_problems`, `cache_prefix_tokens`,
+        `cache_prefix_kept`, `summarizer_input_tokens`, `summarizer_output_tokens`.
+    """
+    ctx_before, ctx_after, llm_before, llm_after = _contexts(
+        session, result, leaf_id, settings.profile, salt
+    )
+    before_text = _readable_text(ctx_before, llm_before)
+    after_text = _readable_text(ctx_after, llm_after)
+    tokens_before = counter.count_messages(ctx_before)
+    tokens_after = counter.count_messages(ctx_after)
+    facts = _summarized_facts(session, settings, counter, planted, leaf_id)
+    facts = [f for f in facts if f.text in before_text]
+    standing = [i for i in instructions if i in before_text]
+    prefix = cache_prefix_tokens(llm_before, llm_after, counter)
+    llm_total = counter.count_messages(llm_before)
+    problems = tool_pairing_problems(llm_after)
+    # `none` returns a result that changes nothing: not a compaction.
+    changed = result is not None and llm_after != llm_before
+    return {
+        "compacted": changed,
+        "method": (result.method or result.strategy) if result is not None else None,
+        "tokens_before": tokens_before,
+        "tokens_after": tokens_after,
+        "token_reduction": token_reduction(tokens_before, tokens_after),
+        "summary_tokens": summary_tokens(result.summary, counter) if result is not None else 0,
+        **_retention_columns(facts, after_text),
+        "instructions": len(standing),
+        "instruction_survival": _survival(standing, after_text),
+        "tool_pairing_valid": not problems,
+        "tool_pairing_problems": len(problems),
+        "cache_prefix_tokens": prefix,
+        "cache_prefix_kept": prefix / llm_total if llm_total > 0 else None,
+        "summarizer_input_tokens": result.summarizer_input_tokens if result is not None else 0,
+        "summarizer_output_tokens": result.summarizer_output_tokens if result is not None else 0,
+    }
+
+
+# -- replay mode --------------------------------------------------------------------------
+def _early_facts(
+    session: Session,
+    res: ReplayResult,
+    planted: Sequence[PlantedFact] | None,
+    path_text: str,
+) -> list[Fact]:
+    """Facts of the session's first part: every entry on the path before the request at
+    which the first compaction fired, present in the path's text."""
+    if not res.events:
+        return []
+    fired_at = res.timeline["entry_id"].iloc[res.events[0].request]
+    path = session.path()
+    ids = [e.id for e in path]
+    early = path[: ids.index(fired_at)] if fired_at in ids else []
+    if planted is not None:
+        early_ids = {e.id for e in early}
+        facts = [Fact(f.fact, f.kind) for f in planted if f.entry_id in early_ids]
+    else:
+        early_msgs = [m for e in early if (m := entry_to_message(e)) is not None]
+        facts = list(extract_facts(early_msgs))
+    return [f for f in facts if f.text in path_text]
+
+
+def _last_event_columns(last: CompactionEvent | None, counter: TokenCounter) -> dict[str, Any]:
+    """Token and cache columns of a replay row: those of its last compaction."""
+    if last is None:
+        keys = ("method", "tokens_before", "tokens_after", "token_reduction", "summary_tokens")
+        return {k: None for k in (*keys, "cache_prefix_tokens", "cache_prefix_kept")}
+    return {
+        "method": last.method,
+        "tokens_before": last.tokens_before,
+        "tokens_after": last.tokens_after,
+        "token_reduction": token_reduction(last.tokens_before, last.tokens_after),
+        "summary_tokens": summary_tokens(last.result.summary, counter),
+        "cache_prefix_tokens": last.cache_prefix_tokens,
+        "cache_prefix_kept": last.cache_prefix_tokens / last.tokens_before
+        if last.tokens_before > 0
+        else None,
+    }
+
+
+def score_replay(
+    session: Session,
+    res: ReplayResult,
+    *,
+    counter: TokenCounter,
+    profile: str,
+    planted: Sequence[PlantedFact] | None = None,
+    instructions: Sequence[str] = (),
+    prices: Mapping[str, float] | None = None,
+) -> dict[str, Any]:
+    """What a replay did: the metric columns of a replay-mode cell (see the module notes).
+
+    Args:
+        session: The session replayed.
+        res: The replay's result.
+        counter: The cell's token counter.
+        profile: The settings' profile (for the final context).
+        planted: Planted facts, or None to extract them from the session's first part.
+        instructions: Standing instructions; scored when present on the path.
+        prices: Price overrides for the summarizer cost.
+    """
+    events, timeline = res.events, res.timeline
+    final = build_session_context(res.session, profile=profile).messages
+    problems = tool_pairing_problems(convert_to_llm(final, profile=profile))
+    path_text = context_text([m for e in session.path() if (m := entry_to_message(e)) is not None])
+    standing = [i for i in instructions if i in path_text]
+    facts = _early_facts(session, res, planted, path_text)
+    curve = [fact_retention(facts, ev.context) for ev in events] if facts else []
+    last = events[-1] if events else None
+    s_in = sum(ev.summarizer_input_tokens for ev in events)
+    s_out = sum(ev.summarizer_output_tokens for ev in events)
+    retention = _retention_columns(facts, last.context if last is not None else "")
+    if last is None:
+        retention.update({"facts_kept": None, "fact_retention": None})
+    decay = decay_curve(curve) if curve else None
+    return {
+        "compacted": bool(events),
+        "compactions": len(events),
+        "requests": len(timeline),
+        **_last_event_columns(last, counter),
+        "peak_context": res.peak_context,
+        "replay_cost_usd": float(timeline["cost_usd"].sum()) if len(timeline) else 0.0,
+        **retention,
+        "retention_first": curve[0] if curve else None,
+        "decay": canonical_json(curve) if curve else None,
+        "decay_slope": decay["slope"] if decay else None,
+        "instructions": len(standing),
+        "instruction_survival": _survival(standing, last.context) if last is not None else None,
+        "tool_pairing_valid": not problems,
+        "tool_pairing_problems": len(problems),
+        "summarizer_input_tokens": s_in,
+        "summarizer_output_tokens": s_out,
+        "summarizer_cost_usd": cell_cost(s_in, s_out, prices),
+    }
