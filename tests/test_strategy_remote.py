@@ -250,9 +250,7 @@ def test_remote_requires_configuration_like_the_other_model_strategies(server, m
             raise AssertionError("not called")
 
     with pytest.raises(SummarizerNotConfigured, match="remote"):
-        compact(
-            parser_chain().session(), "remote", settings=settings(), summarizer=NotAnEndpoint()
-        )
+        compact(parser_chain().session(), "remote", settings=settings(), summarizer=NotAnEndpoint())
     assert server.requests == []
     # `endpoint=` is itself the configuration.
     assert not get("remote", endpoint="http://x/compact").needs_summarizer

@@ -64,7 +64,7 @@ def parse_retry_after(value: str | None, *, now: float | None = None) -> float |
     return min(max(seconds, 0.0), RETRY_AFTER_CAP_S)
 
 
-class BadAnswer(Exception):  # noqa: N818 - an internal signal, never leaves the seam
+class BadAnswer(Exception):
     """Raised by an answer reader: the body arrived but is not a usable answer.
 
     Attributes:
@@ -79,7 +79,7 @@ class BadAnswer(Exception):  # noqa: N818 - an internal signal, never leaves the
         self.status = status
 
 
-class _Failure(Exception):  # noqa: N818 - internal signal of the retry loop
+class _Failure(Exception):
     def __init__(
         self, reason: str, *, status: int | None, retryable: bool, retry_after: float | None = None
     ) -> None:
