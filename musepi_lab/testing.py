@@ -118,8 +118,8 @@ class StubOpenAIServer:
         """`http://127.0.0.1:<port>/v1`."""
         if self._server is None:
             raise RuntimeError("server not started")
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        port = self._server.server_address[1]
+        return f"http://127.0.0.1:{port}/v1"
 
     @property
     def root_url(self) -> str:

@@ -256,6 +256,23 @@ def test_remote_requires_configuration_like_the_other_model_strategies(server, m
     assert not get("remote", endpoint="http://x/compact").needs_summarizer
 
 
+def test_openai_lane_from_duck_typed_connection_settings(server, tmp_path):
+    class Settings:  # a summarizer of another kind that carries OpenAI connection settings
+        model, base_url, api_key, context_window = "m2", server.base_url, SECRET, 1000
+        cache_dir = tmp_path
+
+        def summarize(self, request):
+            raise AssertionError("not called")
+
+    session = parser_chain().session()
+    for _ in range(2):
+        result = compact(session, "remote", settings=settings(), summarizer=Settings())
+    ((path, body),) = server.requests  # the second run came from the seam's disk cache
+    assert path == "/v1/responses/compact" and body == {"model": "m2", "input": PARSER_ITEMS}
+    assert server.request_headers[-1]["authorization"] == f"Bearer {SECRET}"
+    assert result.params["summarizer_model"] == "m2"
+
+
 def test_compaction_item_required():
     assert compaction_item([{"role": "user"}, {"type": "compaction", "x": 1}]) == {
         "type": "compaction",

@@ -17,6 +17,7 @@ use and dropped when pickled, so summarizers cross process pools.
 from __future__ import annotations
 
 import email.utils
+import importlib
 import math
 import time
 from collections.abc import Callable, Mapping
@@ -90,15 +91,16 @@ class _Failure(Exception):
         self.retry_after = retry_after
 
 
-def _response_type() -> type:
-    try:  # openai >= 3 runs on httpx2; older releases on httpx
-        import httpx2
-
-        return httpx2.Response  # type: ignore[no-any-return]
+def _response_type() -> type[Any]:
+    """The response class of the HTTP library under the installed `openai` client."""
+    # openai >= 3 runs on httpx2, older releases on httpx; asking for this class makes
+    # `client.post` hand back the raw response, whose body the seam judges itself.
+    try:
+        module = importlib.import_module("httpx2")
     except ImportError:  # pragma: no cover - depends on the installed openai
-        import httpx
-
-        return httpx.Response
+        module = importlib.import_module("httpx")
+    response: type[Any] = module.Response
+    return response
 
 
 @dataclass

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -193,7 +193,7 @@ class OpenAICompatibleSummarizer:
             stop_reason="length" if answer.finish_reason == "length" else "stop",
         )
 
-    def responses_compact(self, items: list[Mapping[str, Any]]) -> ResponsesCompaction:
+    def responses_compact(self, items: Sequence[Mapping[str, Any]]) -> ResponsesCompaction:
         """`POST /responses/compact` with the input items (from the cache when possible).
 
         Raises:

@@ -88,10 +88,20 @@ class SummaryResponse:
 
 @runtime_checkable
 class Summarizer(Protocol):
-    """Anything that turns a `SummaryRequest` into a `SummaryResponse`."""
+    """Anything that turns a `SummaryRequest` into a `SummaryResponse`.
 
-    model: str
-    context_window: int
+    `model` and `context_window` are read-only here, so a field or a property satisfies them.
+    """
+
+    @property
+    def model(self) -> str | None:
+        """The model that answers, as results record it."""
+        ...
+
+    @property
+    def context_window(self) -> int:
+        """The model's window in tokens (for folding oversized inputs)."""
+        ...
 
     def summarize(self, request: SummaryRequest) -> SummaryResponse:
         """Run one request."""
