@@ -178,32 +178,33 @@ class ModelClient:
                 attempt += 1
 
     def _attempt(self, target: str, body: Mapping[str, Any], read: Callable[[Any], T]) -> T:
-        raw, content_type = self._send(target, body)
+        status, raw, content_type = self._send(target, body)
+        # A 2xx that is not a JSON object comes from a wrong URL or a proxy page, which
+        # another attempt does not fix: not retried.
         try:
             data = orjson.loads(raw)
         except orjson.JSONDecodeError:
             kind = content_type or "no content type"
             snippet = raw[:80].decode("utf-8", "replace")
             raise _Failure(
-                f"HTTP 200 with a body that is not JSON ({kind}): {snippet!r}",
-                status=200,
+                f"HTTP {status} with a body that is not JSON ({kind}): {snippet!r}",
+                status=status,
                 retryable=False,
             ) from None
         if not isinstance(data, Mapping):
             raise _Failure(
-                f"HTTP 200 with JSON that is not an object ({type(data).__name__})",
-                status=200,
+                f"HTTP {status} with JSON that is not an object ({type(data).__name__})",
+                status=status,
                 retryable=False,
             )
         try:
             return read(data)
         except BadAnswer as bad:
-            status = bad.status
-            retry = status is not None and retryable_status(status)
-            raise _Failure(bad.reason, status=status or 200, retryable=retry) from None
+            retry = bad.status is not None and retryable_status(bad.status)
+            raise _Failure(bad.reason, status=bad.status or status, retryable=retry) from None
         except Exception as exc:  # a reader tripping over an odd shape is a bad answer too
             reason = f"an answer of unexpected shape ({type(exc).__name__}: {exc})"
-            raise _Failure(reason, status=200, retryable=False) from None
+            raise _Failure(reason, status=status, retryable=False) from None
 
     def _client(self) -> Any:
         if self._transport is None:
@@ -219,8 +220,8 @@ class ModelClient:
             )
         return self._transport
 
-    def _send(self, target: str, body: Mapping[str, Any]) -> tuple[bytes, str]:
-        """One POST: the raw body and content type of a 2xx answer, else a `_Failure`."""
+    def _send(self, target: str, body: Mapping[str, Any]) -> tuple[int, bytes, str]:
+        """One POST: status, raw body and content type of a 2xx answer, else a `_Failure`."""
         import openai
 
         headers: dict[str, Any] = {"Accept": "application/json"}
@@ -250,4 +251,4 @@ class ModelClient:
             raise _Failure(reason, status=None, retryable=True) from None
         except Exception as exc:  # anything else the client raises still leaves as our type
             raise _Failure(f"{type(exc).__name__}: {exc}", status=None, retryable=False) from None
-        return response.content, response.headers.get("content-type", "")
+        return response.status_code, response.content, response.headers.get("content-type", "")

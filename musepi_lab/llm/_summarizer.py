@@ -19,7 +19,7 @@ from typing import Any
 from ._answers import CompactAnswer, read_chat, read_compact
 from ._cache import DiskCache
 from ._cache_key import cache_key
-from ._client import ModelClient
+from ._client import BadAnswer, ModelClient
 from ._errors import ModelCallError, SummarizerError, SummarizerNotConfigured
 from ._types import (
     DEFAULT_CONTEXT_WINDOW,
@@ -205,7 +205,7 @@ class OpenAICompatibleSummarizer:
         if stored is not None:
             try:
                 return ResponsesCompaction(read_compact(stored), 0.0, 0, cached=True)
-            except Exception:  # a stored file of the wrong shape is a miss
+            except BadAnswer:  # a stored file of the wrong shape is a miss
                 pass
         started = time.perf_counter()
         answer, attempts = self._client.post_json(
