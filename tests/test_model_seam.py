@@ -378,3 +378,10 @@ def test_run_benchmark_error_column_never_holds_the_key(server, tmp_path):
     assert not any(SECRET in e for e in errors)
     for path in files_in(tmp_path / "cells"):
         assert SECRET.encode() not in path.read_bytes()
+
+
+def test_one_error_type_under_both_names():
+    import musepi_lab.strategies as strategies
+
+    assert SummarizerError is ModelCallError is strategies.SummarizerError
+    assert issubclass(ModelCallError, RuntimeError)

@@ -2,8 +2,8 @@
 
 Two lanes, chosen by the `endpoint` parameter:
 
-- No endpoint: the OpenAI Responses compact endpoint (`POST /responses/compact`) through
-  the `openai` client. The whole live context goes in as Responses input items; what comes
+- No endpoint: the OpenAI Responses compact endpoint (`POST /responses/compact`), called
+  through the summarizer's `responses_compact` (the model seam, with its disk cache). The whole live context goes in as Responses input items; what comes
   back (the retained user messages and one opaque compaction item) is the replacement
   history, kept in `preserveData.openaiRemoteCompaction = {provider, replacementHistory,
   compactionItem}`. The summary is a one-line placeholder, the short summary "Remote
