@@ -3,8 +3,11 @@
 `StubOpenAIServer` speaks Chat Completions (`POST /v1/chat/completions`), the Responses
 compact endpoint (`POST /v1/responses/compact`) and a custom remote-compaction endpoint
 (`POST /compact`: `{systemPrompt, prompt, maxTokens}` → `{summary}`). Answers are
-deterministic; every request body is recorded; failures (HTTP 429/500, delays for timeouts)
-can be queued. It binds 127.0.0.1 only.
+deterministic; every request body and its headers are recorded; failures can be queued:
+an HTTP status (with any `Retry-After` value), a delay (for timeouts), a 200 whose body is
+an arbitrary JSON value (`choices: []`, `content: null`, a refusal, `content_filter`, an
+`{"error": ...}` object) or raw bytes (malformed JSON, HTML), and a 401 whose body echoes the
+`Authorization` header it received, as some real endpoints do. It binds 127.0.0.1 only.
 """
 
 from __future__ import annotations
@@ -34,11 +37,58 @@ def default_responder(body: dict[str, Any]) -> str:
 
 @dataclass
 class Failure:
-    """A queued failure: an HTTP status (with optional Retry-After) or a delay in seconds."""
+    """A queued failure, served instead of the next normal answer.
+
+    Attributes:
+        status: The HTTP status. A status of 400 or more answers an error body; 200 with
+            neither `body` nor `raw` is a normal answer (after `delay_s`).
+        delay_s: Seconds to wait before answering (longer than the client timeout: a timeout).
+        retry_after: The `Retry-After` header value, sent verbatim (`"2"`, `"-5"`, `"nan"`).
+        body: A JSON value sent as the body instead of the usual one.
+        raw: Bytes sent as the body instead (malformed JSON, an HTML page).
+        content_type: The `content-type` of the answer.
+        echo_auth: The error body repeats the `Authorization` header received.
+    """
 
     status: int = 500
     delay_s: float = 0.0
     retry_after: str | None = None
+    body: Any = None
+    raw: bytes | None = None
+    content_type: str = "application/json"
+    echo_auth: bool = False
+
+    @property
+    def replaces_answer(self) -> bool:
+        """True when this failure sends its own body rather than the normal answer."""
+        return self.status >= 400 or self.body is not None or self.raw is not None
+
+
+def chat_completion(
+    content: Any,
+    *,
+    model: str = "stub-model",
+    finish_reason: str | None = "stop",
+    refusal: str | None = None,
+    prompt_tokens: int = 0,
+) -> dict[str, Any]:
+    """A Chat Completions answer body with one choice (content may be None or a list)."""
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if refusal is not None:
+        message["refusal"] = refusal
+    completion = len(content) // 4 if isinstance(content, str) else 0
+    return {
+        "id": "chatcmpl-stub",
+        "object": "chat.completion",
+        "created": 0,
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion,
+            "total_tokens": prompt_tokens + completion,
+        },
+    }
 
 
 @dataclass
@@ -49,12 +99,14 @@ class StubOpenAIServer:
         responder: Makes the reply text from the JSON request body.
         requests: Every request received: `(path, json_body)`.
         failures: Failures served before normal answers, in order.
+        request_headers: The headers of every request received (lower-case names).
     """
 
     responder: Responder = default_responder
     model: str = "stub-model"
     requests: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     failures: deque[Failure] = field(default_factory=deque)
+    request_headers: list[dict[str, str]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._server: ThreadingHTTPServer | None = None
@@ -66,8 +118,8 @@ class StubOpenAIServer:
         """`http://127.0.0.1:<port>/v1`."""
         if self._server is None:
             raise RuntimeError("server not started")
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        port = self._server.server_address[1]
+        return f"http://127.0.0.1:{port}/v1"
 
     @property
     def root_url(self) -> str:
@@ -97,21 +149,27 @@ class StubOpenAIServer:
                     return
                 with stub._lock:
                     stub.requests.append((self.path, body))
+                    stub.request_headers.append({k.lower(): v for k, v in self.headers.items()})
                     failure = stub.failures.popleft() if stub.failures else None
                 if failure is not None:
                     if failure.delay_s:
                         time.sleep(failure.delay_s)
-                    if failure.status >= 400:
-                        headers = (
-                            {"retry-after": failure.retry_after} if failure.retry_after else {}
-                        )
-                        self._send(
-                            failure.status,
-                            {"error": {"message": f"injected {failure.status}"}},
-                            headers,
-                        )
+                    if failure.replaces_answer:
+                        self._fail(failure)
                         return
                 self._answer(body)
+
+            def _fail(self, failure: Failure) -> None:
+                headers = {"retry-after": failure.retry_after} if failure.retry_after else {}
+                payload = failure.body
+                if payload is None:
+                    message = f"injected {failure.status}"
+                    if failure.echo_auth:
+                        auth = self.headers.get("authorization", "")
+                        message = f"Incorrect API key provided: {auth.removeprefix('Bearer ')}"
+                    payload = {"error": {"message": message}}
+                raw = failure.raw if failure.raw is not None else json.dumps(payload).encode()
+                self._send_bytes(failure.status, raw, failure.content_type, headers)
 
             def _answer(self, body: dict[str, Any]) -> None:
                 path = self.path.rstrip("/")
@@ -120,24 +178,11 @@ class StubOpenAIServer:
                     prompt_chars = sum(len(json.dumps(m)) for m in body.get("messages", []))
                     self._send(
                         200,
-                        {
-                            "id": "chatcmpl-stub",
-                            "object": "chat.completion",
-                            "created": 0,
-                            "model": body.get("model") or stub.model,
-                            "choices": [
-                                {
-                                    "index": 0,
-                                    "message": {"role": "assistant", "content": text},
-                                    "finish_reason": "stop",
-                                }
-                            ],
-                            "usage": {
-                                "prompt_tokens": prompt_chars // 4,
-                                "completion_tokens": len(text) // 4,
-                                "total_tokens": prompt_chars // 4 + len(text) // 4,
-                            },
-                        },
+                        chat_completion(
+                            text,
+                            model=body.get("model") or stub.model,
+                            prompt_tokens=prompt_chars // 4,
+                        ),
                     )
                 elif path.endswith("/responses/compact"):
                     items = body.get("input") or []
@@ -173,10 +218,18 @@ class StubOpenAIServer:
             def _send(
                 self, status: int, payload: Any, headers: dict[str, str] | None = None
             ) -> None:
-                data = json.dumps(payload).encode()
+                self._send_bytes(status, json.dumps(payload).encode(), "application/json", headers)
+
+            def _send_bytes(
+                self,
+                status: int,
+                data: bytes,
+                content_type: str,
+                headers: dict[str, str] | None = None,
+            ) -> None:
                 try:
                     self.send_response(status)
-                    self.send_header("content-type", "application/json")
+                    self.send_header("content-type", content_type)
                     self.send_header("content-length", str(len(data)))
                     for k, v in (headers or {}).items():
                         self.send_header(k, v)

@@ -27,7 +27,7 @@ from musepi_lab.llm._summarizer import (
     SummarizerNotConfigured,
 )
 from musepi_lab.session._session import Session
-from musepi_lab.strategies._base import StrategyUnavailable, compact, get
+from musepi_lab.strategies._base import StrategyUnavailable, compact, get, strategy_type
 from musepi_lab.strategies._chat_format import to_responses_input
 from musepi_lab.strategies._remote import (
     Remote,
@@ -36,6 +36,7 @@ from musepi_lab.strategies._remote import (
 )
 from musepi_lab.testing import Failure, StubOpenAIServer
 from musepi_lab.tokens._counter import TokenCounter
+from musepi_lab.widgets._comparer import usable_strategies
 
 SECRET = "sk-test-SECRET-remote-0123456789"
 ENDPOINT_SECRET = "remote-key-SECRET-9876543210"
@@ -227,11 +228,49 @@ def test_openai_lane_timeout(server):
 def test_openai_lane_from_environment(server, monkeypatch):
     monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    result = compact(parser_chain().session(), "remote", settings=settings())
+    configured = OpenAICompatibleSummarizer(sleep=lambda _: None)
+    result = compact(parser_chain().session(), "remote", settings=settings(), summarizer=configured)
     assert result.method == "remote" and len(server.requests) == 1
-    monkeypatch.delenv("OPENAI_BASE_URL")
-    with pytest.raises(SummarizerNotConfigured):
+
+
+def test_remote_requires_configuration_like_the_other_model_strategies(server, monkeypatch):
+    # Before: `needs_summarizer = False`, so the comparer offered `remote` with nothing
+    # configured and the lane fell back to the environment at run time.
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    assert strategy_type("remote").needs_summarizer
+    assert "remote" not in usable_strategies(with_summarizer=False)
+    assert "remote" in usable_strategies(with_summarizer=True)
+    with pytest.raises(StrategyUnavailable, match="remote"):
         compact(parser_chain().session(), "remote", settings=settings())
+
+    class NotAnEndpoint:  # a summarizer with no connection settings for the Responses lane
+        model, context_window = "fake", 1000
+
+        def summarize(self, request):
+            raise AssertionError("not called")
+
+    with pytest.raises(SummarizerNotConfigured, match="remote"):
+        compact(parser_chain().session(), "remote", settings=settings(), summarizer=NotAnEndpoint())
+    assert server.requests == []
+    # `endpoint=` is itself the configuration.
+    assert not get("remote", endpoint="http://x/compact").needs_summarizer
+
+
+def test_openai_lane_from_duck_typed_connection_settings(server, tmp_path):
+    class Settings:  # a summarizer of another kind that carries OpenAI connection settings
+        model, base_url, api_key, context_window = "m2", server.base_url, SECRET, 1000
+        cache_dir = tmp_path
+
+        def summarize(self, request):
+            raise AssertionError("not called")
+
+    session = parser_chain().session()
+    for _ in range(2):
+        result = compact(session, "remote", settings=settings(), summarizer=Settings())
+    ((path, body),) = server.requests  # the second run came from the seam's disk cache
+    assert path == "/v1/responses/compact" and body == {"model": "m2", "input": PARSER_ITEMS}
+    assert server.request_headers[-1]["authorization"] == f"Bearer {SECRET}"
+    assert result.params["summarizer_model"] == "m2"
 
 
 def test_compaction_item_required():
@@ -389,7 +428,7 @@ def test_openai_key_not_in_results(server, tmp_path):
 
 def test_registry_value():
     assert get("remote", endpoint="http://x/compact") == Remote(endpoint="http://x/compact")
-    assert not get("remote").needs_summarizer
+    assert get("remote").needs_summarizer
 
 
 # -- shared acceptance ------------------------------------------------------------------------------

@@ -1,24 +1,33 @@
-"""The one seam through which every request to a model goes: requests, responses, the
-OpenAI-compatible client with its retries, the disk cache keyed by the full request."""
+"""The one seam through which every request to a model goes.
 
-from ._summarizer import (
-    DiskCache,
-    OpenAICompatibleSummarizer,
-    Summarizer,
-    SummarizerError,
-    SummarizerNotConfigured,
-    SummaryRequest,
-    SummaryResponse,
-    request_key,
-)
+`ModelClient` (`_client.py`) is the only code that talks HTTP: one retry loop, one error
+type (`ModelCallError`, also named `SummarizerError`), keys redacted from every message
+(`_errors.py`). Each wire shape has a reader in `_answers.py` that refuses unusable answers;
+`DiskCache` (`_cache.py`) stores only answers that passed, keyed by the full request. The
+lanes: `OpenAICompatibleSummarizer` (Chat Completions, and the Responses compact endpoint
+for `remote`), `RemoteEndpointSummarizer` (a custom `{summary}` endpoint). A new lane (a
+judge, a reader) adds a reader to `_answers.py` and calls `ModelClient.post_json`.
+"""
+
+from ._cache import DiskCache
+from ._client import ModelClient
+from ._endpoint import RemoteEndpointSummarizer
+from ._errors import ModelCallError, SummarizerError, SummarizerNotConfigured, redact
+from ._summarizer import OpenAICompatibleSummarizer, ResponsesCompaction
+from ._types import Summarizer, SummaryRequest, SummaryResponse, request_key
 
 __all__ = [
     "DiskCache",
+    "ModelCallError",
+    "ModelClient",
     "OpenAICompatibleSummarizer",
+    "RemoteEndpointSummarizer",
+    "ResponsesCompaction",
     "Summarizer",
     "SummarizerError",
     "SummarizerNotConfigured",
     "SummaryRequest",
     "SummaryResponse",
+    "redact",
     "request_key",
 ]

@@ -1,138 +1,51 @@
 """The `Summarizer` seam: every LLM call of every strategy goes through it.
 
-`OpenAICompatibleSummarizer` speaks Chat Completions through the `openai` client, so OpenAI,
-vLLM, llama.cpp server and ollama all work; it retries 429/5xx/timeouts with backoff and keeps
-a disk cache keyed by the full request, so re-running a benchmark never pays twice and an
-interrupted run loses nothing. The API key is never logged, cached or written into results.
+`OpenAICompatibleSummarizer` speaks Chat Completions, so OpenAI, vLLM, llama.cpp server and
+ollama all work, and the OpenAI Responses compact endpoint for `remote`. Both go through
+`ModelClient` (one retry loop, one error type, keys redacted) and one disk cache keyed by
+the full request, so re-running a benchmark never pays twice and an interrupted run loses
+nothing. The API key is never logged, cached or written into results.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
-import tempfile
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
-import orjson
+from ._answers import CompactAnswer, read_chat, read_compact
+from ._cache import DiskCache
+from ._cache_key import cache_key
+from ._client import BadAnswer, ModelClient
+from ._errors import ModelCallError, SummarizerError, SummarizerNotConfigured
+from ._types import (
+    DEFAULT_CONTEXT_WINDOW,
+    Summarizer,
+    SummaryRequest,
+    SummaryResponse,
+    request_key,
+)
 
-DEFAULT_CONTEXT_WINDOW = 128_000
+__all__ = [
+    "DEFAULT_CONTEXT_WINDOW",
+    "CompactAnswer",
+    "DiskCache",
+    "ModelCallError",
+    "OpenAICompatibleSummarizer",
+    "ResponsesCompaction",
+    "Summarizer",
+    "SummarizerError",
+    "SummarizerNotConfigured",
+    "SummaryRequest",
+    "SummaryResponse",
+    "cached_summary",
+    "request_key",
+]
 
-
-class SummarizerNotConfigured(RuntimeError):
-    """No endpoint is configured for an LLM strategy."""
-
-
-class SummarizerError(RuntimeError):
-    """The summarizer endpoint failed after every retry, or answered with an error."""
-
-
-@dataclass(frozen=True)
-class SummaryRequest:
-    """One summarizer call: a system prompt and a single user message (spec §5.2).
-
-    Attributes:
-        system_prompt: The system prompt.
-        prompt: The user message text (conversation block, previous summary, instructions).
-        max_tokens: The output-token cap.
-        reasoning_effort: `low`/`medium`/`high`/... or None for no reasoning option.
-        purpose: What the call is for (`summary`, `turn-prefix`, `branch`, `handoff`,
-            `short-summary`): recorded, not sent.
-        history: For handoff: the live message history (LLM-shaped dicts) sent before the
-            prompt, so the provider's prompt cache is reused (spec §6.4).
-    """
-
-    system_prompt: str
-    prompt: str
-    max_tokens: int
-    reasoning_effort: str | None = None
-    purpose: str = "summary"
-    history: tuple[Mapping[str, Any], ...] = ()
-
-    def chat_messages(self) -> list[dict[str, Any]]:
-        """The Chat Completions `messages` array."""
-        msgs: list[dict[str, Any]] = [{"role": "system", "content": self.system_prompt}]
-        msgs.extend(dict(m) for m in self.history)
-        msgs.append({"role": "user", "content": self.prompt})
-        return msgs
-
-
-@dataclass(frozen=True)
-class SummaryResponse:
-    """What a summarizer returned, and what it cost.
-
-    Attributes:
-        text: The summary text (text parts joined with newlines).
-        input_tokens: Prompt tokens billed (as reported, else estimated).
-        output_tokens: Completion tokens billed.
-        latency_s: Wall time of the call that produced it (0 for a cache hit).
-        model: The model that answered.
-        stop_reason: `stop`, `length` or `error`.
-        cached: True when served from the disk cache without a request.
-    """
-
-    text: str
-    input_tokens: int = 0
-    output_tokens: int = 0
-    latency_s: float = 0.0
-    model: str = ""
-    stop_reason: str = "stop"
-    cached: bool = False
-
-
-@runtime_checkable
-class Summarizer(Protocol):
-    """Anything that turns a `SummaryRequest` into a `SummaryResponse`."""
-
-    model: str
-    context_window: int
-
-    def summarize(self, request: SummaryRequest) -> SummaryResponse:
-        """Run one request."""
-        ...
-
-
-def request_key(identity: Mapping[str, Any], request: SummaryRequest) -> str:
-    """The cache key of a request: sha256 over the endpoint identity and the full request.
-
-    `identity` holds base URL, model and sampling options, never the API key.
-    """
-    payload = {"identity": dict(identity), "request": asdict(request)}
-    return hashlib.sha256(orjson.dumps(payload, option=orjson.OPT_SORT_KEYS)).hexdigest()
-
-
-@dataclass
-class DiskCache:
-    """A folder of JSON files, one per request key, written atomically."""
-
-    folder: Path
-
-    def __post_init__(self) -> None:
-        self.folder = Path(self.folder)
-
-    def _path(self, key: str) -> Path:
-        return self.folder / key[:2] / f"{key}.json"
-
-    def get(self, key: str) -> SummaryResponse | None:
-        """The cached response, or None."""
-        path = self._path(key)
-        try:
-            data = orjson.loads(path.read_bytes())
-        except (FileNotFoundError, orjson.JSONDecodeError):
-            return None
-        return SummaryResponse(**{**data, "cached": True, "latency_s": 0.0})
-
-    def put(self, key: str, response: SummaryResponse) -> None:
-        """Store a response."""
-        path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(orjson.dumps(asdict(response)))
-        os.replace(tmp, path)
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 
 def _env(*names: str) -> str | None:
@@ -141,6 +54,40 @@ def _env(*names: str) -> str | None:
         if value:
             return value
     return None
+
+
+def cached_summary(
+    cache: DiskCache | None, key: str, call: Callable[[], SummaryResponse]
+) -> SummaryResponse:
+    """`call()` unless the cache holds the answer to this key; a fresh answer is stored.
+
+    Only answers that passed the seam's checks reach here, so nothing unusable is cached.
+    """
+    if cache is not None:
+        hit = cache.get(key)
+        if hit is not None:
+            return hit
+    response = call()
+    if cache is not None and response.stop_reason != "error":
+        cache.put(key, response)
+    return response
+
+
+@dataclass(frozen=True)
+class ResponsesCompaction:
+    """What the Responses compact lane returned.
+
+    Attributes:
+        answer: The replacement history, its compaction item and the usage reported.
+        latency_s: Wall time of the call (0 for a cache hit).
+        requests: HTTP requests made (0 for a cache hit).
+        cached: True when served from the disk cache.
+    """
+
+    answer: CompactAnswer
+    latency_s: float
+    requests: int
+    cached: bool
 
 
 @dataclass
@@ -153,7 +100,7 @@ class OpenAICompatibleSummarizer:
         api_key: Key; default from `OPENAI_API_KEY` (a local server may need none).
         context_window: The summarizer model's window (for folding oversized inputs).
         cache_dir: Folder of the request cache; None disables caching.
-        max_retries: Retries after a 429, a 5xx, a timeout or a dropped connection.
+        max_retries: Retries after a 408/409/429, a 5xx, a timeout or a dropped connection.
         timeout_s: Per-request timeout.
         backoff_s: First retry delay; doubles each retry (a `Retry-After` header wins).
         supports_reasoning: Send `reasoning_effort` (reasoning-capable models only).
@@ -186,103 +133,85 @@ class OpenAICompatibleSummarizer:
             )
         self.model = self.model or _env("MUSEPI_LAB_MODEL", "OPENAI_MODEL") or "gpt-4o-mini"
         self._cache = DiskCache(Path(self.cache_dir)) if self.cache_dir is not None else None
-        self._client: Any = None
-        self.requests_sent = 0
+        self._client = ModelClient(
+            base_url=self.base_url or DEFAULT_BASE_URL,
+            api_key=self.api_key,
+            timeout_s=self.timeout_s,
+            max_retries=self.max_retries,
+            backoff_s=self.backoff_s,
+            sleep=self.sleep,
+        )
+
+    @property
+    def requests_sent(self) -> int:
+        """HTTP requests made by this summarizer (retries included)."""
+        return self._client.requests_sent
 
     @property
     def identity(self) -> dict[str, Any]:
         """What identifies the endpoint in cache keys and results (never the key)."""
         return {
-            "base_url": self.base_url or "https://api.openai.com/v1",
+            "base_url": self.base_url or DEFAULT_BASE_URL,
             "model": self.model,
             "temperature": self.temperature,
             "reasoning": self.supports_reasoning,
         }
 
-    def _openai(self) -> Any:
-        if self._client is None:
-            import openai
-
-            self._client = openai.OpenAI(
-                base_url=self.base_url,
-                api_key=self.api_key or "not-needed",
-                max_retries=0,  # retries are ours, so tests can count them
-                timeout=self.timeout_s,
-            )
-        return self._client
-
     def summarize(self, request: SummaryRequest) -> SummaryResponse:
-        """Run one request (from the cache when possible)."""
-        key = request_key(self.identity, request)
-        if self._cache is not None:
-            hit = self._cache.get(key)
-            if hit is not None:
-                return hit
-        response = self._send_with_retries(request)
-        if self._cache is not None and response.stop_reason != "error":
-            self._cache.put(key, response)
-        return response
+        """Run one request (from the cache when possible).
 
-    def _send_with_retries(self, request: SummaryRequest) -> SummaryResponse:
-        import openai
-
-        retryable = (
-            openai.RateLimitError,
-            openai.InternalServerError,
-            openai.APITimeoutError,
-            openai.APIConnectionError,
+        Raises:
+            ModelCallError: The endpoint failed after every retry, answered a client
+                error, or answered without usable text (also `SummarizerError`).
+        """
+        return cached_summary(
+            self._cache, request_key(self.identity, request), lambda: self._send(request)
         )
-        attempt = 0
-        while True:
-            try:
-                return self._send(request)
-            except retryable as exc:
-                if attempt >= self.max_retries:
-                    raise SummarizerError(
-                        f"summarizer at {self.identity['base_url']} failed after "
-                        f"{attempt + 1} attempts: {type(exc).__name__}"
-                    ) from exc
-                self.sleep(self._delay(exc, attempt))
-                attempt += 1
-            except openai.APIStatusError as exc:
-                raise SummarizerError(
-                    f"summarizer at {self.identity['base_url']} answered HTTP "
-                    f"{exc.status_code}: {str(exc)[:300]}"
-                ) from exc
 
-    def _delay(self, exc: Exception, attempt: int) -> float:
-        response = getattr(exc, "response", None)
-        header = response.headers.get("retry-after") if response is not None else None
-        if header:
-            try:
-                return min(float(header), 60.0)
-            except ValueError:
-                pass
-        return self.backoff_s * (2**attempt)
-
-    def _send(self, request: SummaryRequest) -> SummaryResponse:
-        kwargs: dict[str, Any] = {
+    def chat_body(self, request: SummaryRequest) -> dict[str, Any]:
+        """The Chat Completions request body for `request`."""
+        body: dict[str, Any] = {
             "model": self.model,
             "messages": request.chat_messages(),
             "max_tokens": request.max_tokens,
         }
         if self.temperature is not None:
-            kwargs["temperature"] = self.temperature
+            body["temperature"] = self.temperature
         if self.supports_reasoning and request.reasoning_effort:
-            kwargs["reasoning_effort"] = request.reasoning_effort
+            body["reasoning_effort"] = request.reasoning_effort
+        return body
+
+    def _send(self, request: SummaryRequest) -> SummaryResponse:
         started = time.perf_counter()
-        self.requests_sent += 1
-        completion = self._openai().chat.completions.create(**kwargs)
-        latency = time.perf_counter() - started
-        choice = completion.choices[0] if completion.choices else None
-        text = (choice.message.content or "") if choice is not None else ""
-        finish = (choice.finish_reason if choice is not None else None) or "stop"
-        usage = completion.usage
+        answer, _ = self._client.post_json("/chat/completions", self.chat_body(request), read_chat)
         return SummaryResponse(
-            text=text,
-            input_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-            output_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-            latency_s=latency,
-            model=completion.model or str(self.model),
-            stop_reason="length" if finish == "length" else "stop",
+            text=answer.text,
+            input_tokens=answer.input_tokens,
+            output_tokens=answer.output_tokens,
+            latency_s=time.perf_counter() - started,
+            model=answer.model or str(self.model),
+            stop_reason="length" if answer.finish_reason == "length" else "stop",
         )
+
+    def responses_compact(self, items: Sequence[Mapping[str, Any]]) -> ResponsesCompaction:
+        """`POST /responses/compact` with the input items (from the cache when possible).
+
+        Raises:
+            ModelCallError: The endpoint failed, or answered without a compaction item.
+        """
+        body = {"model": self.model, "input": [dict(i) for i in items]}
+        key = cache_key({"identity": self.identity, "lane": "responses-compact", "body": body})
+        stored = self._cache.get_json(key) if self._cache is not None else None
+        if stored is not None:
+            try:
+                return ResponsesCompaction(read_compact(stored), 0.0, 0, cached=True)
+            except BadAnswer:  # a stored file of the wrong shape is a miss
+                pass
+        started = time.perf_counter()
+        answer, attempts = self._client.post_json(
+            "/responses/compact", body, lambda data: (read_compact(data), data)
+        )
+        compact, raw = answer
+        if self._cache is not None:
+            self._cache.put_json(key, raw)
+        return ResponsesCompaction(compact, time.perf_counter() - started, attempts, cached=False)

@@ -2,8 +2,8 @@
 
 Two lanes, chosen by the `endpoint` parameter:
 
-- No endpoint: the OpenAI Responses compact endpoint (`POST /responses/compact`) through
-  the `openai` client. The whole live context goes in as Responses input items; what comes
+- No endpoint: the OpenAI Responses compact endpoint (`POST /responses/compact`), called
+  through the summarizer's `responses_compact` (the model seam, with its disk cache). The whole live context goes in as Responses input items; what comes
   back (the retained user messages and one opaque compaction item) is the replacement
   history, kept in `preserveData.openaiRemoteCompaction = {provider, replacementHistory,
   compactionItem}`. The summary is a one-line placeholder, the short summary "Remote
@@ -15,35 +15,29 @@ Two lanes, chosen by the `endpoint` parameter:
   prompts, split turns, folding, file block) through `RemoteEndpointSummarizer`, and the
   entry gets method `remote`.
 
-Connection settings (base URL, model, key, timeout, retries) come from the summarizer
-given to `compact()`, else from the standard environment variables; a key for a custom
-endpoint comes only from `MUSEPI_LAB_REMOTE_API_KEY`. No key is ever put in a result.
+Both lanes call the model through the `llm` seam (one client, one retry loop, one error
+type, one disk cache: a rerun never pays twice). Like the other model strategies, `remote`
+needs configuration: the OpenAI lane takes its endpoint (base URL, model, key, timeout,
+retries) from the summarizer given to `compact()`; the custom lane takes `endpoint=` (or a
+`RemoteEndpointSummarizer` as the summarizer), with a key only from
+`MUSEPI_LAB_REMOTE_API_KEY`. With neither, `remote` is unavailable (`needs_summarizer`).
+No key is ever put in a result.
 """
 
 from __future__ import annotations
 
-import math
-import os
-import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ..compaction._file_ops import compute_file_lists, file_details
 from ..compaction._prepare import CompactionPreparation
 from ..compaction._result import CompactionResult
-from ..llm._http import _post_json, _Retry, _retry_after, call_with_retries
-from ..llm._summarizer import (
-    DEFAULT_CONTEXT_WINDOW,
-    DiskCache,
-    OpenAICompatibleSummarizer,
-    Summarizer,
-    SummarizerError,
-    SummaryRequest,
-    SummaryResponse,
-    request_key,
-)
+from ..llm._answers import compaction_item as _compaction_item
+from ..llm._client import BadAnswer
+from ..llm._endpoint import REMOTE_API_KEY_ENV, RemoteEndpointSummarizer
+from ..llm._errors import ModelCallError, SummarizerNotConfigured
+from ..llm._summarizer import OpenAICompatibleSummarizer, ResponsesCompaction
+from ..llm._types import Summarizer
 from ._base import CompactionContext, Strategy, StrategyUnavailable, register
 from ._chat_format import to_responses_input
 from ._handoff import live_llm_messages
@@ -54,12 +48,21 @@ from ._llm_summary import (
     with_tokens_after,
 )
 
+__all__ = [
+    "REMOTE_API_KEY_ENV",
+    "Remote",
+    "RemoteEndpointSummarizer",
+    "compaction_item",
+    "remote_placeholder_summary",
+    "responses_compact",
+]
+
 REMOTE_METHOD = "remote"
 REMOTE_SHORT_SUMMARY = "Remote compaction"
 OPENAI_PROVIDER = "openai"
 REMOTE_PRESERVE_KEY = "openaiRemoteCompaction"
-REMOTE_API_KEY_ENV = "MUSEPI_LAB_REMOTE_API_KEY"
-"""Environment variable holding a bearer key for a custom remote endpoint, if it needs one."""
+_CONNECTION_SETTINGS = ("model", "base_url", "api_key", "context_window", "cache_dir")
+_OPERATIONAL_SETTINGS = ("max_retries", "timeout_s", "backoff_s", "sleep")
 
 
 def remote_placeholder_summary(input_tokens: int | None = None) -> str:
@@ -72,190 +75,49 @@ def remote_placeholder_summary(input_tokens: int | None = None) -> str:
     return "Provider-native compacted history was preserved by remote compaction."
 
 
-def _usage_number(data: Mapping[str, Any], *keys: str) -> int | None:
-    usage = data.get("usage")
-    for source in (usage if isinstance(usage, Mapping) else {}, data):
-        for key in keys:
-            value = source.get(key)
-            if isinstance(value, int) and not isinstance(value, bool):
-                return value
-    return None
-
-
-@dataclass
-class RemoteEndpointSummarizer:
-    """A `Summarizer` over a custom remote-compaction endpoint (spec §5.7).
-
-    The endpoint takes `POST {systemPrompt, prompt, maxTokens}` and answers `{summary}`
-    (optionally with `usage: {input_tokens, output_tokens}`; without it, tokens are
-    estimated at four characters each). Failures with HTTP 429, 5xx, timeouts and dropped
-    connections are retried; responses are cached on disk like the OpenAI summarizer's.
-
-    Args:
-        url: The endpoint URL.
-        api_key: Bearer key; default from `MUSEPI_LAB_REMOTE_API_KEY` (none if unset).
-        context_window: Window of the model behind the endpoint (for folding).
-        cache_dir: Folder of the request cache; None disables caching.
-        max_retries: Retries after a retryable failure.
-        timeout_s: Per-request timeout.
-        backoff_s: First retry delay; doubles each retry (a `Retry-After` header wins).
-        sleep: Injected for tests.
-    """
-
-    url: str
-    api_key: str | None = field(default=None, repr=False)
-    context_window: int = DEFAULT_CONTEXT_WINDOW
-    cache_dir: str | os.PathLike[str] | None = None
-    max_retries: int = 4
-    timeout_s: float = 120.0
-    backoff_s: float = 0.5
-    sleep: Callable[[float], None] = field(default=time.sleep, repr=False)
-
-    def __post_init__(self) -> None:
-        if not self.url:
-            raise ValueError("RemoteEndpointSummarizer needs an endpoint url")
-        self.api_key = self.api_key or os.environ.get(REMOTE_API_KEY_ENV) or None
-        self._cache = DiskCache(Path(self.cache_dir)) if self.cache_dir is not None else None
-        self.requests_sent = 0
-
-    @property
-    def model(self) -> str:
-        """What answers, as results record it."""
-        return "remote-endpoint"
-
-    @property
-    def identity(self) -> dict[str, Any]:
-        """What identifies the endpoint in cache keys (never the key)."""
-        return {"remote_endpoint": self.url}
-
-    def summarize(self, request: SummaryRequest) -> SummaryResponse:
-        """Run one request (from the cache when possible).
-
-        Raises:
-            SummarizerError: The endpoint failed after every retry, answered a client
-                error, or sent no summary; or the request carries a chat history, which
-                this protocol cannot express.
-        """
-        if request.history:
-            raise SummarizerError("a custom remote endpoint takes no chat history (handoff)")
-        key = request_key(self.identity, request)
-        if self._cache is not None:
-            hit = self._cache.get(key)
-            if hit is not None:
-                return hit
-        body = {
-            "systemPrompt": request.system_prompt,
-            "prompt": request.prompt,
-            "maxTokens": request.max_tokens,
-        }
-
-        def send() -> Any:
-            self.requests_sent += 1
-            return _post_json(self.url, body, api_key=self.api_key, timeout_s=self.timeout_s)
-
-        started = time.perf_counter()
-        data, _ = call_with_retries(
-            send,
-            max_retries=self.max_retries,
-            backoff_s=self.backoff_s,
-            sleep=self.sleep,
-            label="remote endpoint",
-        )
-        latency = time.perf_counter() - started
-        summary = data.get("summary") if isinstance(data, Mapping) else None
-        if not isinstance(summary, str) or not summary.strip():
-            raise SummarizerError("remote endpoint answered without a summary")
-        sent_chars = len(request.system_prompt) + len(request.prompt)
-        response = SummaryResponse(
-            text=summary,
-            input_tokens=_usage_number(data, "input_tokens", "inputTokens")
-            or math.ceil(sent_chars / 4),
-            output_tokens=_usage_number(data, "output_tokens", "outputTokens")
-            or math.ceil(len(summary) / 4),
-            latency_s=latency,
-            model=self.model,
-        )
-        if self._cache is not None:
-            self._cache.put(key, response)
-        return response
-
-
-# -- the OpenAI Responses compact lane -------------------------------------------------------
-def _openai_connection(summarizer: Summarizer | None) -> OpenAICompatibleSummarizer:
-    if isinstance(summarizer, OpenAICompatibleSummarizer):
-        return summarizer
-    if summarizer is not None and all(
-        hasattr(summarizer, a) for a in ("base_url", "api_key", "model")
-    ):
-        return summarizer  # type: ignore[return-value]  # duck-typed connection settings
-    # Raises SummarizerNotConfigured with the usual message when nothing is set.
-    return OpenAICompatibleSummarizer()
-
-
-def responses_compact(
-    connection: OpenAICompatibleSummarizer, items: list[dict[str, Any]]
-) -> tuple[dict[str, Any], int]:
-    """`POST /responses/compact` with the input items; the JSON answer and attempts made.
-
-    Uses `client.responses.compact` when the installed `openai` has it, else a raw
-    `client.post` to the same path. 429, 5xx, timeouts and dropped connections are retried.
-
-    Raises:
-        SummarizerError: Every attempt failed, or the server answered a client error.
-    """
-    import openai
-
-    client = openai.OpenAI(
-        base_url=connection.base_url,
-        api_key=connection.api_key or "not-needed",
-        max_retries=0,  # retries are ours, with the summarizer's backoff and sleep
-        timeout=getattr(connection, "timeout_s", 120.0),
-    )
-    model = connection.model or "gpt-4o-mini"
-
-    def send() -> Any:
-        try:
-            if hasattr(client.responses, "compact"):
-                raw = client.responses.with_raw_response.compact(model=model, input=items)
-                return raw.http_response.json()
-            return client.post(
-                "/responses/compact", body={"model": model, "input": items}, cast_to=object
-            )
-        except openai.RateLimitError as exc:
-            raise _Retry("HTTP 429", _retry_after(exc.response.headers.get("retry-after"))) from exc
-        except openai.InternalServerError as exc:
-            raise _Retry(f"HTTP {exc.status_code}") from exc
-        except openai.APITimeoutError as exc:
-            raise _Retry("timeout") from exc
-        except openai.APIConnectionError as exc:
-            raise _Retry("connection failed") from exc
-        except openai.APIStatusError as exc:
-            raise SummarizerError(
-                f"responses compact endpoint answered HTTP {exc.status_code}: {str(exc)[:300]}"
-            ) from exc
-
-    data, attempts = call_with_retries(
-        send,
-        max_retries=getattr(connection, "max_retries", 4),
-        backoff_s=getattr(connection, "backoff_s", 0.5),
-        sleep=getattr(connection, "sleep", time.sleep),
-        label="responses compact endpoint",
-    )
-    if not isinstance(data, Mapping):
-        raise SummarizerError("responses compact endpoint answered with something that is not JSON")
-    return dict(data), attempts
-
-
 def compaction_item(output: list[Any]) -> dict[str, Any]:
     """The (last) compaction item of a compact response's output.
 
     Raises:
         SummarizerError: There is none.
     """
-    for item in reversed(output):
-        if isinstance(item, Mapping) and item.get("type") == "compaction":
-            return dict(item)
-    raise SummarizerError("responses compact endpoint returned no compaction item")
+    try:
+        return _compaction_item(output)
+    except BadAnswer as exc:
+        raise ModelCallError(exc.reason) from None
+
+
+# -- the OpenAI Responses compact lane -------------------------------------------------------
+def _openai_connection(summarizer: Summarizer | None) -> OpenAICompatibleSummarizer:
+    """The summarizer whose endpoint serves the Responses compact lane.
+
+    Raises:
+        SummarizerNotConfigured: No summarizer, or one without OpenAI connection settings.
+    """
+    if isinstance(summarizer, OpenAICompatibleSummarizer):
+        return summarizer
+    if summarizer is not None and all(hasattr(summarizer, a) for a in ("base_url", "api_key")):
+        # A duck-typed connection: its settings, our client and cache.
+        names = (*_CONNECTION_SETTINGS, *_OPERATIONAL_SETTINGS)
+        return OpenAICompatibleSummarizer(
+            **{n: getattr(summarizer, n) for n in names if hasattr(summarizer, n)}
+        )
+    raise SummarizerNotConfigured(
+        "strategy 'remote' needs a model endpoint: pass summarizer=OpenAICompatibleSummarizer("
+        "base_url=...) for the Responses compact lane, or endpoint= for a custom endpoint"
+    )
+
+
+def responses_compact(
+    connection: OpenAICompatibleSummarizer, items: list[dict[str, Any]]
+) -> ResponsesCompaction:
+    """`POST /responses/compact` through the model seam (its retries and disk cache).
+
+    Raises:
+        SummarizerError: Every attempt failed, the server answered a client error, or the
+            answer holds no compaction item.
+    """
+    return connection.responses_compact(items)
 
 
 def _openai_remote(
@@ -269,39 +131,32 @@ def _openai_remote(
         )
     connection = _openai_connection(ctx.summarizer)
     items = to_responses_input(live_llm_messages(ctx, "musepi"), images=images)
-    started = time.perf_counter()
-    data, attempts = responses_compact(connection, items)
-    latency = time.perf_counter() - started
-    output = data.get("output")
-    if not isinstance(output, list):
-        raise SummarizerError("responses compact endpoint returned no output list")
-    history = [dict(i) for i in output if isinstance(i, Mapping)]
-    item = compaction_item(history)
-    usage = data.get("usage") if isinstance(data.get("usage"), Mapping) else {}
-    input_tokens = usage.get("input_tokens") if isinstance(usage.get("input_tokens"), int) else 0
-    output_tokens = usage.get("output_tokens") if isinstance(usage.get("output_tokens"), int) else 0
+    call = responses_compact(connection, items)
+    answer = call.answer
+    history = [dict(i) for i in answer.history]
     preserve = carried_preserve_data(prep.previous_preserve_data) or {}
     preserve[REMOTE_PRESERVE_KEY] = {
         "provider": OPENAI_PROVIDER,
         "replacementHistory": history,
-        "compactionItem": item,
+        "compactionItem": dict(answer.item),
     }
     read_files, modified_files = compute_file_lists(prep.file_ops, profile="musepi")
     result = CompactionResult.from_preparation(
         prep,
-        remote_placeholder_summary(input_tokens),
+        remote_placeholder_summary(answer.input_tokens),
         details=file_details(read_files, modified_files),
         method=REMOTE_METHOD,
         short_summary=REMOTE_SHORT_SUMMARY,
         preserve_data=preserve,
-        summarizer_input_tokens=input_tokens,
-        summarizer_output_tokens=output_tokens,
-        latency_s=latency,
+        summarizer_input_tokens=answer.input_tokens,
+        summarizer_output_tokens=answer.output_tokens,
+        latency_s=call.latency_s,
         params={
             "prompts": ctx.prompts.label,
             "remote": "openai-responses-compact",
             "summarizer_model": connection.model,
-            "summarizer_requests": attempts,
+            "summarizer_requests": call.requests,
+            "summarizer_cached": int(call.cached),
             "remote_input_items": len(items),
         },
     )
@@ -318,7 +173,7 @@ def _endpoint_summarizer(
         return None
     # Borrow the given summarizer's operational settings, never its key.
     settings: dict[str, Any] = {}
-    for name in ("context_window", "cache_dir", "max_retries", "timeout_s", "backoff_s", "sleep"):
+    for name in ("context_window", "cache_dir", *_OPERATIONAL_SETTINGS):
         if given is not None and hasattr(given, name):
             settings[name] = getattr(given, name)
     return RemoteEndpointSummarizer(endpoint, **settings)
@@ -332,8 +187,9 @@ class Remote(Strategy):
     Attributes:
         endpoint: URL of a custom remote endpoint (`{systemPrompt, prompt, maxTokens}` →
             `{summary}`). None: the OpenAI Responses compact endpoint at the summarizer's
-            base URL (or `OPENAI_BASE_URL`), unless the summarizer given to `compact()`
-            is a `RemoteEndpointSummarizer`.
+            base URL, unless the summarizer given to `compact()` is a
+            `RemoteEndpointSummarizer`. With neither an endpoint nor a summarizer the
+            strategy is unavailable.
         fold: Custom endpoint: fold inputs larger than its window, as `llm-summary` does.
         custom_instructions: Custom endpoint: extra focus for the summary; when None, the
             instructions given to `compact()` are used.
@@ -341,12 +197,18 @@ class Remote(Strategy):
     """
 
     name: ClassVar[str] = "remote"
-    needs_summarizer: ClassVar[bool] = False
+    needs_summarizer: ClassVar[bool] = True
 
     endpoint: str | None = None
     fold: bool = True
     custom_instructions: str | None = None
     images: bool = False
+
+    def __post_init__(self) -> None:
+        # `endpoint=` is itself the configuration: this value needs no summarizer, while
+        # the class (what the comparer and CLI ask) still says a model endpoint is needed.
+        if self.endpoint is not None:
+            object.__setattr__(self, "needs_summarizer", False)
 
     def run(self, ctx: CompactionContext) -> CompactionResult | None:
         """Compact remotely (None when the engine found nothing to do)."""
