@@ -135,9 +135,10 @@ class TreeBuilder:
         for record, lineno in zip(self.records, self.lines, strict=True):
             first_record.setdefault(lineno, record)
         for lineno, parent, field in self._forward:
-            record = first_record.get(lineno)
-            if record is None:
+            found = first_record.get(lineno)
+            if found is None:
                 continue  # a progress line, kept in the header
+            record = found
             if parent in self._dissolved:
                 target = self._dissolved[parent]
                 if target is None:
@@ -196,7 +197,7 @@ class TreeBuilder:
         *,
         foreign_parent: str | None = None,
     ) -> str:
-        entry_id = record["id"]
+        entry_id = str(record["id"])
         side = rec.get("isSidechain") is True
         if side and not self.linked_file:
             record["isSidechain"] = True
@@ -261,8 +262,9 @@ class TreeBuilder:
                     self.title = rec["summary"]
                 self.source_records.append({"line": lineno, "record": rec})
                 return
-        message = rec.get("message")
-        if kind in ("user", "assistant") and not isinstance(message, dict):
+        raw_message = rec.get("message")
+        message: Mapping[str, Any] = raw_message if isinstance(raw_message, dict) else {}
+        if kind in ("user", "assistant") and not isinstance(raw_message, dict):
             self.log.add(
                 lineno, "bad-message", f"{kind} line has no message object; kept as custom"
             )

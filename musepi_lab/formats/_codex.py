@@ -606,8 +606,8 @@ class _Converter:
         }
         for line, value in self.values:
             if not isinstance(value, dict):
-                kind = type(value).__name__
-                self.log.add(line, "not-an-object", f"line holds a JSON {kind}, not a rollout item")
+                found = type(value).__name__
+                self.log.add(line, "not-an-object", f"line holds a JSON {found}, not a rollout item")
                 continue
             kind = value.get("type")
             ts = value.get("timestamp")
@@ -659,12 +659,12 @@ class _Converter:
             self.tool_output(line, ts, payload)
         elif kind == "reasoning":
             text, has_summary = reasoning_text(payload)
-            block: dict[str, Any] = {"type": "thinking", "thinking": text}
+            thinking: dict[str, Any] = {"type": "thinking", "thinking": text}
             if isinstance(payload.get("encrypted_content"), str):
-                block["thinkingSignature"] = payload["encrypted_content"]
+                thinking["thinkingSignature"] = payload["encrypted_content"]
             used = _REASONING_FIELDS if has_summary else _REASONING_FIELDS_NO_SUMMARY
             extra = leftover_fields(payload, used)
-            self.add_assistant(line, ts, [block], source_id, extra, stop_reason="stop")
+            self.add_assistant(line, ts, [thinking], source_id, extra, stop_reason="stop")
         else:
             if kind not in _NON_MESSAGE_ITEMS:
                 self.log.add(
@@ -783,7 +783,7 @@ class _Converter:
             "tokensBefore": self.last_request_total or 0,
             "details": {"readFiles": [], "modifiedFiles": []},
         }
-        if remote:
+        if isinstance(history, list):  # remote
             preserved: dict[str, Any] = {"provider": "openai", "replacementHistory": history}
             item = next(
                 (

@@ -349,7 +349,7 @@ def _cwd(stream: Stream) -> str | None:
             continue
         meta = event["extras"].get("metadata")
         if isinstance(meta, Mapping) and isinstance(meta.get("working_dir"), str):
-            return meta["working_dir"]
+            return str(meta["working_dir"])
     return None
 
 

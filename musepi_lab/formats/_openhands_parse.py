@@ -8,7 +8,7 @@ events of the older serialization in the current shape.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +24,7 @@ from ._values import end_of_value, number_hooks, range_message
 class Stream:
     """One session's worth of events, with what the header needs."""
 
-    events: list[tuple[int | None, Any]]
+    events: Sequence[tuple[int | None, Any]]
     instance: Mapping[str, Any] | None = None
     line: int | None = None
 
@@ -73,9 +73,10 @@ def parse_json_array(text: str, log: ProblemLog) -> list[tuple[int, Any]]:
             log.add(exc.lineno, kind, f"{what}: {exc.msg} (column {exc.colno})")
             return out
         except RecursionError:
-            value, end = _deep_item(text, i, line_at(i), log)
-            if end is None:
+            value, deep_end = _deep_item(text, i, line_at(i), log)
+            if deep_end is None:
                 return out
+            end = deep_end
         if out_of_range:
             log.add(line_at(i), "number-out-of-range", range_message(out_of_range))
             out_of_range.clear()
@@ -220,7 +221,7 @@ def _flat_source(event: Mapping[str, Any], index: int, previous: Mapping[str, An
 
 
 def modern_events(
-    events: list[tuple[int | None, Any]], log: ProblemLog
+    events: Sequence[tuple[int | None, Any]], log: ProblemLog
 ) -> tuple[list[tuple[int | None, Any]], bool]:
     """The events with flat ones rewritten in the current shape (see `is_flat_event`).
 

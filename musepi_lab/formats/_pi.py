@@ -259,6 +259,7 @@ def safe_record(record: dict[str, Any], line: int, log: ProblemLog) -> dict[str,
                 "read as 0, the original kept as sourceUsage",
             )
             fixed = {**usage, **dict.fromkeys(bad, 0)}
+            assert isinstance(message, dict)  # usage is a dict only inside a message dict
             record = {**record, "message": {**message, "usage": fixed}, "sourceUsage": usage}
     kept = record.get("firstKeptEntryId")
     if record.get("type") == "compaction" and kept is not None and not isinstance(kept, str):

@@ -217,7 +217,7 @@ def _assistant_content(
         if isinstance(thinking, Mapping) and isinstance(thinking.get("thinking"), str):
             blocks.append({"type": "thinking", "thinking": thinking["thinking"]})
     content = _text(item.get("content"))
-    thought = item.get("thought") if isinstance(item.get("thought"), str) else ""
+    thought: str = item["thought"] if isinstance(item.get("thought"), str) else ""
     action = item.get("action")
     raw_calls = item.get("tool_calls")
     if isinstance(raw_calls, list):
@@ -279,6 +279,7 @@ def history_records(
         role = item.get("role")
         answered, pending = pending, None
         entry_id = alloc.take(None, "history", index)
+        record: dict[str, Any]
         if role == "system":
             record = {
                 "type": "custom_message",
