@@ -31,7 +31,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..compaction._result import CompactionResult
 from ..compaction._settings import CompactionSettings
@@ -93,8 +93,7 @@ class ReplayConfig:
         return trigger in self.triggers
 
 
-@dataclass(frozen=True, slots=True)
-class AgentMeasure:
+class AgentMeasure(NamedTuple):
     """The simulated context size and what the agent measures of it (spec §3.2).
 
     Attributes:
@@ -119,8 +118,7 @@ class AgentMeasure:
         return int(self.context * self.ratio)
 
 
-@dataclass(frozen=True, slots=True)
-class ReplayState:
+class ReplayState(NamedTuple):
     """The walk's state between two entries.
 
     Attributes:
@@ -318,8 +316,8 @@ def step(
     idle check, the entry appended, then the triggers it sets for the next request."""
     if entry.type == "compaction":
         # The recorded agent compacted here; the replay makes its own decisions.
-        measure = dataclasses.replace(state.measure, comparable=False)
-        return dataclasses.replace(state, recorded_compaction=True, measure=measure)
+        measure = state.measure._replace(comparable=False)
+        return state._replace(recorded_compaction=True, measure=measure)
     message = entry.message
     is_request = message is not None and message.get("role") == "assistant"
     if is_request:
@@ -329,9 +327,9 @@ def step(
     if message is not None and is_request:
         state = after_reply(config, state, message, out.rows[-1]["context_tokens"])
     elif message is not None and mid_turn_due(config, state, message, following):
-        state = dataclasses.replace(state, pending="mid-turn")
+        state = state._replace(pending="mid-turn")
     if entry.id in config.manual_at and config.enabled("manual"):
-        state = dataclasses.replace(state, pending="manual")
+        state = state._replace(pending="manual")
     return state
 
 
@@ -342,7 +340,7 @@ def append(
     appended = log.append(entry)
     measure = state.measure
     context = measure.context + config.counter.count_entry(appended)
-    return dataclasses.replace(state, measure=dataclasses.replace(measure, context=context))
+    return state._replace(measure=measure._replace(context=context))
 
 
 def request(
@@ -356,7 +354,7 @@ def request(
         and state.measure.agent_view() > config.window
     ):
         trigger = "overflow"
-    state = dataclasses.replace(state, pending=None)
+    state = state._replace(pending=None)
     outcome: CompactionEvent | CompactionFailure | None = None
     if trigger is not None:
         state, outcome = compaction(config, log, out, state, trigger)
@@ -398,8 +396,7 @@ def request(
             "failed_compaction": outcome.method if isinstance(outcome, CompactionFailure) else "",
         }
     )
-    return dataclasses.replace(
-        state,
+    return state._replace(
         request=state.request + 1,
         previous_sent=sent,
         kept_prefix=None,
@@ -417,15 +414,12 @@ def after_reply(
         ratio = measure.ratio
         if measure.context > 0:
             ratio = max(1.0, calculate_prompt_tokens(usage) / max(1, sent))
-        measure = dataclasses.replace(
-            measure,
+        measure = measure._replace(
             usage_tokens=calculate_context_tokens(usage, profile=config.profile),
             context_at_usage=measure.context,
             ratio=ratio,
         )
-    return dataclasses.replace(
-        state, measure=measure, pending=reply_trigger(config, measure, message)
-    )
+    return state._replace(measure=measure, pending=reply_trigger(config, measure, message))
 
 
 def reply_trigger(config: ReplayConfig, measure: AgentMeasure, message: Message) -> str | None:
@@ -475,7 +469,7 @@ def check_idle(
         and state.measure.agent_view() > config.settings.idle_threshold_tokens
     ):
         state, _ = compaction(config, log, out, state, "idle")
-    return state if ms is None else dataclasses.replace(state, last_ms=ms)
+    return state if ms is None else state._replace(last_ms=ms)
 
 
 # -- one compaction -------------------------------------------------------------------------
@@ -533,8 +527,8 @@ def compaction(
         rescue=kept.rescue,
     )
     out.events.append(event)
-    measure = dataclasses.replace(state.measure, context=kept.tokens, comparable=False)
-    return dataclasses.replace(state, measure=measure, retry_at=0, kept_prefix=prefix), event
+    measure = state.measure._replace(context=kept.tokens, comparable=False)
+    return state._replace(measure=measure, retry_at=0, kept_prefix=prefix), event
 
 
 def run_strategy(
@@ -593,7 +587,7 @@ def measure_attempt(
 
 def back_off(state: ReplayState) -> ReplayState:
     """After a compaction that did nothing or failed: wait for 5% more context."""
-    return dataclasses.replace(state, retry_at=int(state.measure.context * RETRY_GROWTH) + 1)
+    return state._replace(retry_at=int(state.measure.context * RETRY_GROWTH) + 1)
 
 
 def _method(config: ReplayConfig, result: CompactionResult) -> str:
