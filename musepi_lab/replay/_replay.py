@@ -28,10 +28,9 @@ How it works:
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 from ..compaction._result import CompactionResult
 from ..compaction._settings import CompactionSettings
@@ -40,21 +39,21 @@ from ..compaction._threshold import (
     calculate_prompt_tokens,
     is_context_overflow,
     message_usage,
-    threshold_tokens,
 )
 from ..context._build import build_session_context
 from ..context._llm import convert_to_llm
 from ..llm._summarizer import Summarizer
 from ..metrics._facts import context_text
-from ..metrics._metrics import DEFAULT_PRICES, cache_prefix_tokens
+from ..metrics._metrics import cache_prefix_tokens
 from ..session._model import Entry
 from ..session._session import Session, parse_timestamp_ms, timestamp_after
-from ..strategies._base import Strategy, compact, get
+from ..strategies._base import Strategy, compact
 from ..tokens._counter import TokenCounter
 from ._billing import bill_request, recorded_output_tokens, summarizer_cost
 from ._guard import DROP_IMAGES, choose, progress_band, rescue_ladder, without_images
 from ._log import SimulatedPath
 from ._result import COLUMNS, TRIGGERS, CompactionEvent, CompactionFailure, ReplayResult
+from ._state import AgentMeasure, ReplayConfig, ReplayState, configure
 
 __all__ = ["TRIGGERS", "CompactionEvent", "CompactionFailure", "ReplayResult", "replay"]
 
@@ -62,85 +61,6 @@ RETRY_GROWTH = 1.05
 """After a compaction that found nothing to do (or failed), wait until the context grew 5%."""
 
 Message = Mapping[str, Any]
-
-
-# -- the values a replay carries ------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class ReplayConfig:
-    """Everything fixed for one replay (see `replay` for the meaning of each field)."""
-
-    strategy: Strategy
-    label: str
-    settings: CompactionSettings
-    counter: TokenCounter
-    summarizer: Summarizer | None
-    window: int
-    threshold: int
-    triggers: frozenset[str]
-    manual_at: frozenset[str]
-    prices: Mapping[str, float]
-    system_tokens: int
-
-    @property
-    def profile(self) -> str:
-        """The settings profile."""
-        return self.settings.profile
-
-    def enabled(self, trigger: str) -> bool:
-        """Whether a trigger may fire (mid-turn also needs the settings' switch)."""
-        if trigger == "mid-turn":
-            return trigger in self.triggers and self.settings.mid_turn_enabled
-        return trigger in self.triggers
-
-
-class AgentMeasure(NamedTuple):
-    """The simulated context size and what the agent measures of it (spec §3.2).
-
-    Attributes:
-        context: Tokens of the simulated context (running sum of entry estimates).
-        comparable: Whether the simulated context is still the recorded one, so the
-            recorded usage applies.
-        usage_tokens: Context tokens of the last valid recorded usage.
-        context_at_usage: `context` when that usage was taken.
-        ratio: Last recorded prompt tokens / estimated request (≥ 1).
-    """
-
-    context: int = 0
-    comparable: bool = True
-    usage_tokens: int | None = None
-    context_at_usage: int = 0
-    ratio: float = 1.0
-
-    def agent_view(self) -> int:
-        """The context size the agent measures (spec §3.2 while usage applies)."""
-        if self.comparable and self.usage_tokens is not None:
-            return self.usage_tokens + (self.context - self.context_at_usage)
-        return int(self.context * self.ratio)
-
-
-class ReplayState(NamedTuple):
-    """The walk's state between two entries.
-
-    Attributes:
-        measure: The context size and the agent's view of it.
-        request: Index of the next request.
-        pending: A trigger that fires before the next request.
-        retry_at: Context size below which no compaction is tried again.
-        previous_sent: Prompt tokens of the previous request.
-        kept_prefix: Cached prefix (context part) kept by a compaction since the previous
-            request; None when none ran.
-        recorded_compaction: The recorded session compacted since the previous request.
-        last_ms: Timestamp of the last entry that had one (ms).
-    """
-
-    measure: AgentMeasure = AgentMeasure()
-    request: int = 0
-    pending: str | None = None
-    retry_at: int = 0
-    previous_sent: int | None = None
-    kept_prefix: int | None = None
-    recorded_compaction: bool = False
-    last_ms: float | None = None
 
 
 @dataclass
@@ -161,64 +81,6 @@ class _Attempt:
     after: Session
     messages: tuple[Message, ...]
     tokens: int
-
-
-# -- configuration --------------------------------------------------------------------------
-def bind_window(strategy: Strategy, window: int) -> Strategy:
-    """The strategy as it runs in a replay: a strategy with a `window` parameter (`hybrid`)
-    left unset gets the replay's window.
-
-    Raises:
-        ValueError: The strategy was given a different window than the replay's.
-    """
-    if "window" not in {f.name for f in dataclasses.fields(strategy)}:
-        return strategy
-    own = getattr(strategy, "window", None)
-    if own is None:
-        return dataclasses.replace(strategy, window=window)  # type: ignore[type-var]
-    if own != window:
-        raise ValueError(
-            f"strategy {strategy.label} has window={own}, the replay runs under window={window}"
-        )
-    return strategy
-
-
-def configure(
-    strategy: str | Strategy,
-    *,
-    window: int,
-    settings: CompactionSettings | None,
-    counter: TokenCounter | None,
-    summarizer: Summarizer | None,
-    triggers: Collection[str],
-    manual_at: Collection[str],
-    prices: Mapping[str, float] | None,
-    system_tokens: int,
-    params: Mapping[str, Any],
-) -> ReplayConfig:
-    """Resolve `replay`'s arguments into one `ReplayConfig`.
-
-    Raises:
-        ValueError: Unknown triggers, or a strategy window that contradicts `window`.
-    """
-    unknown = set(triggers) - set(TRIGGERS)
-    if unknown:
-        raise ValueError(f"unknown triggers {sorted(unknown)}; expected some of {TRIGGERS}")
-    strat = get(strategy, **params)
-    settings = settings or CompactionSettings.musepi()
-    return ReplayConfig(
-        strategy=bind_window(strat, window),
-        label=strat.label,
-        settings=settings,
-        counter=counter or TokenCounter.for_profile(settings.profile),
-        summarizer=summarizer,
-        window=window,
-        threshold=threshold_tokens(window, settings),
-        triggers=frozenset(triggers),
-        manual_at=frozenset(manual_at),
-        prices={**DEFAULT_PRICES, **(prices or {})},
-        system_tokens=system_tokens,
-    )
 
 
 # -- the walk -------------------------------------------------------------------------------
@@ -271,8 +133,6 @@ def replay(
     Raises:
         ValueError: Unknown triggers, or a strategy window that contradicts `window`.
     """
-    import pandas as pd
-
     config = configure(
         strategy,
         window=window,
@@ -292,11 +152,18 @@ def replay(
     for index, entry in enumerate(path):
         following = path[index + 1] if index + 1 < len(path) else None
         state = step(config, log, out, state, entry, following)
+    return finish(config, log, out)
+
+
+def finish(config: ReplayConfig, log: SimulatedPath, out: _Output) -> ReplayResult:
+    """The result: the timeline as a DataFrame (built once), the events, the session."""
+    import pandas as pd
+
     return ReplayResult(
         timeline=pd.DataFrame(out.rows, columns=list(COLUMNS)),
         events=tuple(out.events),
         session=log.session_copy(),
-        window=window,
+        window=config.window,
         threshold=config.threshold,
         strategy=config.label,
         profile=config.profile,
