@@ -559,3 +559,39 @@ def test_the_live_window_builds_the_same_context_as_the_whole_path():
     assert log.live_size == len(b.entries) - 12 + 1 + 2
     # The log keeps the real parents.
     assert [e.parent_id for e in log.entries[1:]] == [e.id for e in log.entries[:-1]]
+
+
+# -- snapcompact's local rescue ----------------------------------------------------------------
+def test_snapcompact_rescue_ladder_and_image_drop():
+    from musepi_lab.compaction import CompactionResult
+    from musepi_lab.replay._guard import rescue_ladder, without_images
+    from musepi_lab.strategies import get
+
+    frames = [{"data": "AAAA", "mimeType": "image/png", "cols": 10, "rows": 10, "chars": 100}] * 10
+    archive = {"frames": frames, "totalChars": 1000, "truncatedChars": 7, "text": "all of it"}
+    result = CompactionResult(
+        summary="s", first_kept_entry_id="e1", tokens_before=1,
+        preserve_data={"snapcompact": archive}, params={"frames": 10},
+    )  # fmt: skip
+    # Re-render with half the frames each time, down to one.
+    ladder = rescue_ladder(get("snapcompact"), result)
+    assert [label for label, _ in ladder] == ["max_frames=5", "max_frames=2", "max_frames=1"]
+    assert [s.max_frames for _, s in ladder] == [5, 2, 1]
+    assert rescue_ladder(get("truncate"), result) == ()
+    # Dropping the images: no frames left, their characters counted as dropped, the full
+    # archive text kept for a later re-render.
+    slim = without_images(result)
+    kept = slim.preserve_data["snapcompact"]
+    assert kept["frames"] == [] and kept["truncatedChars"] == 7 + 10 * 100
+    assert kept["text"] == "all of it"
+    assert without_images(slim) is None
+
+
+def test_snapcompact_replay_never_keeps_a_growing_compaction():
+    """Issue 10: at a 64k window snapcompact used to keep compactions that grew the context
+    and sent most requests over the window."""
+    path = corpus_file("pi", "large-session.jsonl")
+    r = replay(read_session(path), "snapcompact", window=64_000)
+    assert r.events
+    assert all(e.tokens_after < e.tokens_before for e in r.events)
+    assert (r.timeline.context_tokens <= 64_000).all()
