@@ -9,14 +9,13 @@ as it was. These are the pure parts: the band, the rescue ladder, the image drop
 
 from __future__ import annotations
 
-import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..compaction._result import CompactionResult
 from ..context._summaries import SNAPCOMPACT_PRESERVE_KEY
-from ..strategies._base import Strategy
+from ..strategies._base import Strategy, get
 
 PROGRESS_BAND = 0.8
 """Share of the threshold a compaction pass should reach (spec §6.5, "~80%")."""
@@ -52,7 +51,7 @@ def rescue_ladder(strategy: Strategy, result: CompactionResult) -> tuple[tuple[s
     ladder: list[tuple[str, Strategy]] = []
     budget = frames // 2
     while budget >= 1:
-        ladder.append((f"max_frames={budget}", dataclasses.replace(strategy, max_frames=budget)))  # type: ignore[type-var]
+        ladder.append((f"max_frames={budget}", get(strategy, max_frames=budget)))
         budget //= 2
     return tuple(ladder)
 
@@ -107,4 +106,4 @@ def choose(
 
 def _archive(result: CompactionResult) -> dict[str, Any] | None:
     archive = (result.preserve_data or {}).get(SNAPCOMPACT_PRESERVE_KEY)
-    return dict(archive) if hasattr(archive, "get") else None
+    return dict(archive) if isinstance(archive, Mapping) else None

@@ -106,7 +106,7 @@ def bind_window(strategy: Strategy, window: int) -> Strategy:
         return strategy
     own = getattr(strategy, "window", None)
     if own is None:
-        return dataclasses.replace(strategy, window=window)  # type: ignore[type-var]
+        return get(strategy, window=window)
     if own != window:
         raise ValueError(
             f"strategy {strategy.label} has window={own}, the replay runs under window={window}"
