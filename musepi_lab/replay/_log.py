@@ -7,8 +7,9 @@ first kept entry of the latest compaction on (spec §2.1 step 5, §4.3, §4.5). 
 keeps a window start, moved forward at each compaction, and hands strategies a session of
 the window alone, preceded by the metadata entries that still decide the thinking level
 and the models in force (the latest `thinking_level_change`, the latest `model_change` of
-each role). The newest entry with valid usage stays in the window too: MusePi's
-preparation reads it for `tokensBefore` and the adaptive keep budget (§4.4).
+each role). Under the MusePi profile the newest entry with valid usage stays in the window
+too: MusePi's preparation reads it for `tokensBefore` and the adaptive keep budget (§4.4);
+pi's reads usage only after its previous compaction (§4.3).
 
 The log is the one mutable piece of a replay: append-only, except that a strategy's
 rewrites (masking) replace entries in place, by position.
@@ -40,10 +41,25 @@ class SimulatedPath:
         start: Position of the first entry of the live window.
     """
 
-    __slots__ = ("_carried", "_last_usage", "_positions", "entries", "session", "start")
+    __slots__ = (
+        "_carried",
+        "_keep_usage",
+        "_last_usage",
+        "_positions",
+        "entries",
+        "session",
+        "start",
+    )
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: Session, *, profile: str = "musepi") -> None:
+        """An empty log.
+
+        Args:
+            session: The recorded session (its header names the simulated one).
+            profile: The settings profile (MusePi keeps the newest usage in the window).
+        """
         self.session = session
+        self._keep_usage = profile == "musepi"
         self.entries: list[Entry] = []
         self.start = 0
         self._positions: dict[str, int] = {}
@@ -138,7 +154,7 @@ class SimulatedPath:
         kept = self._positions.get(str(compaction.get("firstKeptEntryId")))
         if kept is None:
             return
-        if self._last_usage >= 0:
+        if self._keep_usage and self._last_usage >= 0:
             kept = min(kept, self._last_usage)
         for position in range(self.start, max(kept, self.start)):
             entry = self.entries[position]

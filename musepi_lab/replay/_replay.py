@@ -146,7 +146,7 @@ def replay(
         params=params,
     )
     path = session.path(leaf_id)
-    log = SimulatedPath(session)
+    log = SimulatedPath(session, profile=config.profile)
     out = _Output()
     state = ReplayState()
     for index, entry in enumerate(path):
