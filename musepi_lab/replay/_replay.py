@@ -260,7 +260,7 @@ def request(
             else 0.0,
             "compactions": len(out.events),
             "recorded_compaction": state.recorded_compaction,
-            "failed_compaction": outcome.method if isinstance(outcome, CompactionFailure) else "",
+            "failed_compaction": state.failed,
         }
     )
     return state._replace(
@@ -268,6 +268,7 @@ def request(
         previous_sent=sent,
         kept_prefix=None,
         recorded_compaction=False,
+        failed="",
     )
 
 
@@ -370,7 +371,7 @@ def compaction(
             reason="the compaction did not shrink the context",
         )
         out.failures.append(failure)
-        return back_off(state), failure
+        return back_off(state)._replace(failed=failure.method), failure
     kept = attempts[chosen[0]]
     prefix = cache_prefix_tokens(
         convert_to_llm(before, profile=config.profile),

@@ -82,6 +82,7 @@ class ReplayState(NamedTuple):
         kept_prefix: Cached prefix (context part) kept by a compaction since the previous
             request; None when none ran.
         recorded_compaction: The recorded session compacted since the previous request.
+        failed: Method of a compaction refused since the previous request, or "".
         last_ms: Timestamp of the last entry that had one (ms).
     """
 
@@ -92,6 +93,7 @@ class ReplayState(NamedTuple):
     previous_sent: int | None = None
     kept_prefix: int | None = None
     recorded_compaction: bool = False
+    failed: str = ""
     last_ms: float | None = None
 
 
