@@ -181,7 +181,7 @@ def register_displays() -> None:
     from ._repr import register_repr
     from .compaction._prepare import CompactionPreparation
     from .compaction._result import CompactionResult
-    from .replay._replay import ReplayResult
+    from .replay._result import ReplayResult
     from .session._session import Session
 
     register_repr(Session, html=session_html)

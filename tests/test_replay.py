@@ -346,3 +346,252 @@ def test_replay_is_deterministic_and_leaves_the_input_alone():
     assert [e.entry_id for e in a.events] == [e.entry_id for e in c.events]
     assert [dict(e.record) for e in s.entries] == before
     assert [e.type for e in a.session.entries].count("compaction") == len(a.events)
+
+
+# -- strategies get the replay's window and settings ------------------------------------------
+def test_hybrid_gets_the_replay_window_and_settings():
+    b = Builder()
+    for _ in range(8):
+        turn(b)
+    window = 40_000
+    r = replay(
+        b.session(),
+        "hybrid",
+        window=window,
+        settings=CompactionSettings.pi(keep_recent_tokens=3000),
+        counter=counter(),
+        summary="extractive",
+    )
+    assert r.events
+    # Hybrid's default target is the compaction threshold for the window it is given
+    # (pi, spec §3.3: window − reserveTokens 16,384), not its 200,000 fallback.
+    assert {e.result.params["hybrid_target_tokens"] for e in r.events} == {window - 16_384}
+    assert {e.result.profile for e in r.events} == {"pi"}
+    # The label names what the user chose; the window is the replay's, not a parameter.
+    assert r.strategy == "hybrid(summary='extractive')"
+
+
+def test_a_strategy_window_that_contradicts_the_replay_is_refused():
+    from musepi_lab.strategies import get
+
+    b = Builder()
+    turn(b)
+    with pytest.raises(ValueError, match="window"):
+        replay(b.session(), get("hybrid", window=32_000), window=64_000)
+    # The same window as the replay's is fine.
+    replay(b.session(), get("hybrid", window=64_000, summary="extractive"), window=64_000)
+
+
+# -- the progress guard ------------------------------------------------------------------------
+PADDING = "padding " * 25_000  # 200,000 chars: 50,000 tokens (pi), more than the window
+
+
+def inflating_strategy():
+    """A strategy whose summary is larger than anything it drops."""
+    from dataclasses import dataclass
+    from typing import ClassVar
+
+    from musepi_lab.compaction import CompactionResult
+    from musepi_lab.strategies import Strategy
+
+    @dataclass(frozen=True)
+    class Inflate(Strategy):
+        name: ClassVar[str] = "inflate-for-test"
+
+        def run(self, ctx):
+            if ctx.preparation is None:
+                return None
+            return CompactionResult.from_preparation(ctx.preparation, PADDING, method="inflate")
+
+    return Inflate()
+
+
+def test_a_compaction_that_grows_the_context_is_a_failure_and_not_kept():
+    b = Builder()
+    for _ in range(6):
+        turn(b)
+    s = b.session()
+    grown = replay_truncate(s, window=30_000, triggers=("overflow",))
+    assert grown.events  # the same session does compact with a strategy that shrinks it
+    r = replay(
+        s,
+        inflating_strategy(),
+        window=30_000,
+        settings=CompactionSettings.musepi(keep_recent_tokens=3000),
+        counter=counter(),
+        triggers=("overflow",),
+    )
+    assert r.events == ()
+    assert r.failures
+    assert all(f.method == "inflate" and f.tokens_after > f.tokens_before for f in r.failures)
+    assert all(e.type != "compaction" for e in r.session.entries)
+    # Nothing was kept: every request carries exactly what it carries with no compaction.
+    baseline = replay(s, "none", window=30_000, counter=counter(), triggers=("overflow",))
+    assert r.timeline.context_tokens.tolist() == baseline.timeline.context_tokens.tolist()
+    failed_at = [k for k, m in enumerate(r.timeline.failed_compaction) if m]
+    assert failed_at == [f.request for f in r.failures]
+    # A failure backs off like a compaction with nothing to do: the next attempt waits
+    # until the context grew by 5%.
+    pairs = zip(r.failures, r.failures[1:], strict=False)
+    assert all(b.tokens_before >= a.tokens_before * 1.05 for a, b in pairs)
+
+
+def test_progress_guard_choice():
+    from musepi_lab.replay._guard import choose, progress_band
+
+    assert progress_band(10_000) == 8_000  # spec §6.5: about 80% of the threshold
+    # The first attempt in the band wins; else the smallest that shrinks; else a failure.
+    assert choose(9_000, [("", 8_500), ("max_frames=4", 7_900), ("x", 7_000)], 8_000) == (
+        1,
+        "max_frames=4",
+    )
+    assert choose(9_000, [("", 8_900), ("max_frames=4", 8_600)], 8_000) == (1, "max_frames=4")
+    assert choose(9_000, [("", 9_000), ("max_frames=4", 9_400)], 8_000) is None
+
+
+# -- recorded values the reader accepts ------------------------------------------------------
+def test_infinite_usage_values_do_not_break_replay(tmp_path):
+    """Issue 13 item 10: `1e400` (JSON for infinity) in a usage record."""
+    lines = [
+        '{"type":"session","version":3,"id":"inf","timestamp":"2026-01-01T00:00:00.000Z"}',
+        '{"type":"message","id":"u1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z",'
+        '"message":{"role":"user","content":"hello there","timestamp":1}}',
+        '{"type":"message","id":"a1","parentId":"u1","timestamp":"2026-01-01T00:00:02.000Z",'
+        '"message":{"role":"assistant","content":[{"type":"text","text":"hi, what now"}],'
+        '"stopReason":"stop","model":"m","provider":"p","api":"a","timestamp":2,'
+        '"usage":{"input":1e400,"output":1e400,"cacheRead":1e400,"cacheWrite":0,'
+        '"totalTokens":1e400}}}',
+        '{"type":"message","id":"u2","parentId":"a1","timestamp":"2026-01-01T00:00:03.000Z",'
+        '"message":{"role":"user","content":"go on","timestamp":3}}',
+        '{"type":"message","id":"a2","parentId":"u2","timestamp":"2026-01-01T00:00:04.000Z",'
+        '"message":{"role":"assistant","content":[{"type":"text","text":"done"}],'
+        '"stopReason":"stop","model":"m","provider":"p","api":"a","timestamp":4,'
+        '"usage":{"input":-1e400,"output":-1e400,"cacheRead":0,"cacheWrite":0,"totalTokens":0}}}',
+    ]
+    path = tmp_path / "inf.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    session = read_session(path)
+    for strategy in ("none", "truncate"):
+        for settings in (CompactionSettings.musepi(), CompactionSettings.pi()):
+            r = replay(session, strategy, window=1000, settings=settings, counter=counter())
+            tl = r.timeline
+            assert len(tl) == 2
+            numbers = tl[["context_tokens", "agent_tokens", "cache_read", "cache_write"]]
+            assert numbers.map(lambda v: 0 <= v < 10**6).all().all()
+            # An unusable output figure falls back to the estimate of the reply (pi: chars/4).
+            assert tl.output_tokens.tolist() == [-(-len("hi, what now") // 4), 1]
+            assert tl.cost_usd.map(lambda v: v == v and v < 1.0).all()
+
+
+# -- linear in the session's length ----------------------------------------------------------
+def count_strategy_work(monkeypatch, session, **kw):
+    """Replay with the strategy seam wrapped: (passes, entries handed to strategies)."""
+    import importlib
+
+    mod = importlib.import_module("musepi_lab.replay._replay")
+    work = {"passes": 0, "entries": 0}
+    real = mod.compact
+
+    def counting(live, *args, **kwargs):
+        work["passes"] += 1
+        work["entries"] += len(live.entries)
+        return real(live, *args, **kwargs)
+
+    monkeypatch.setattr(mod, "compact", counting)
+    result = replay_truncate(session, **kw)
+    monkeypatch.setattr(mod, "compact", real)
+    return result, work
+
+
+def test_strategy_work_grows_linearly_with_the_session(monkeypatch):
+    """A compaction sees the context, not the whole session: 4x the turns is 4x the work
+    (a replay that handed the whole simulated session to each compaction would do ~16x)."""
+    sizes = (15, 60)
+    works = []
+    for n in sizes:
+        b = Builder()
+        for _ in range(n):
+            turn(b)
+        result, work = count_strategy_work(monkeypatch, b.session(), window=30_000)
+        assert result.compactions >= n // 4
+        works.append(work)
+    growth = sizes[1] / sizes[0]
+    assert works[1]["passes"] <= growth * works[0]["passes"] * 1.15
+    assert works[1]["entries"] <= growth * works[0]["entries"] * 1.15
+    # Each pass sees at most about a window's worth of entries (a turn is 6 entries of
+    # ~2,500 tokens; the window holds 12), plus the compaction entry and carried metadata.
+    assert works[1]["entries"] / works[1]["passes"] <= 20
+
+
+def test_the_live_window_builds_the_same_context_as_the_whole_path():
+    from musepi_lab.compaction import CompactionResult
+    from musepi_lab.context import build_session_context
+    from musepi_lab.replay._log import SimulatedPath
+
+    b = Builder()
+    turn(b)
+    turn(b)
+    turn(b)
+    meta = [
+        Entry.from_record(
+            {"type": "model_change", "id": "m0", "parentId": None, "timestamp": TS.format(
+                h=0, m=0, s=0), "provider": "acme", "modelId": "big-1"}
+        ),
+        Entry.from_record(
+            {"type": "thinking_level_change", "id": "t0", "parentId": "m0",
+             "timestamp": TS.format(h=0, m=0, s=0), "thinkingLevel": "high"}
+        ),
+    ]  # fmt: skip
+    log = SimulatedPath(Session({"type": "session", "id": "w", "version": 3}, ()))
+    for entry in (*meta, *b.entries):
+        log.append(entry)
+    keep = b.entries[12].id  # the third turn's user message
+    live = log.live_session()
+    result = CompactionResult(summary="earlier turns", first_kept_entry_id=keep, tokens_before=1)
+    after = result.apply(live, entry_id="c1", timestamp=TS.format(h=1, m=0, s=0))
+    log.commit(live, after, None)
+    for profile in ("musepi", "pi"):
+        whole = build_session_context(log.session_copy(), profile=profile)
+        window = build_session_context(log.live_session(), profile=profile)
+        assert window.messages == whole.messages
+        assert (window.model, window.thinking_level) == (whole.model, whole.thinking_level)
+    # The live window starts at the kept entry (plus the two carried metadata entries).
+    assert log.live_size == len(b.entries) - 12 + 1 + 2
+    # The log keeps the real parents.
+    assert [e.parent_id for e in log.entries[1:]] == [e.id for e in log.entries[:-1]]
+
+
+# -- snapcompact's local rescue ----------------------------------------------------------------
+def test_snapcompact_rescue_ladder_and_image_drop():
+    from musepi_lab.compaction import CompactionResult
+    from musepi_lab.replay._guard import rescue_ladder, without_images
+    from musepi_lab.strategies import get
+
+    frames = [{"data": "AAAA", "mimeType": "image/png", "cols": 10, "rows": 10, "chars": 100}] * 10
+    archive = {"frames": frames, "totalChars": 1000, "truncatedChars": 7, "text": "all of it"}
+    result = CompactionResult(
+        summary="s", first_kept_entry_id="e1", tokens_before=1,
+        preserve_data={"snapcompact": archive}, params={"frames": 10},
+    )  # fmt: skip
+    # Re-render with half the frames each time, down to one.
+    ladder = rescue_ladder(get("snapcompact"), result)
+    assert [label for label, _ in ladder] == ["max_frames=5", "max_frames=2", "max_frames=1"]
+    assert [s.max_frames for _, s in ladder] == [5, 2, 1]
+    assert rescue_ladder(get("truncate"), result) == ()
+    # Dropping the images: no frames left, their characters counted as dropped, the full
+    # archive text kept for a later re-render.
+    slim = without_images(result)
+    kept = slim.preserve_data["snapcompact"]
+    assert kept["frames"] == [] and kept["truncatedChars"] == 7 + 10 * 100
+    assert kept["text"] == "all of it"
+    assert without_images(slim) is None
+
+
+def test_snapcompact_replay_never_keeps_a_growing_compaction():
+    """Issue 10: at a 64k window snapcompact used to keep compactions that grew the context
+    and sent most requests over the window."""
+    path = corpus_file("pi", "large-session.jsonl")
+    r = replay(read_session(path), "snapcompact", window=64_000)
+    assert r.events
+    assert all(e.tokens_after < e.tokens_before for e in r.events)
+    assert (r.timeline.context_tokens <= 64_000).all()

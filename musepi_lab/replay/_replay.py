@@ -2,158 +2,88 @@
 firing compactions where MusePi's triggers would (spec §6.5), and bill every request under a
 prompt-cache model.
 
-How it works, and why it is linear in the session's length:
+How it works:
 
-- The active path is walked once. Every assistant message is one provider request; the
-  context of that request is everything before it in the *simulated* session (the recorded
-  entries, minus the recorded compactions, plus the compactions this replay fired).
-- The context size is kept as a running sum of per-entry token counts (the counter caches
-  per entry); only when a compaction fires is the context rebuilt (O(path) once per
-  compaction, and compactions are bounded by length / window).
+- The active path is walked once, one small step per entry over an explicit state value
+  (`ReplayState`); each assistant message is one provider request whose context is
+  everything before it in the *simulated* session (the recorded entries, minus the recorded
+  compactions, plus the compactions this replay fired and kept).
+- The context size is a running sum of per-entry token counts (the counter caches per
+  entry); it is rebuilt only when a compaction fires.
+- A compaction sees only the live window of the simulated session (`SimulatedPath`): the
+  entries from the latest compaction's first kept entry on. So each compaction costs the
+  size of the context, not of the session, and a replay is linear in the session's length
+  at any window.
 - What the agent *measures* (and its triggers see) is, while the simulated context is
   still the recorded one, the provider usage recorded on the last reply plus estimates of
   what came after (spec §3.2); once a compaction (replayed or recorded) has changed the
   context, the recorded usage no longer applies and the estimate is scaled by the last
   measured usage/estimate ratio (when above 1), as MusePi's adaptive budget does.
-- Billing: the prefix shared with the previous request is read from cache, the rest is
-  written; a compaction breaks the prefix where the rebuilt context first differs.
+- The progress guard (spec §6.5): a compaction is kept only when it shrinks the context;
+  snapcompact first tries its local rescue (smaller re-renders, then no images) when a
+  pass does not reach 80% of the threshold. A compaction that cannot shrink the context is
+  recorded as a `CompactionFailure` and the context stays as it was.
+- Billing is one step (`_billing.bill_request`) over what the walk measured.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .._repr import html_of
-from ..compaction._result import CompactionResult, derived_entry_id
+from ..compaction._result import CompactionResult
 from ..compaction._settings import CompactionSettings
 from ..compaction._threshold import (
     calculate_context_tokens,
     calculate_prompt_tokens,
     is_context_overflow,
     message_usage,
-    threshold_tokens,
 )
 from ..context._build import build_session_context
 from ..context._llm import convert_to_llm
 from ..llm._summarizer import Summarizer
 from ..metrics._facts import context_text
-from ..metrics._metrics import DEFAULT_PRICES, cache_prefix_tokens
+from ..metrics._metrics import cache_prefix_tokens
 from ..session._model import Entry
 from ..session._session import Session, parse_timestamp_ms, timestamp_after
-from ..strategies._base import Strategy, compact, get
+from ..strategies._base import Strategy, compact
 from ..tokens._counter import TokenCounter
+from ._billing import bill_request, recorded_output_tokens, summarizer_cost
+from ._guard import DROP_IMAGES, choose, progress_band, rescue_ladder, without_images
+from ._log import SimulatedPath
+from ._result import COLUMNS, TRIGGERS, CompactionEvent, CompactionFailure, ReplayResult
+from ._state import AgentMeasure, ReplayConfig, ReplayState, configure
 
-if TYPE_CHECKING:
-    import pandas as pd
-
-TRIGGERS: tuple[str, ...] = ("threshold", "mid-turn", "overflow", "incomplete", "idle", "manual")
-"""The six maintenance triggers of spec §6.5."""
+__all__ = ["TRIGGERS", "CompactionEvent", "CompactionFailure", "ReplayResult", "replay"]
 
 RETRY_GROWTH = 1.05
-"""After a compaction that found nothing to do, wait until the context grew by 5%."""
+"""After a compaction that found nothing to do (or failed), wait until the context grew 5%."""
 
-
-@dataclass(frozen=True)
-class CompactionEvent:
-    """One compaction fired during a replay.
-
-    Attributes:
-        request: Index of the request it ran before.
-        trigger: Which trigger fired (one of `TRIGGERS`).
-        entry_id: Id of the compaction entry appended (or of the leaf for rewrites).
-        method: The result's method (or strategy name).
-        tokens_before: Context tokens before (the counter's estimate of the rebuilt context).
-        tokens_after: Context tokens after.
-        cache_prefix_tokens: Tokens of the previous request still served from cache.
-        summarizer_input_tokens: Input tokens of the summarizer calls.
-        summarizer_output_tokens: Output tokens of the summarizer calls.
-        latency_s: Time the strategy took.
-        result: The strategy's result.
-        context: Text of the context right after the compaction (for retention metrics).
-    """
-
-    request: int
-    trigger: str
-    entry_id: str
-    method: str
-    tokens_before: int
-    tokens_after: int
-    cache_prefix_tokens: int
-    summarizer_input_tokens: int
-    summarizer_output_tokens: int
-    latency_s: float
-    result: CompactionResult = field(repr=False)
-    context: str = field(repr=False)
-
-
-@dataclass(frozen=True)
-class ReplayResult:
-    """The timeline of a replay, its compactions, and the simulated session.
-
-    Attributes:
-        timeline: One row per request (see `replay`).
-        events: The compactions fired, in order.
-        session: The simulated session (recorded entries plus the replay's compactions).
-        window: The context window replayed under.
-        threshold: The compaction threshold for that window.
-        strategy: The strategy's label.
-        profile: The settings profile.
-    """
-
-    timeline: pd.DataFrame
-    events: tuple[CompactionEvent, ...]
-    session: Session = field(repr=False)
-    window: int
-    threshold: int
-    strategy: str
-    profile: str
-
-    @property
-    def peak_context(self) -> int:
-        """The largest context any request carried (tokens)."""
-        return int(self.timeline["context_tokens"].max()) if len(self.timeline) else 0
-
-    @property
-    def total_cost(self) -> float:
-        """USD of every request plus every summarizer call."""
-        if not len(self.timeline):
-            return 0.0
-        return float(self.timeline["cost_usd"].sum() + self.timeline["summarizer_cost_usd"].sum())
-
-    @property
-    def compactions(self) -> int:
-        """Number of compactions fired."""
-        return len(self.events)
-
-    def _repr_html_(self) -> str | None:
-        return html_of(self)
+Message = Mapping[str, Any]
 
 
 @dataclass
-class _State:
-    """The mutable bookkeeping of one replay walk (private to `replay`)."""
+class _Output:
+    """What the walk records: timeline rows, kept compactions, refused ones (append-only)."""
 
-    entries: list[Entry]
-    context: int = 0
-    comparable: bool = True
-    usage_tokens: int | None = None
-    context_at_usage: int = 0
-    ratio: float = 1.0
-    retry_at: int = 0
-
-    def agent_view(self) -> int:
-        """The context size the agent measures (spec §3.2 while usage applies)."""
-        if self.comparable and self.usage_tokens is not None:
-            return self.usage_tokens + (self.context - self.context_at_usage)
-        return int(self.context * self.ratio)
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    events: list[CompactionEvent] = field(default_factory=list)
+    failures: list[CompactionFailure] = field(default_factory=list)
 
 
-def _ms(entry: Entry) -> float | None:
-    return parse_timestamp_ms(entry.timestamp)
+@dataclass(frozen=True, slots=True)
+class _Attempt:
+    """One compaction result applied to the live window and measured."""
+
+    rescue: str
+    result: CompactionResult
+    after: Session
+    messages: tuple[Message, ...]
+    tokens: int
 
 
+# -- the walk -------------------------------------------------------------------------------
 def replay(
     session: Session,
     strategy: str | Strategy,
@@ -173,11 +103,13 @@ def replay(
 
     Args:
         session: The recorded session (not changed).
-        strategy: A strategy name or value (`none` replays without compacting).
+        strategy: A strategy name or value (`none` replays without compacting). A strategy
+            with a `window` parameter (`hybrid`) gets the replay's window.
         window: The context window of the model, in tokens.
         settings: Compaction settings (default: MusePi's); their profile picks the
             threshold rule, `mid_turn_enabled` gates the mid-turn trigger and
-            `idle_timeout_seconds` / `idle_threshold_tokens` the idle one.
+            `idle_timeout_seconds` / `idle_threshold_tokens` the idle one. Every
+            compaction runs with them.
         counter: Token counter for estimates (default: the profile's estimator).
         summarizer: For strategies that call a model.
         triggers: Which triggers may fire (any of `TRIGGERS`; idle is off by default, as
@@ -195,226 +127,336 @@ def replay(
         when present), `cache_read`, `cache_write`, `output_tokens`, `cost_usd`,
         `compaction` (method fired before this request, or ""), `trigger`, `tokens_before`,
         `tokens_after`, `summarizer_cost_usd`, `compactions` (cumulative),
-        `recorded_compaction` (the recorded session compacted before this request).
+        `recorded_compaction` (the recorded session compacted before this request),
+        `failed_compaction` (method of a compaction refused before this request, or "").
+
+    Raises:
+        ValueError: Unknown triggers, or a strategy window that contradicts `window`.
     """
+    config = configure(
+        strategy,
+        window=window,
+        settings=settings,
+        counter=counter,
+        summarizer=summarizer,
+        triggers=triggers,
+        manual_at=manual_at,
+        prices=prices,
+        system_tokens=system_tokens,
+        params=params,
+    )
+    path = session.path(leaf_id)
+    log = SimulatedPath(session, profile=config.profile)
+    out = _Output()
+    state = ReplayState()
+    for index, entry in enumerate(path):
+        following = path[index + 1] if index + 1 < len(path) else None
+        state = step(config, log, out, state, entry, following)
+    return finish(config, log, out)
+
+
+def finish(config: ReplayConfig, log: SimulatedPath, out: _Output) -> ReplayResult:
+    """The result: the timeline as a DataFrame (built once), the events, the session."""
     import pandas as pd
 
-    unknown = set(triggers) - set(TRIGGERS)
-    if unknown:
-        raise ValueError(f"unknown triggers {sorted(unknown)}; expected some of {TRIGGERS}")
-    strat = get(strategy, **params)
-    settings = settings or CompactionSettings.musepi()
-    profile = settings.profile
-    counter = counter or TokenCounter.for_profile(profile)
-    price = {**DEFAULT_PRICES, **(prices or {})}
-    threshold = threshold_tokens(window, settings)
-    manual = set(manual_at)
-    do_mid_turn = "mid-turn" in triggers and settings.mid_turn_enabled
-    idle_ms = settings.idle_timeout_seconds * 1000
-
-    path = session.path(leaf_id)
-    state = _State(entries=[])
-    rows: list[dict[str, Any]] = []
-    events: list[CompactionEvent] = []
-    pending: str | None = None
-    prev_request_tokens: int | None = None
-    prefix_after_compaction: int | None = None
-    recorded_compaction = False
-    last_ms: float | None = None
-
-    def sim_session() -> Session:
-        return session.copy_with(entries=tuple(state.entries), errors=(), linked=())
-
-    def fire(trigger: str, request: int) -> CompactionEvent | None:
-        nonlocal prefix_after_compaction
-        before = sim_session()
-        if not before.entries or state.context < state.retry_at:
-            return None
-        result = compact(before, strat, settings=settings, counter=counter, summarizer=summarizer)
-        if result is None or (not result.append_entry and not result.replacements):
-            # Nothing to do (or a strategy that changes nothing, such as `none`).
-            state.retry_at = int(state.context * RETRY_GROWTH) + 1
-            return None
-        entry_id = derived_entry_id(before, f"{request}:{len(events)}")
-        after = result.apply(before, timestamp=timestamp_after(before.leaf), entry_id=entry_id)
-        ctx_before = build_session_context(before, profile=profile).messages
-        ctx_after = build_session_context(after, profile=profile).messages
-        tokens_before = counter.count_messages(ctx_before)
-        tokens_after = counter.count_messages(ctx_after)
-        prefix = cache_prefix_tokens(
-            convert_to_llm(ctx_before, profile=profile),
-            convert_to_llm(ctx_after, profile=profile),
-            counter,
-        )
-        state.entries = list(after.entries)
-        state.context = tokens_after
-        state.comparable = False
-        state.retry_at = 0
-        prefix_after_compaction = prefix
-        event = CompactionEvent(
-            request=request,
-            trigger=trigger,
-            entry_id=entry_id,
-            method=result.method or result.strategy or strat.name,
-            tokens_before=tokens_before,
-            tokens_after=tokens_after,
-            cache_prefix_tokens=prefix,
-            summarizer_input_tokens=result.summarizer_input_tokens,
-            summarizer_output_tokens=result.summarizer_output_tokens,
-            latency_s=result.latency_s,
-            result=result,
-            context=context_text(ctx_after),
-        )
-        events.append(event)
-        return event
-
-    request = 0
-    for index, entry in enumerate(path):
-        if entry.type == "compaction":
-            # The recorded agent compacted here; the replay makes its own decisions.
-            recorded_compaction = True
-            state.comparable = False
-            continue
-        message = entry.message
-        is_request = message is not None and message.get("role") == "assistant"
-        if is_request:
-            trig = pending
-            if trig is None and "overflow" in triggers and state.agent_view() > window:
-                trig = "overflow"
-            event = fire(trig, request) if trig is not None else None
-            pending = None
-            sent = state.context + system_tokens
-            if prev_request_tokens is None:
-                cache_read = 0
-            elif event is not None or prefix_after_compaction is not None:
-                cache_read = min(sent, (prefix_after_compaction or 0) + system_tokens)
-            else:
-                cache_read = min(sent, prev_request_tokens)
-            prefix_after_compaction = None
-            usage = message_usage(message, profile=profile) if state.comparable else None
-            recorded = calculate_prompt_tokens(usage) if usage is not None else None
-            raw_usage = message.get("usage") if isinstance(message.get("usage"), Mapping) else {}
-            output = int(raw_usage.get("output") or 0) or counter.count_message(message)
-            cost = (
-                cache_read * price["cache_read"]
-                + (sent - cache_read) * price["cache_write"]
-                + output * price["output"]
-            ) / 1e6
-            summarizer_cost = (
-                (
-                    event.summarizer_input_tokens * price["input"]
-                    + event.summarizer_output_tokens * price["output"]
-                )
-                / 1e6
-                if event is not None
-                else 0.0
-            )
-            rows.append(
-                {
-                    "request": request,
-                    "entry_id": entry.id,
-                    "line": entry.line,
-                    "timestamp": entry.timestamp,
-                    "context_tokens": sent,
-                    "agent_tokens": state.agent_view() + system_tokens,
-                    "recorded_tokens": recorded,
-                    "cache_read": cache_read,
-                    "cache_write": sent - cache_read,
-                    "output_tokens": output,
-                    "cost_usd": cost,
-                    "compaction": event.method if event is not None else "",
-                    "trigger": event.trigger if event is not None else "",
-                    "tokens_before": event.tokens_before if event is not None else None,
-                    "tokens_after": event.tokens_after if event is not None else None,
-                    "summarizer_cost_usd": summarizer_cost,
-                    "compactions": len(events),
-                    "recorded_compaction": recorded_compaction,
-                }
-            )
-            recorded_compaction = False
-            prev_request_tokens = sent
-            request += 1
-
-        # Idle: a long recorded gap before a new user message.
-        ms = _ms(entry)
-        if (
-            "idle" in triggers
-            and message is not None
-            and message.get("role") == "user"
-            and ms is not None
-            and last_ms is not None
-            and ms - last_ms > idle_ms
-            and state.agent_view() > settings.idle_threshold_tokens
-        ):
-            fire("idle", request)
-        if ms is not None:
-            last_ms = ms
-
-        # Append the recorded entry to the simulated path.
-        parent = state.entries[-1].id if state.entries else None
-        sim_entry = entry if entry.parent_id == parent else entry.copy_with(parentId=parent)
-        state.entries.append(sim_entry)
-        state.context += counter.count_entry(sim_entry)
-
-        if is_request:
-            usage = message_usage(message, profile=profile)
-            if state.comparable and usage is not None:
-                state.usage_tokens = calculate_context_tokens(usage, profile=profile)
-                state.context_at_usage = state.context
-                if state.context > 0:
-                    state.ratio = max(
-                        1.0, calculate_prompt_tokens(usage) / max(1, rows[-1]["context_tokens"])
-                    )
-            stop = message.get("stopReason")
-            if stop == "length" and "incomplete" in triggers:
-                pending = "incomplete"
-            elif (
-                stop == "error" and "overflow" in triggers and is_context_overflow(message, window)
-            ):
-                pending = "overflow"
-            elif stop == "stop" and "threshold" in triggers and state.agent_view() > threshold:
-                pending = "threshold"
-        elif (
-            do_mid_turn
-            and message is not None
-            and message.get("role") == "toolResult"
-            and index + 1 < len(path)
-            and path[index + 1].role == "assistant"
-            and state.agent_view() > threshold
-        ):
-            pending = "mid-turn"
-        if entry.id in manual and "manual" in triggers:
-            pending = "manual"
-
-    timeline = pd.DataFrame(rows, columns=_COLUMNS)
     return ReplayResult(
-        timeline=timeline,
-        events=tuple(events),
-        session=sim_session(),
-        window=window,
-        threshold=threshold,
-        strategy=strat.label,
-        profile=profile,
+        timeline=pd.DataFrame(out.rows, columns=list(COLUMNS)),
+        events=tuple(out.events),
+        session=log.session_copy(),
+        window=config.window,
+        threshold=config.threshold,
+        strategy=config.label,
+        profile=config.profile,
+        failures=tuple(out.failures),
     )
 
 
-_COLUMNS = [
-    "request",
-    "entry_id",
-    "line",
-    "timestamp",
-    "context_tokens",
-    "agent_tokens",
-    "recorded_tokens",
-    "cache_read",
-    "cache_write",
-    "output_tokens",
-    "cost_usd",
-    "compaction",
-    "trigger",
-    "tokens_before",
-    "tokens_after",
-    "summarizer_cost_usd",
-    "compactions",
-    "recorded_compaction",
-]
+def step(
+    config: ReplayConfig,
+    log: SimulatedPath,
+    out: _Output,
+    state: ReplayState,
+    entry: Entry,
+    following: Entry | None,
+) -> ReplayState:
+    """One recorded entry: a request (compact if a trigger is pending, then bill), the
+    idle check, the entry appended, then the triggers it sets for the next request."""
+    if entry.type == "compaction":
+        # The recorded agent compacted here; the replay makes its own decisions.
+        measure = state.measure._replace(comparable=False)
+        return state._replace(recorded_compaction=True, measure=measure)
+    message = entry.message
+    is_request = message is not None and message.get("role") == "assistant"
+    if is_request:
+        state = request(config, log, out, state, entry)
+    state = check_idle(config, log, out, state, entry)
+    state = append(config, log, state, entry)
+    if message is not None and is_request:
+        state = after_reply(config, state, message, out.rows[-1]["context_tokens"])
+    elif message is not None and mid_turn_due(config, state, message, following):
+        state = state._replace(pending="mid-turn")
+    if entry.id in config.manual_at and config.enabled("manual"):
+        state = state._replace(pending="manual")
+    return state
+
+
+def append(
+    config: ReplayConfig, log: SimulatedPath, state: ReplayState, entry: Entry
+) -> ReplayState:
+    """Append the recorded entry to the simulated path and add its tokens (once)."""
+    appended = log.append(entry)
+    measure = state.measure
+    context = measure.context + config.counter.count_entry(appended)
+    return state._replace(measure=measure._replace(context=context))
+
+
+def request(
+    config: ReplayConfig, log: SimulatedPath, out: _Output, state: ReplayState, entry: Entry
+) -> ReplayState:
+    """A provider request: fire the pending (or overflow) trigger, then bill and record it."""
+    trigger = state.pending
+    if (
+        trigger is None
+        and config.enabled("overflow")
+        and state.measure.agent_view() > config.window
+    ):
+        trigger = "overflow"
+    state = state._replace(pending=None)
+    outcome: CompactionEvent | CompactionFailure | None = None
+    if trigger is not None:
+        state, outcome = compaction(config, log, out, state, trigger)
+    message = entry.message or {}
+    sent = state.measure.context + config.system_tokens
+    bill = bill_request(
+        sent,
+        previous_sent=state.previous_sent,
+        kept_prefix=None if state.kept_prefix is None else state.kept_prefix + config.system_tokens,
+        output_tokens=recorded_output_tokens(message) or config.counter.count_message(message),
+        prices=config.prices,
+    )
+    usage = message_usage(message, profile=config.profile) if state.measure.comparable else None
+    event = outcome if isinstance(outcome, CompactionEvent) else None
+    out.rows.append(
+        {
+            "request": state.request,
+            "entry_id": entry.id,
+            "line": entry.line,
+            "timestamp": entry.timestamp,
+            "context_tokens": sent,
+            "agent_tokens": state.measure.agent_view() + config.system_tokens,
+            "recorded_tokens": calculate_prompt_tokens(usage) if usage is not None else None,
+            "cache_read": bill.cache_read,
+            "cache_write": bill.cache_write,
+            "output_tokens": bill.output_tokens,
+            "cost_usd": bill.cost_usd,
+            "compaction": event.method if event else "",
+            "trigger": event.trigger if event else "",
+            "tokens_before": event.tokens_before if event else None,
+            "tokens_after": event.tokens_after if event else None,
+            "summarizer_cost_usd": summarizer_cost(
+                event.summarizer_input_tokens, event.summarizer_output_tokens, config.prices
+            )
+            if event
+            else 0.0,
+            "compactions": len(out.events),
+            "recorded_compaction": state.recorded_compaction,
+            "failed_compaction": state.failed,
+        }
+    )
+    return state._replace(
+        request=state.request + 1,
+        previous_sent=sent,
+        kept_prefix=None,
+        recorded_compaction=False,
+        failed="",
+    )
+
+
+def after_reply(
+    config: ReplayConfig, state: ReplayState, message: Message, sent: int
+) -> ReplayState:
+    """Take the reply's recorded usage (while it applies) and set the post-reply trigger."""
+    measure = state.measure
+    usage = message_usage(message, profile=config.profile)
+    if measure.comparable and usage is not None:
+        ratio = measure.ratio
+        if measure.context > 0:
+            ratio = max(1.0, calculate_prompt_tokens(usage) / max(1, sent))
+        measure = measure._replace(
+            usage_tokens=calculate_context_tokens(usage, profile=config.profile),
+            context_at_usage=measure.context,
+            ratio=ratio,
+        )
+    return state._replace(measure=measure, pending=reply_trigger(config, measure, message))
+
+
+def reply_trigger(config: ReplayConfig, measure: AgentMeasure, message: Message) -> str | None:
+    """The trigger a reply sets: incomplete (cut by length), overflow (a recorded overflow
+    error), threshold (a finished turn over the threshold), or None."""
+    stop = message.get("stopReason")
+    if stop == "length" and config.enabled("incomplete"):
+        return "incomplete"
+    if (
+        stop == "error"
+        and config.enabled("overflow")
+        and is_context_overflow(message, config.window)
+    ):
+        return "overflow"
+    if stop == "stop" and config.enabled("threshold") and measure.agent_view() > config.threshold:
+        return "threshold"
+    return None
+
+
+def mid_turn_due(
+    config: ReplayConfig, state: ReplayState, message: Message, following: Entry | None
+) -> bool:
+    """Mid-turn: a tool result followed by another request of the same loop, over the
+    threshold (checked before the next provider request inside a tool loop, spec §6.5)."""
+    return (
+        config.enabled("mid-turn")
+        and message.get("role") == "toolResult"
+        and following is not None
+        and following.role == "assistant"
+        and state.measure.agent_view() > config.threshold
+    )
+
+
+def check_idle(
+    config: ReplayConfig, log: SimulatedPath, out: _Output, state: ReplayState, entry: Entry
+) -> ReplayState:
+    """Idle: a long recorded gap before a new user message compacts (when enabled)."""
+    ms = parse_timestamp_ms(entry.timestamp)
+    message = entry.message
+    if (
+        config.enabled("idle")
+        and message is not None
+        and message.get("role") == "user"
+        and ms is not None
+        and state.last_ms is not None
+        and ms - state.last_ms > config.settings.idle_timeout_seconds * 1000
+        and state.measure.agent_view() > config.settings.idle_threshold_tokens
+    ):
+        state, _ = compaction(config, log, out, state, "idle")
+    return state if ms is None else state._replace(last_ms=ms)
+
+
+# -- one compaction -------------------------------------------------------------------------
+def compaction(
+    config: ReplayConfig, log: SimulatedPath, out: _Output, state: ReplayState, trigger: str
+) -> tuple[ReplayState, CompactionEvent | CompactionFailure | None]:
+    """Run the strategy on the live window; keep the result only if it shrinks the context
+    (after snapcompact's rescue if needed), else record a failure. None: nothing to do."""
+    if not len(log) or state.measure.context < state.retry_at:
+        return state, None
+    live = log.live_session()
+    first = run_strategy(config, live, config.strategy)
+    if first is None or (not first.append_entry and not first.replacements):
+        # Nothing to do (or a strategy that changes nothing, such as `none`).
+        return back_off(state), None
+    before = build_session_context(live, profile=config.profile).messages
+    tokens_before = config.counter.count_messages(before)
+    entry_id = log.fresh_id(f"{state.request}:{len(out.events)}")
+    attempts = attempt_all(config, live, first, entry_id, tokens_before)
+    chosen = choose(
+        tokens_before, [(a.rescue, a.tokens) for a in attempts], progress_band(config.threshold)
+    )
+    if chosen is None:
+        failure = CompactionFailure(
+            request=state.request,
+            trigger=trigger,
+            method=_method(config, first),
+            tokens_before=tokens_before,
+            tokens_after=min(a.tokens for a in attempts),
+            attempts=len(attempts),
+            reason="the compaction did not shrink the context",
+        )
+        out.failures.append(failure)
+        return back_off(state)._replace(failed=failure.method), failure
+    kept = attempts[chosen[0]]
+    prefix = cache_prefix_tokens(
+        convert_to_llm(before, profile=config.profile),
+        convert_to_llm(kept.messages, profile=config.profile),
+        config.counter,
+    )
+    log.commit(live, kept.after, kept.result.replacements)
+    event = CompactionEvent(
+        request=state.request,
+        trigger=trigger,
+        entry_id=entry_id,
+        method=_method(config, kept.result),
+        tokens_before=tokens_before,
+        tokens_after=kept.tokens,
+        cache_prefix_tokens=prefix,
+        summarizer_input_tokens=sum(a.result.summarizer_input_tokens for a in attempts),
+        summarizer_output_tokens=sum(a.result.summarizer_output_tokens for a in attempts),
+        latency_s=sum(a.result.latency_s for a in attempts),
+        result=kept.result,
+        context=context_text(list(kept.messages)),
+        rescue=kept.rescue,
+    )
+    out.events.append(event)
+    measure = state.measure._replace(context=kept.tokens, comparable=False)
+    return state._replace(measure=measure, retry_at=0, kept_prefix=prefix), event
+
+
+def run_strategy(
+    config: ReplayConfig, live: Session, strategy: Strategy
+) -> CompactionResult | None:
+    """One pass of a strategy over the live window, with the replay's settings."""
+    return compact(
+        live,
+        strategy,
+        settings=config.settings,
+        counter=config.counter,
+        summarizer=config.summarizer,
+    )
+
+
+def attempt_all(
+    config: ReplayConfig,
+    live: Session,
+    first: CompactionResult,
+    entry_id: str,
+    tokens_before: int,
+) -> list[_Attempt]:
+    """The first pass, then (while none reaches the progress band) the strategy's rescue:
+    smaller re-renders, then the smallest without images."""
+    band = progress_band(config.threshold)
+    timestamp = timestamp_after(live.leaf)
+    attempts = [measure_attempt(config, live, "", first, entry_id, timestamp)]
+    if attempts[0].tokens <= band and attempts[0].tokens < tokens_before:
+        return attempts
+    for label, variant in rescue_ladder(config.strategy, first):
+        result = run_strategy(config, live, variant)
+        if result is None:
+            continue
+        attempts.append(measure_attempt(config, live, label, result, entry_id, timestamp))
+        if attempts[-1].tokens <= band and attempts[-1].tokens < tokens_before:
+            return attempts
+    slim = without_images(attempts[-1].result)
+    if slim is not None:
+        attempts.append(measure_attempt(config, live, DROP_IMAGES, slim, entry_id, timestamp))
+    return attempts
+
+
+def measure_attempt(
+    config: ReplayConfig,
+    live: Session,
+    rescue: str,
+    result: CompactionResult,
+    entry_id: str,
+    timestamp: str,
+) -> _Attempt:
+    """Apply a result to the live window and count the rebuilt context."""
+    after = result.apply(live, timestamp=timestamp, entry_id=entry_id)
+    messages = build_session_context(after, profile=config.profile).messages
+    return _Attempt(rescue, result, after, messages, config.counter.count_messages(messages))
+
+
+def back_off(state: ReplayState) -> ReplayState:
+    """After a compaction that did nothing or failed: wait for 5% more context."""
+    return state._replace(retry_at=int(state.measure.context * RETRY_GROWTH) + 1)
+
+
+def _method(config: ReplayConfig, result: CompactionResult) -> str:
+    return result.method or result.strategy or config.strategy.name

@@ -7,7 +7,8 @@ session, so it summarizes masked observations and the kept region stays masked t
 
 Target: `target_tokens` when given; else `target_ratio · window`; else the compaction
 threshold of the settings for `window` (MusePi: window minus the resolved reserve; pi:
-window minus `reserveTokens`).
+window minus `reserveTokens`). `window` left unset is the run's window: a replay passes its
+own; outside a replay it is `DEFAULT_WINDOW`.
 """
 
 from __future__ import annotations
@@ -72,7 +73,8 @@ class Hybrid(Strategy):
         target_tokens: Context size to reach; None derives it from `target_ratio` or the
             settings' threshold.
         target_ratio: Target as a fraction of `window` (0 < ratio ≤ 1).
-        window: The model's context window used for the ratio and the threshold.
+        window: The model's context window used for the ratio and the threshold; None: the
+            replay's window in a replay, else `DEFAULT_WINDOW`.
     """
 
     name: ClassVar[str] = "hybrid"
@@ -82,12 +84,12 @@ class Hybrid(Strategy):
     summary: str = "llm-summary"
     target_tokens: int | None = None
     target_ratio: float | None = None
-    window: int = DEFAULT_WINDOW
+    window: int | None = None
 
     def __post_init__(self) -> None:
         _check_int("keep_turns", self.keep_turns)
         _check_int("target_tokens", self.target_tokens, optional=True)
-        _check_int("window", self.window, minimum=1)
+        _check_int("window", self.window, optional=True, minimum=1)
         if not isinstance(self.summary, str):
             raise TypeError(f"summary must be a strategy name, not {type(self.summary).__name__}")
         if self.summary == self.name:
@@ -105,7 +107,7 @@ class Hybrid(Strategy):
         """Mask, then summarize if needed; None when neither has anything to do."""
         target = hybrid_target(
             ctx,
-            window=self.window,
+            window=self.window if self.window is not None else DEFAULT_WINDOW,
             target_tokens=self.target_tokens,
             target_ratio=self.target_ratio,
         )

@@ -1,0 +1,154 @@
+"""The values a replay carries: its configuration, fixed for the whole walk, and the state
+between two entries, replaced (never changed) at every step."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from ..compaction._settings import CompactionSettings
+from ..compaction._threshold import threshold_tokens
+from ..llm._summarizer import Summarizer
+from ..metrics._metrics import DEFAULT_PRICES
+from ..strategies._base import Strategy, get
+from ..tokens._counter import TokenCounter
+from ._result import TRIGGERS
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayConfig:
+    """Everything fixed for one replay (see `replay` for the meaning of each field)."""
+
+    strategy: Strategy
+    label: str
+    settings: CompactionSettings
+    counter: TokenCounter
+    summarizer: Summarizer | None
+    window: int
+    threshold: int
+    triggers: frozenset[str]
+    manual_at: frozenset[str]
+    prices: Mapping[str, float]
+    system_tokens: int
+
+    @property
+    def profile(self) -> str:
+        """The settings profile."""
+        return self.settings.profile
+
+    def enabled(self, trigger: str) -> bool:
+        """Whether a trigger may fire (mid-turn also needs the settings' switch)."""
+        if trigger == "mid-turn":
+            return trigger in self.triggers and self.settings.mid_turn_enabled
+        return trigger in self.triggers
+
+
+class AgentMeasure(NamedTuple):
+    """The simulated context size and what the agent measures of it (spec §3.2).
+
+    Attributes:
+        context: Tokens of the simulated context (running sum of entry estimates).
+        comparable: Whether the simulated context is still the recorded one, so the
+            recorded usage applies.
+        usage_tokens: Context tokens of the last valid recorded usage.
+        context_at_usage: `context` when that usage was taken.
+        ratio: Last recorded prompt tokens / estimated request (≥ 1).
+    """
+
+    context: int = 0
+    comparable: bool = True
+    usage_tokens: int | None = None
+    context_at_usage: int = 0
+    ratio: float = 1.0
+
+    def agent_view(self) -> int:
+        """The context size the agent measures (spec §3.2 while usage applies)."""
+        if self.comparable and self.usage_tokens is not None:
+            return self.usage_tokens + (self.context - self.context_at_usage)
+        return int(self.context * self.ratio)
+
+
+class ReplayState(NamedTuple):
+    """The walk's state between two entries.
+
+    Attributes:
+        measure: The context size and the agent's view of it.
+        request: Index of the next request.
+        pending: A trigger that fires before the next request.
+        retry_at: Context size below which no compaction is tried again.
+        previous_sent: Prompt tokens of the previous request.
+        kept_prefix: Cached prefix (context part) kept by a compaction since the previous
+            request; None when none ran.
+        recorded_compaction: The recorded session compacted since the previous request.
+        failed: Method of a compaction refused since the previous request, or "".
+        last_ms: Timestamp of the last entry that had one (ms).
+    """
+
+    measure: AgentMeasure = AgentMeasure()
+    request: int = 0
+    pending: str | None = None
+    retry_at: int = 0
+    previous_sent: int | None = None
+    kept_prefix: int | None = None
+    recorded_compaction: bool = False
+    failed: str = ""
+    last_ms: float | None = None
+
+
+def bind_window(strategy: Strategy, window: int) -> Strategy:
+    """The strategy as it runs in a replay: a strategy with a `window` parameter (`hybrid`)
+    left unset gets the replay's window.
+
+    Raises:
+        ValueError: The strategy was given a different window than the replay's.
+    """
+    if "window" not in {f.name for f in dataclasses.fields(strategy)}:
+        return strategy
+    own = getattr(strategy, "window", None)
+    if own is None:
+        return get(strategy, window=window)
+    if own != window:
+        raise ValueError(
+            f"strategy {strategy.label} has window={own}, the replay runs under window={window}"
+        )
+    return strategy
+
+
+def configure(
+    strategy: str | Strategy,
+    *,
+    window: int,
+    settings: CompactionSettings | None,
+    counter: TokenCounter | None,
+    summarizer: Summarizer | None,
+    triggers: Collection[str],
+    manual_at: Collection[str],
+    prices: Mapping[str, float] | None,
+    system_tokens: int,
+    params: Mapping[str, Any],
+) -> ReplayConfig:
+    """Resolve `replay`'s arguments into one `ReplayConfig`.
+
+    Raises:
+        ValueError: Unknown triggers, or a strategy window that contradicts `window`.
+    """
+    unknown = set(triggers) - set(TRIGGERS)
+    if unknown:
+        raise ValueError(f"unknown triggers {sorted(unknown)}; expected some of {TRIGGERS}")
+    strat = get(strategy, **params)
+    settings = settings or CompactionSettings.musepi()
+    return ReplayConfig(
+        strategy=bind_window(strat, window),
+        label=strat.label,
+        settings=settings,
+        counter=counter or TokenCounter.for_profile(settings.profile),
+        summarizer=summarizer,
+        window=window,
+        threshold=threshold_tokens(window, settings),
+        triggers=frozenset(triggers),
+        manual_at=frozenset(manual_at),
+        prices={**DEFAULT_PRICES, **(prices or {})},
+        system_tokens=system_tokens,
+    )
