@@ -24,7 +24,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("compaction",),
     ("llm",),
     ("strategies",),
-    ("analysis", "replay", "metrics", "datasets"),
+    ("analysis", "replay", "metrics", "datasets", "probes"),
     ("bench",),
     ("plot", "display"),
     ("widgets",),

@@ -2,6 +2,7 @@
 
 from ._comparison import plot_cost, plot_strategy_comparison
 from ._layout import NODE_KINDS, TreeLayout, TreeNode, node_kind, tree_layout
+from ._probes import plot_probe_scores, probe_score_matrix
 from ._timeline import TRIGGER_COLORS, plot_context_timeline
 from ._tree import KIND_COLORS, REGION_COLORS, plot_tree
 
@@ -15,7 +16,9 @@ __all__ = [
     "node_kind",
     "plot_context_timeline",
     "plot_cost",
+    "plot_probe_scores",
     "plot_strategy_comparison",
     "plot_tree",
+    "probe_score_matrix",
     "tree_layout",
 ]

@@ -80,7 +80,7 @@ class _Part:
     visible: str
 
     def probe(self, kind: str, subkind: str, question: str, reference: str, **kw: Any) -> Probe:
-        pid = probe_id(self.session.id, self.leaf_id, self.cut, kind, subkind, question)
+        pid = probe_id(self.session.id, self.leaf_id, self.cut, kind, subkind, question, reference)
         return Probe(
             probe_id=pid,
             session_id=str(self.session.id),
@@ -117,6 +117,10 @@ def _texts(message: Mapping[str, Any]) -> list[str]:
     return out
 
 
+def _article(noun: str) -> str:
+    return "an" if noun[:1] in "aeiou" else "a"
+
+
 def _who(message: Mapping[str, Any]) -> str:
     role = message.get("role")
     if role == "user":
@@ -126,27 +130,38 @@ def _who(message: Mapping[str, Any]) -> str:
     return "a tool result"
 
 
+def _neighbourhood(messages: Sequence[Mapping[str, Any]], index: int) -> str:
+    """A message's text with the end of the one before and the start of the one after,
+    so a fact alone in its message (a command as a call's only argument) still has context
+    around its blank."""
+    before = "\n".join(_texts(messages[index - 1]))[-_SNIPPET_CHARS:] if index > 0 else ""
+    after = (
+        "\n".join(_texts(messages[index + 1]))[:_SNIPPET_CHARS] if index + 1 < len(messages) else ""
+    )
+    return "\n".join(t for t in (before, "\n".join(_texts(messages[index])), after) if t)
+
+
 def _cloze(part: _Part, fact: Fact, others: Sequence[str]) -> str:
     noun = _FACT_NOUNS.get(fact.kind, fact.kind)
-    for message in part.messages:
-        for text in _texts(message):
-            at = text.find(fact.text)
-            if at < 0:
-                continue
-            lo = max(0, at - _SNIPPET_CHARS)
-            hi = min(len(text), at + len(fact.text) + _SNIPPET_CHARS)
-            snippet = text[lo:at] + BLANK + text[at + len(fact.text) : hi]
-            for other in sorted(others, key=len, reverse=True):
-                if other != fact.text and len(other) >= 4:
-                    snippet = snippet.replace(other, HIDDEN)
-            snippet = snippet.replace(fact.text, BLANK)
-            snippet = ("…" if lo else "") + snippet.strip() + ("…" if hi < len(text) else "")
-            return (
-                f"Earlier in this session, {_who(message)} wrote the passage below; a {noun} "
-                f"in it is replaced by {BLANK}. Give that {noun} exactly as it was written.\n\n"
-                f"«{snippet}»"
-            )
-    return f"Earlier in this session a {noun} came up. Give it exactly as it was written."
+    for index, message in enumerate(part.messages):
+        if not any(fact.text in t for t in _texts(message)):
+            continue
+        text = _neighbourhood(part.messages, index)
+        at = text.find(fact.text)
+        lo = max(0, at - _SNIPPET_CHARS)
+        hi = min(len(text), at + len(fact.text) + _SNIPPET_CHARS)
+        snippet = text[lo:at] + BLANK + text[at + len(fact.text) : hi]
+        for other in sorted(others, key=len, reverse=True):
+            if other != fact.text and len(other) >= 4:
+                snippet = snippet.replace(other, HIDDEN)
+        snippet = snippet.replace(fact.text, BLANK)
+        snippet = ("…" if lo else "") + snippet.strip() + ("…" if hi < len(text) else "")
+        return (
+            f"Earlier in this session, {_who(message)} wrote the passage below (with a little "
+            f"of what came before and after); {_article(noun)} {noun} in it is replaced by {BLANK}. Give that "
+            f"{noun} exactly as it was written.\n\n«{snippet}»"
+        )
+    return f"Earlier in this session {_article(noun)} {noun} came up. Give it exactly as it was written."
 
 
 def _select_facts(facts: Sequence[Fact], per_kind: int) -> list[Fact]:
@@ -156,23 +171,32 @@ def _select_facts(facts: Sequence[Fact], per_kind: int) -> list[Fact]:
     return chosen
 
 
-def recall_probes(part: _Part, facts: Sequence[tuple[Fact, str]], limits: ProbeLimits) -> list[Probe]:
+def recall_probes(
+    part: _Part, facts: Sequence[tuple[Fact, str]], limits: ProbeLimits
+) -> list[Probe]:
     """One cloze probe per fact (see the module docstring)."""
     visible = [(f, src) for f, src in facts if f.text in part.visible]
     source = {f.text: src for f, src in visible}
     chosen = _select_facts([f for f, _ in visible], limits.recall_per_kind)
     others = [f.text for f, _ in visible]
-    return [
-        part.probe(
-            "recall",
-            fact.kind,
-            _cloze(part, fact, others),
-            fact.text,
-            exact=(fact.text,),
-            source=source[fact.text],
+    probes: list[Probe] = []
+    asked: set[str] = set()
+    for fact in chosen:
+        question = _cloze(part, fact, others)
+        if question in asked:
+            continue  # two facts with one passage: asking twice would have two answers
+        asked.add(question)
+        probes.append(
+            part.probe(
+                "recall",
+                fact.kind,
+                question,
+                fact.text,
+                exact=(fact.text,),
+                source=source[fact.text],
+            )
         )
-        for fact in chosen
-    ]
+    return probes
 
 
 def _file_calls(messages: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:

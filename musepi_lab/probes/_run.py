@@ -93,12 +93,14 @@ def answer_probe(
         dims.update({f"judge_{d}": v for d, v in judgement.scores.items()})
     row = {
         "probe_id": probe.probe_id,
+        "first_kept_entry_id": probe.first_kept_entry_id,
         "kind": probe.kind,
         "subkind": probe.subkind,
         "scoring": probe.scoring,
         "source": probe.source,
         "question": probe.question,
         "reference": probe.reference,
+        "exact": list(probe.exact),
         "answer": answer,
         "score": score,
         **dims,
@@ -126,7 +128,12 @@ class _Grid:
 
 
 def _cell_rows(
-    session: Session, leaf: str | None, strategy: Strategy, budget: int, probes: Sequence[Probe], grid: _Grid
+    session: Session,
+    leaf: str | None,
+    strategy: Strategy,
+    budget: int,
+    probes: Sequence[Probe],
+    grid: _Grid,
 ) -> list[dict[str, Any]]:
     settings = grid.settings.copy_with(keep_recent_tokens=budget)
     cell = {
@@ -160,9 +167,7 @@ def _cell_rows(
         tokens_after=result.tokens_after if result is not None else None,
         error=None,
     )
-    return [
-        {**cell, **answer_probe(probe, history, grid.models, grid.prompts)} for probe in probes
-    ]
+    return [{**cell, **answer_probe(probe, history, grid.models, grid.prompts)} for probe in probes]
 
 
 def run_probe_answers(
@@ -208,8 +213,9 @@ def run_probe_answers(
 
     Returns:
         Columns: `session_id`, `point`, `strategy`, `label`, `budget`, `compacted`,
-        `tokens_before`, `tokens_after`, `error`, then per probe `probe_id`, `kind`,
-        `subkind`, `scoring`, `source`, `question`, `reference`, `answer`, `score` (0–1),
+        `tokens_before`, `tokens_after`, `error`, then per probe `probe_id`,
+        `first_kept_entry_id` (the cut it was made for), `kind`, `subkind`, `scoring`,
+        `source`, `question`, `reference`, `exact`, `answer`, `score` (0–1),
         `judge_<dimension>`, `judge_error`, and per call `reader_*` / `judge_*` tokens,
         `cached`, `latency_s`, `cost_usd`, with `cost_usd` their sum.
     """
@@ -298,7 +304,9 @@ def probe_cells(answers: pd.DataFrame) -> pd.DataFrame:
             of_kind = scored[scored["kind"] == kind]
             record[f"score_{kind}"] = float(of_kind["score"].mean()) if len(of_kind) else math.nan
             record[f"probes_{kind}"] = len(of_kind)
-        record["judge_errors"] = int(group["judge_error"].notna().sum()) if "judge_error" in group else 0
+        record["judge_errors"] = (
+            int(group["judge_error"].notna().sum()) if "judge_error" in group else 0
+        )
         for column in _SUMS:
             record[column] = float(group[column].sum()) if column in group else 0.0
         records.append(record)
@@ -325,7 +333,9 @@ def run_probes(
     return probe_cells(answers)
 
 
-def probe_score_table(cells: pd.DataFrame, *, by: Sequence[str] = ("label", "budget")) -> pd.DataFrame:
+def probe_score_table(
+    cells: pd.DataFrame, *, by: Sequence[str] = ("label", "budget")
+) -> pd.DataFrame:
     """Mean score per kind (columns) for each strategy and budget (rows), over sessions;
     a mean only over the cells where that kind was asked."""
     columns = ["score", *(f"score_{k}" for k in PROBE_KINDS)]
