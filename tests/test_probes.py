@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from _corpus import PI_FIXTURES, REPO_ROOT, SAMPLES, corpus_file
+
 from musepi_lab.compaction import CompactionSettings, prepare_compaction
 from musepi_lab.formats import read_session
 from musepi_lab.llm import OpenAICompatibleSummarizer
@@ -59,6 +59,19 @@ def raw_chain(records: dict[str, dict[str, Any]], leaf: str, first: str) -> list
             return chain[::-1]
         current = record.get("parentId")
     raise AssertionError(f"{first} is not an ancestor of {leaf}")
+
+
+def raw_kept(path: Path, leaf: str, first: str) -> list[dict[str, Any]]:
+    """The raw records from the cut to the point: by parentId in files whose entries carry
+    ids; by line in linear v1 files (whose ids the reader derives: only the two entries'
+    line numbers are taken from it)."""
+    records = raw_records(path)
+    if records:
+        return raw_chain(records, leaf, first)
+    session = read_session(path)
+    lines = path.read_text().splitlines()
+    lo, hi = session.get(first).line, session.get(leaf).line
+    return [json.loads(line) for line in lines[lo - 1 : hi] if line.strip()]
 
 
 def _strings(value: Any) -> list[str]:
@@ -264,10 +277,7 @@ def _independent_exact_scores(path: Path, answers, strategy: str, budget: int) -
         & (answers["scoring"] == "exact")
     ]
     assert len(rows)
-    records = raw_records(path)
-    leaf = rows.iloc[0]["point"]
-    cut = rows.iloc[0]["first_kept_entry_id"]
-    kept = raw_chain(records, leaf, cut)
+    kept = raw_kept(path, rows.iloc[0]["point"], rows.iloc[0]["first_kept_entry_id"])
     text = "\n".join(s for r in kept for s in visible_strings(r))
     for _, row in rows.iterrows():
         references = list(row["exact"])
