@@ -40,28 +40,40 @@ def _words(text: str) -> set[str]:
     return {w.strip(".:-").lower() for w in _WORD.findall(text) if len(w.strip(".:-")) > 1}
 
 
+def _concrete(text: str) -> set[str]:
+    """Words that name something: with a digit, `_`, `/` or `.` inside, or camelCase
+    (sentence punctuation around a word does not count)."""
+    stripped = (w.strip(".:-") for w in _WORD.findall(text))
+    return {w.lower() for w in stripped if len(w) > 1 and _CONCRETE.search(w)}
+
+
 def _share(wanted: set[str], found: set[str]) -> float:
     return len(wanted & found) / len(wanted) if wanted else 0.0
 
 
 def overlap_scores(reference: str, answer: str) -> dict[str, int]:
-    """Rubric scores from word overlap: correctness = share of the reference's concrete
-    words (paths, names, numbers) in the answer, completeness = share of all its words,
-    specificity = the answer's own share of concrete words, each scaled to 0–5; an empty
-    or "I do not know" answer scores 0 everywhere."""
+    """Rubric scores from word overlap, scaled to 0–5.
+
+    correctness: the share of the reference's concrete words (paths, names, numbers) the
+    answer holds; an answer that names nothing concrete outside the reference is at least 1
+    (vague, not wrong), one that names only things the reference does not is 0 (wrong).
+    completeness: the share of all the reference's words. specificity: the answer's own
+    concrete words against the reference's, times correctness. An empty or "I do not know"
+    answer scores 0 everywhere.
+    """
     if not answer.strip() or _DONT_KNOW.search(answer):
         return {"correctness": 0, "completeness": 0, "specificity": 0}
     ref, ans = _words(reference), _words(answer)
-    concrete_ref = {w.lower() for w in _WORD.findall(reference) if _CONCRETE.search(w)}
-    concrete_ref = (concrete_ref & ref) or ref
-    concrete_ans = {w for w in _WORD.findall(answer) if _CONCRETE.search(w)}
-    correctness = _share(concrete_ref, ans)
-    completeness = _share(ref, ans)
+    concrete_ref = _concrete(reference) & ref or ref
+    concrete_ans = _concrete(answer)
+    share = _share(concrete_ref, ans)
+    foreign = bool(concrete_ans - ref)
+    correctness = max(round(JUDGE_MAX * share), 0 if foreign else 1)
     specificity = min(1.0, len(concrete_ans) / max(1, len(concrete_ref)))
     return {
-        "correctness": round(JUDGE_MAX * correctness),
-        "completeness": round(JUDGE_MAX * completeness),
-        "specificity": round(JUDGE_MAX * specificity * correctness),
+        "correctness": correctness,
+        "completeness": round(JUDGE_MAX * _share(ref, ans)),
+        "specificity": round(JUDGE_MAX * specificity * share),
     }
 
 
