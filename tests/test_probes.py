@@ -345,3 +345,33 @@ def test_pi_fixture_score_table(parts) -> None:
     assert len(exact) and (exact["score"] == 1.0).all()
     assert set(answers.loc[answers["source"] == "extracted", "kind"]) == {"recall"}
     _independent_exact_scores(path, answers, "truncate", SMALLEST)
+
+
+def test_one_benchmark_cell_scores_like_the_grid() -> None:
+    """`cell_probes` + `score_probes`: what `run_benchmark(evaluate="probes")` calls per cell."""
+    from musepi_lab.probes import ProbeModels, cell_probes, score_probes
+    from musepi_lab.strategies import compact
+
+    path = SAMPLES[-1]
+    session = read_session(path)
+    counter = TokenCounter("musepi")
+    settings = CompactionSettings.musepi().copy_with(keep_recent_tokens=SMALLEST)
+    answers, _, _ = run([path], ["truncate"], [SMALLEST])
+    grid_cell = probe_cells(answers).iloc[0]
+    with (
+        StubOpenAIServer(responder=echo_reader) as reader,
+        StubOpenAIServer(responder=overlap_judge) as judge,
+    ):
+        leaf, probes = cell_probes(session, settings=settings, counter=counter, limits=LIMITS)
+        result = compact(session, "truncate", settings=settings, counter=counter, leaf_id=leaf)
+        made = models(reader, judge, reader)
+        columns = score_probes(
+            session,
+            result,
+            probes,
+            leaf_id=leaf,
+            models=ProbeModels(made["reader"], made["judge"]),
+        )
+    assert leaf == grid_cell["point"]
+    for column in ("probes", "score", *(f"score_{k}" for k in PROBE_KINDS)):
+        assert columns[column] == pytest.approx(grid_cell[column], nan_ok=True), column

@@ -22,11 +22,14 @@ from ._make import ProbeLimits, make_probes, planted_facts_of, probe_point, prob
 from ._model import PROBE_KINDS, Probe, chat_text
 from ._run import (
     ProbeModels,
+    answer_compacted,
     answer_probe,
+    cell_probes,
     probe_cells,
     probe_score_table,
     run_probe_answers,
     run_probes,
+    score_probes,
 )
 
 __all__ = [
@@ -36,7 +39,9 @@ __all__ = [
     "Probe",
     "ProbeLimits",
     "ProbeModels",
+    "answer_compacted",
     "answer_probe",
+    "cell_probes",
     "chat_text",
     "compacted_session",
     "echo_reader",
@@ -56,4 +61,5 @@ __all__ = [
     "reader_request",
     "run_probe_answers",
     "run_probes",
+    "score_probes",
 ]

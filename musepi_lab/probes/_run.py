@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._prompts import PromptSet, resolve_prompts
 from ..compaction._prepare import prepare_compaction
+from ..compaction._result import CompactionResult
 from ..compaction._settings import CompactionSettings
 from ..formats import read_session
 from ..llm._summarizer import Summarizer, SummaryResponse
@@ -127,6 +128,84 @@ class _Grid:
     limits: ProbeLimits
 
 
+def answer_compacted(
+    session: Session,
+    result: CompactionResult | None,
+    probes: Sequence[Probe],
+    *,
+    leaf_id: str | None,
+    models: ProbeModels,
+    prompts: PromptSet | None = None,
+    profile: str = "musepi",
+) -> list[dict[str, Any]]:
+    """Every probe asked over the context a compaction leaves, answered and scored.
+
+    Args:
+        session: The session before the compaction.
+        result: The compaction made at `leaf_id` (None: nothing was compacted).
+        probes: The probes of that point (`make_probes` / `cell_probes`).
+        leaf_id: The probe point the compaction was made at.
+        models: Reader and judge.
+        prompts: Prompt set (default: the project's).
+        profile: Context profile.
+
+    Returns:
+        One `answer_probe` row per probe, with `compacted`, `tokens_before`,
+        `tokens_after`.
+    """
+    prompts = resolve_prompts(prompts)
+    after, after_leaf = compacted_session(session, result)
+    if result is None:
+        after_leaf = leaf_id
+    history = reader_messages(
+        after, after_leaf, profile=profile, prompts=prompts, images=models.images
+    )
+    cell = {
+        "compacted": result is not None and (result.append_entry or bool(result.replacements)),
+        "tokens_before": result.context_tokens_before if result is not None else None,
+        "tokens_after": result.tokens_after if result is not None else None,
+        "error": None,
+    }
+    return [{**cell, **answer_probe(probe, history, models, prompts)} for probe in probes]
+
+
+def cell_probes(
+    session: Session,
+    *,
+    settings: CompactionSettings,
+    counter: TokenCounter,
+    point: str | None = "last-request",
+    facts: str = "auto",
+    limits: ProbeLimits | None = None,
+    prompts: PromptSet | None = None,
+) -> tuple[str | None, tuple[Probe, ...]]:
+    """The probe point of a session and its probes for the cut `settings` make there
+    (`settings.keep_recent_tokens` is the budget); no probes when the engine cuts nothing."""
+    leaf = _point(session, point)
+    prep = prepare_compaction(session, settings, counter, leaf_id=leaf)
+    if prep is None:
+        return leaf, ()
+    return leaf, make_probes(session, prep, facts=facts, limits=limits, prompts=prompts)
+
+
+def score_probes(
+    session: Session,
+    result: CompactionResult | None,
+    probes: Sequence[Probe],
+    *,
+    leaf_id: str | None,
+    models: ProbeModels,
+    prompts: PromptSet | None = None,
+    profile: str = "musepi",
+) -> dict[str, Any]:
+    """The probe columns of one benchmark cell (see `probe_cells`): `probes`, `score`,
+    `score_<kind>`, `probes_<kind>`, `judge_errors` and the summed tokens and costs."""
+    rows = answer_compacted(
+        session, result, probes, leaf_id=leaf_id, models=models, prompts=prompts, profile=profile
+    )
+    return _aggregate(rows)
+
+
 def _cell_rows(
     session: Session,
     leaf: str | None,
@@ -155,19 +234,16 @@ def _cell_rows(
         )
     except Exception as exc:  # a failed cell is a row, not a lost grid
         return [{**cell, "error": f"{type(exc).__name__}: {exc}"}]
-    after, after_leaf = compacted_session(session, result)
-    if result is None:
-        after_leaf = leaf
-    history = reader_messages(
-        after, after_leaf, profile=settings.profile, prompts=grid.prompts, images=grid.models.images
+    rows = answer_compacted(
+        session,
+        result,
+        probes,
+        leaf_id=leaf,
+        models=grid.models,
+        prompts=grid.prompts,
+        profile=settings.profile,
     )
-    cell.update(
-        compacted=result is not None and (result.append_entry or bool(result.replacements)),
-        tokens_before=result.context_tokens_before if result is not None else None,
-        tokens_after=result.tokens_after if result is not None else None,
-        error=None,
-    )
-    return [{**cell, **answer_probe(probe, history, grid.models, grid.prompts)} for probe in probes]
+    return [{**cell, **row} for row in rows]
 
 
 def run_probe_answers(
@@ -261,10 +337,15 @@ def _point(session: Session, point: str | None) -> str | None:
 
 def _probes_at(session: Session, leaf: str | None, budget: int, grid: _Grid) -> tuple[Probe, ...]:
     settings = grid.settings.copy_with(keep_recent_tokens=budget)
-    prep = prepare_compaction(session, settings, grid.counter, leaf_id=leaf)
-    if prep is None:
-        return ()
-    return make_probes(session, prep, facts=grid.facts, limits=grid.limits, prompts=grid.prompts)
+    return cell_probes(
+        session,
+        settings=settings,
+        counter=grid.counter,
+        point=leaf,
+        facts=grid.facts,
+        limits=grid.limits,
+        prompts=grid.prompts,
+    )[1]
 
 
 _CELL_KEYS = ("session_id", "point", "strategy", "label", "budget")
@@ -279,6 +360,28 @@ _SUMS = (
 )
 
 
+def _mean(values: Iterable[float]) -> float:
+    kept = [v for v in values if v is not None and not math.isnan(v)]
+    return sum(kept) / len(kept) if kept else math.nan
+
+
+def _aggregate(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The score and cost columns of one cell's probe rows."""
+    scored = [r for r in rows if r.get("score") is not None and not math.isnan(r["score"])]
+    record: dict[str, Any] = {
+        "probes": len(scored),
+        "score": _mean(r["score"] for r in scored),
+    }
+    for kind in PROBE_KINDS:
+        of_kind = [r["score"] for r in scored if r["kind"] == kind]
+        record[f"score_{kind}"] = _mean(of_kind)
+        record[f"probes_{kind}"] = len(of_kind)
+    record["judge_errors"] = sum(1 for r in rows if r.get("judge_error"))
+    for column in _SUMS:
+        record[column] = float(sum(r.get(column) or 0 for r in rows))
+    return record
+
+
 def probe_cells(answers: pd.DataFrame) -> pd.DataFrame:
     """Per-cell probe scores by kind, from `run_probe_answers`' rows.
 
@@ -290,25 +393,12 @@ def probe_cells(answers: pd.DataFrame) -> pd.DataFrame:
     import pandas as pd
 
     records: list[dict[str, Any]] = []
-    if answers.empty:
-        return pd.DataFrame(records)
     for keys, group in answers.groupby(list(_CELL_KEYS), sort=False, dropna=False):
-        first = group.iloc[0]
+        rows = group.to_dict("records")
         record: dict[str, Any] = dict(zip(_CELL_KEYS, keys, strict=True))
         for column in ("compacted", "tokens_before", "tokens_after", "error"):
-            record[column] = first.get(column)
-        scored = group[group["score"].notna()] if "score" in group else group.iloc[0:0]
-        record["probes"] = len(scored)
-        record["score"] = float(scored["score"].mean()) if len(scored) else math.nan
-        for kind in PROBE_KINDS:
-            of_kind = scored[scored["kind"] == kind]
-            record[f"score_{kind}"] = float(of_kind["score"].mean()) if len(of_kind) else math.nan
-            record[f"probes_{kind}"] = len(of_kind)
-        record["judge_errors"] = (
-            int(group["judge_error"].notna().sum()) if "judge_error" in group else 0
-        )
-        for column in _SUMS:
-            record[column] = float(group[column].sum()) if column in group else 0.0
+            record[column] = rows[0].get(column)
+        record.update(_aggregate([r for r in rows if r.get("kind") in PROBE_KINDS]))
         records.append(record)
     return pd.DataFrame(records)
 
