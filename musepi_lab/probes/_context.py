@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._prompts import PromptSet
-from ..compaction._result import CompactionResult
+from ..compaction._result import CompactionResult, derived_entry_id
 from ..context._build import UNSET, build_session_context
 from ..context._llm import convert_to_llm, provider_messages
 from ..session._session import Session, timestamp_after
@@ -47,8 +47,6 @@ def compacted_session(
     """
     if result is None:
         return session, None
-    from ..compaction._result import derived_entry_id
-
     after = result.apply(
         session,
         timestamp=timestamp_after(session.leaf),

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 PROBE_KINDS: tuple[str, ...] = ("recall", "artifact", "continuation", "decision")
@@ -51,7 +51,6 @@ class Probe:
     exact: tuple[str, ...] = ()
     source: str = "session"
     entry_id: str | None = None
-    extra: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def scoring(self) -> str:
