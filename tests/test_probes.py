@@ -375,3 +375,35 @@ def test_one_benchmark_cell_scores_like_the_grid() -> None:
     assert leaf == grid_cell["point"]
     for column in ("probes", "score", *(f"score_{k}" for k in PROBE_KINDS)):
         assert columns[column] == pytest.approx(grid_cell[column], nan_ok=True), column
+
+
+def test_a_session_with_nothing_to_compact_keeps_its_cells() -> None:
+    from musepi_lab.probes import run_probes
+    from musepi_lab.session._model import Entry
+    from musepi_lab.session._session import Session
+
+    records = [
+        {"role": "user", "content": "hi", "timestamp": 1},
+        {"role": "assistant", "content": [{"type": "text", "text": "hello"}], "timestamp": 2},
+    ]
+    entries = [
+        Entry.from_record(
+            {
+                "type": "message",
+                "id": f"t{n}",
+                "parentId": f"t{n - 1}" if n else None,
+                "timestamp": "2026-01-01T00:00:00Z",
+                "message": message,
+            }
+        )
+        for n, message in enumerate(records)
+    ]
+    session = Session({"type": "session", "id": "tiny"}, entries)
+    with StubOpenAIServer(responder=echo_reader) as reader:
+        made = models(reader, reader, reader)
+        cells = run_probes(
+            [session], ["none", "truncate"], [SMALLEST], reader=made["reader"], judge=made["judge"]
+        )
+        assert reader.requests == []
+    assert list(cells["label"]) == ["none", "truncate"]
+    assert (cells["probes"] == 0).all() and cells["score"].isna().all()

@@ -151,7 +151,7 @@ def answer_compacted(
 
     Returns:
         One `answer_probe` row per probe, with `compacted`, `tokens_before`,
-        `tokens_after`.
+        `tokens_after`; a single row without probe columns when there is no probe.
     """
     prompts = resolve_prompts(prompts)
     after, after_leaf = compacted_session(session, result)
@@ -166,6 +166,8 @@ def answer_compacted(
         "tokens_after": result.tokens_after if result is not None else None,
         "error": None,
     }
+    if not probes:
+        return [cell]  # the cell still shows in the table, with no probe to score
     return [{**cell, **answer_probe(probe, history, models, prompts)} for probe in probes]
 
 
