@@ -24,7 +24,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("compaction",),
     ("llm",),
     ("strategies",),
-    ("analysis", "replay", "metrics", "datasets", "navigation"),
+    ("analysis", "replay", "metrics", "datasets", "navigation", "probes"),
     ("bench",),
     ("plot", "display"),
     ("widgets",),

@@ -3,6 +3,7 @@
 from ._bench import REPORT_FIGURES, plot_benchmark, plot_tradeoff, write_benchmark_report
 from ._comparison import plot_cost, plot_strategy_comparison
 from ._layout import NODE_KINDS, TreeLayout, TreeNode, node_kind, tree_layout
+from ._probes import plot_probe_scores, probe_score_matrix
 from ._timeline import TRIGGER_COLORS, plot_context_timeline
 from ._tree import KIND_COLORS, REGION_COLORS, plot_tree
 
@@ -18,9 +19,11 @@ __all__ = [
     "plot_benchmark",
     "plot_context_timeline",
     "plot_cost",
+    "plot_probe_scores",
     "plot_strategy_comparison",
     "plot_tradeoff",
     "plot_tree",
+    "probe_score_matrix",
     "tree_layout",
     "write_benchmark_report",
 ]

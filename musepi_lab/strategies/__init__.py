@@ -27,11 +27,14 @@ from ._base import (
 from ._extractive import Extractive
 from ._handoff import Handoff
 from ._hybrid import Hybrid
+from ._keep_user import KeepUserMessages
 from ._llm_summary import LlmSummary
 from ._masking import ObservationMasking
 from ._none import NoCompaction
+from ._oversized_output import OversizedOutput
 from ._prune import Prune
 from ._remote import Remote, RemoteEndpointSummarizer
+from ._summarize_every_n import SummarizeEveryN
 from ._truncate import Truncate
 from .snapcompact import Snapcompact
 
@@ -41,16 +44,19 @@ __all__ = [
     "Extractive",
     "Handoff",
     "Hybrid",
+    "KeepUserMessages",
     "LlmSummary",
     "NoCompaction",
     "ObservationMasking",
     "OpenAICompatibleSummarizer",
+    "OversizedOutput",
     "Prune",
     "Remote",
     "RemoteEndpointSummarizer",
     "Snapcompact",
     "Strategy",
     "StrategyUnavailable",
+    "SummarizeEveryN",
     "Summarizer",
     "SummarizerError",
     "SummarizerNotConfigured",
