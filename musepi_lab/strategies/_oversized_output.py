@@ -119,7 +119,8 @@ class OversizedOutput(Strategy):
     """Cut the middle out of any single tool result too large for the next request.
 
     Attributes:
-        window: The model's context window (tokens).
+        window: The model's context window (tokens); None: the replay's window in a replay,
+            else `DEFAULT_WINDOW` (as `hybrid`).
         max_share: Largest share of the request's room (threshold of `window`) one tool
             result may fill, 0 < share ≤ 1.
         max_tokens: An explicit limit in tokens; wins over `window` and `max_share`.
@@ -128,25 +129,28 @@ class OversizedOutput(Strategy):
     name: ClassVar[str] = "oversized-output"
     needs_preparation: ClassVar[bool] = False
 
-    window: int = DEFAULT_WINDOW
+    window: int | None = None
     max_share: float = DEFAULT_MAX_SHARE
     max_tokens: int | None = None
 
     def __post_init__(self) -> None:
-        _check("window", self.window, int)
+        _check("window", self.window, int, optional=True)
         _check("max_tokens", self.max_tokens, int, optional=True)
         if isinstance(self.max_share, bool) or not isinstance(self.max_share, (int, float)):
             raise TypeError(f"max_share must be a number, not {type(self.max_share).__name__}")
         if not 0 < self.max_share <= 1:
             raise ValueError(f"max_share must be in (0, 1], got {self.max_share}")
-        if self.window <= 0 or (self.max_tokens is not None and self.max_tokens <= 0):
+        if (self.window is not None and self.window <= 0) or (
+            self.max_tokens is not None and self.max_tokens <= 0
+        ):
             raise ValueError("window and max_tokens must be positive")
 
     def limit(self, ctx: CompactionContext) -> int:
         """The most tokens one tool result may keep."""
         if self.max_tokens is not None:
             return self.max_tokens
-        return math.floor(self.max_share * threshold_tokens(self.window, ctx.settings))
+        window = self.window if self.window is not None else DEFAULT_WINDOW
+        return math.floor(self.max_share * threshold_tokens(window, ctx.settings))
 
     def run(self, ctx: CompactionContext) -> CompactionResult | None:
         """Cut oversized results; None when no result is over the limit."""
