@@ -226,7 +226,7 @@ SAMPLE_CONFIGS: tuple[GeneratorConfig, ...] = (
     GeneratorConfig(seed=1, tasks=24, read_lines=420),
     GeneratorConfig(seed=2, tasks=18, read_lines=520),
     GeneratorConfig(seed=3, tasks=30, read_lines=330, with_branch=False),
-    GeneratorConfig(seed=4, tasks=8, read_lines=300, with_compaction=False),
+    GeneratorConfig(seed=4, tasks=8, read_lines=200, with_compaction=False),
 )
 """The bundled sample: three long sessions (about 130k-180k tokens on their active path,
 so a 64k window compacts them several times and 128k at least once) and one short one for
