@@ -47,6 +47,9 @@ def read_corpus(files: list[Path]) -> list[Session]:
     return sessions
 
 
+
+
+
 def bare_frame(sessions: list[Session]) -> pd.DataFrame:
     """The baseline: a frame of each entry's bare fields, nothing derived."""
     records = [

@@ -34,8 +34,6 @@ STRATEGIES = ("none", "truncate", "observation-masking", "extractive", "snapcomp
 BUDGETS = (8000, 20000)
 TARGET = 1.7
 WIDE_MARGIN = 1.5
-
-
 # Module of each strategy, imported directly when the registry does not list it yet.
 def strategies() -> list[str]:
     """The five model-free strategies of the grid (a missing one is an error, not a skip)."""

@@ -193,9 +193,7 @@ def prepare_branch_entries(
         counter = TokenCounter.for_profile(profile)
     ops = FileOperations()
     for entry in entries:
-        if entry.type == "branch_summary" and not is_extension_summary(
-            entry.record, profile=profile
-        ):
+        if entry.type == "branch_summary" and not is_extension_summary(entry.record, profile=profile):
             ops = ops.merge(seed_from_details(entry.get("details"), profile=profile))
 
     taken: list[tuple[Mapping[str, Any], str]] = []
