@@ -17,6 +17,7 @@ from ._metrics import (
     tool_pairing_problems,
     tool_pairing_valid,
 )
+from ._scoring import SessionScorer, clear_scorers, session_scorer
 from ._session_facts import (
     clear_fact_cache,
     corpus_facts,
@@ -31,10 +32,12 @@ __all__ = [
     "ArchiveText",
     "Fact",
     "FactMatcher",
+    "SessionScorer",
     "archive_text",
     "cache_prefix_kept",
     "cache_prefix_tokens",
     "clear_fact_cache",
+    "clear_scorers",
     "context_text",
     "corpus_facts",
     "decay_curve",
@@ -50,6 +53,7 @@ __all__ = [
     "retention_by_kind",
     "session_archives",
     "session_fingerprint",
+    "session_scorer",
     "summarizer_cost",
     "summary_tokens",
     "token_reduction",
