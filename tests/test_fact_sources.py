@@ -14,6 +14,7 @@ from musepi_lab.metrics import (
     HAS_AHOCORASICK,
     Fact,
     FactMatcher,
+    SessionScorer,
     archive_text,
     clear_fact_cache,
     context_text,
@@ -25,6 +26,7 @@ from musepi_lab.metrics import (
     imaged_text,
     retention_bounds,
     session_archives,
+    session_scorer,
 )
 from musepi_lab.session._model import Entry
 from musepi_lab.session._session import Session
@@ -256,3 +258,52 @@ def test_snapcompact_retention_lower_and_upper_bounds_on_the_sample():
     assert needle not in lower and needle in upper
     assert text in upper  # every frame is carried, so the whole archive reads
     assert retention_bounds([needle, head[:50]], lower, upper) == (0.5, 1.0)
+
+
+# -- one scorer per session ---------------------------------------------------------------------
+def test_session_scorer_finds_what_a_scan_of_the_context_text_finds_scanning_each_message_once():
+    needles = ["src/billing/invoice.py", "compute_invoice_total", "Never push", "absent"]
+    scorer = SessionScorer(needles)
+    scanned = []
+
+    class Counting:
+        needles = scorer.matcher.needles
+
+        def found(self, text, real=scorer.matcher):
+            scanned.append(text)
+            return real.found(text)
+
+    scorer.matcher = Counting()
+    expected = {n for n in needles if n in context_text(MESSAGES)}
+    assert scorer.found(MESSAGES) == expected
+    assert scorer.found(MESSAGES[:5]) == {n for n in needles if n in context_text(MESSAGES[:5])}
+    assert len(scanned) == len(MESSAGES)  # the second context reused every message
+    rewritten = [*MESSAGES[:5], _user("Never push to main.")]
+    assert "Never push" in scorer.found(rewritten) and len(scanned) == len(MESSAGES) + 1
+
+
+@pytest.mark.parametrize(
+    "strategy", ["truncate", "observation-masking", "extractive", "snapcompact"]
+)
+def test_session_scorer_agrees_with_the_benchs_text_on_the_sample(strategy):
+    from _corpus import SAMPLES
+
+    from musepi_lab.compaction._settings import CompactionSettings
+    from musepi_lab.context._build import build_session_context
+    from musepi_lab.context._llm import convert_to_llm
+    from musepi_lab.datasets import read_facts
+    from musepi_lab.strategies import compact
+
+    session = read_session(SAMPLES[0])
+    needles = [f.fact for f in read_facts(SAMPLES[0])]
+    scorer = session_scorer(session, needles)
+    settings = CompactionSettings.musepi(keep_recent_tokens=8000)
+    after = compact(session, strategy, settings=settings).apply(session)
+    for s in (session, after):
+        runtime = build_session_context(s).messages
+        text = context_text(runtime) + "\n" + context_text(convert_to_llm(runtime))
+        assert scorer.found(runtime) == {n for n in needles if n in text}
+    runtime = build_session_context(after).messages
+    upper = scorer.found(runtime, archives=session_archives(after))
+    assert upper >= scorer.found(runtime)
+    assert (upper > scorer.found(runtime)) == (strategy == "snapcompact")
