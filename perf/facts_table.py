@@ -7,7 +7,7 @@ is kept when its exact text is in the rebuilt context after (`metrics.context_te
 `lower` counts snapcompact's imaged pages as unreadable, `upper` as perfectly read (the
 two agree for every other strategy). Counts are pooled over the sessions.
 
-    python perf/facts_table.py [--budgets 8000 20000] [--markdown]
+    python perf/facts_table.py [--budgets 8000 20000] [--by-place]
 
 The done-means rule of issue 10 (checked by tests/test_fair_facts.py): no model-free
 strategy keeps 100% of a fact kind (lower bound) unless its context is the whole context.
@@ -61,10 +61,14 @@ class Tally:
     kept_lower: dict[str, int] = field(default_factory=dict)
     kept_upper: dict[str, int] = field(default_factory=dict)
     total: dict[str, int] = field(default_factory=dict)
+    by_place: dict[str, list[int]] = field(default_factory=dict)
     sessions: int = 0
     whole_context: int = 0
 
-    def add(self, kind: str, lower: bool, upper: bool) -> None:
+    def add(self, kind: str, lower: bool, upper: bool, place: str = "") -> None:
+        kept_total = self.by_place.setdefault(place, [0, 0])
+        kept_total[0] += lower
+        kept_total[1] += 1
         self.total[kind] = self.total.get(kind, 0) + 1
         self.kept_lower[kind] = self.kept_lower.get(kind, 0) + lower
         self.kept_upper[kind] = self.kept_upper.get(kind, 0) + upper
@@ -119,7 +123,7 @@ def score_cell(
         # The context is the whole context: nothing compacted, every fact counts as kept.
     for fact in facts:
         if fact.fact in in_before:
-            tally.add(fact.kind, fact.fact in in_lower, fact.fact in in_upper)
+            tally.add(fact.kind, fact.fact in in_lower, fact.fact in in_upper, fact.place)
 
 
 def retention_table(
@@ -177,12 +181,30 @@ def render(table: dict[tuple[str, int], Tally]) -> str:
     return "\n".join(rows)
 
 
+def render_by_place(table: dict[tuple[str, int], Tally]) -> str:
+    """A Markdown table of lower-bound retention per place where facts were planted."""
+    places = sorted({p for t in table.values() for p in t.by_place})
+    rows = ["| strategy | budget | " + " | ".join(places) + " |"]
+    rows.append("|---|---:|" + "---:|" * len(places))
+    for (strategy, budget), tally in table.items():
+        cells = []
+        for place in places:
+            kept, total = tally.by_place.get(place, (0, 0))
+            cells.append(f"{100 * kept / total:.0f}%" if total else "–")
+        rows.append(f"| {strategy} | {budget} | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--budgets", type=int, nargs="+", default=list(BUDGETS))
+    parser.add_argument("--by-place", action="store_true", help="also retention per place")
     args = parser.parse_args(argv)
     table = retention_table(budgets=args.budgets)
     print(render(table))
+    if args.by_place:
+        print("\nLower-bound retention by the place a fact was planted:\n")
+        print(render_by_place(table))
     bad = full_retention(table)
     print("\nfull retention (rule broken):", bad or "none")
     return 1 if bad else 0
