@@ -307,3 +307,60 @@ def test_session_scorer_agrees_with_the_benchs_text_on_the_sample(strategy):
     upper = scorer.found(runtime, archives=session_archives(after))
     assert upper >= scorer.found(runtime)
     assert (upper > scorer.found(runtime)) == (strategy == "snapcompact")
+
+
+def _claude_code_counts(records):
+    """Files, commands and errors of raw Claude Code lines, counted without the library."""
+    paths, commands, errors = set(), set(), set()
+    for record in records:
+        content = (record.get("message") or {}).get("content")
+        if record.get("isSidechain") or not isinstance(content, list):
+            continue
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "tool_use":
+                args = block.get("input") or {}
+                for key in ("path", "file_path", "filePath", "notebook_path"):
+                    if isinstance(args.get(key), str) and args[key].strip():
+                        paths.add(args[key].strip())
+                if isinstance(args.get("command"), str) and _first_line(args["command"]):
+                    commands.add(_first_line(args["command"]))
+            if block.get("type") == "tool_result" and block.get("is_error"):
+                inner = block.get("content")
+                text = (
+                    inner
+                    if isinstance(inner, str)
+                    else "\n".join(
+                        b.get("text", "") for b in inner or () if b.get("type") == "text"
+                    )
+                )
+                if _first_line(text):
+                    errors.add(_first_line(text))
+    return paths, commands, errors
+
+
+def test_corpus_facts_match_an_independent_count_of_a_claude_code_session():
+    path = corpus_file("claude-code", "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl")
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    facts = corpus_facts(read_session(path))
+    by_kind = {k: {f.text for f in facts if f.kind == k} for k in ("path", "command", "error")}
+    paths, commands, errors = _claude_code_counts(records)
+    assert (by_kind["path"], by_kind["command"], by_kind["error"]) == (paths, commands, errors)
+    assert len(paths) > 10 and len(commands) > 50 and errors
+
+
+def test_scorer_bounds_count_imaged_pages_only_in_the_upper_bound():
+    found = archive_text(ARCHIVE)
+    context = [
+        {
+            "role": "compactionSummary",
+            "summary": "kept: alpha_beta_gamma",
+            "blocks": [{"type": "text", "text": "HEAD.."}, {"type": "image", "data": "P1"}],
+        }
+    ]
+    scorer = SessionScorer(["alpha_beta_gamma", "page-1", "page-2", "HEAD.."])
+    assert scorer.bounds(["alpha_beta_gamma", "page-1"], context) == (0.5, 0.5)
+    assert scorer.bounds(["alpha_beta_gamma", "page-1"], context, [found]) == (0.5, 1.0)
+    assert scorer.bounds(["page-2"], context, [found]) == (0.0, 0.0)  # frame not carried
+    assert scorer.bounds([], context) == (None, None)

@@ -67,6 +67,23 @@ class SessionScorer:
             out |= self.matcher.found(imaged_text(messages, archives))
         return frozenset(out)
 
+    def bounds(
+        self,
+        facts: Iterable[str],
+        messages: Sequence[Mapping[str, Any]],
+        archives: Sequence[ArchiveText] = (),
+    ) -> tuple[float | None, float | None]:
+        """`(retention_lower, retention_upper)` of `facts` (strings among the needles) in a
+        context: imaged pages unreadable, then read perfectly. None without facts."""
+        wanted = list(facts)
+        if not wanted:
+            return None, None
+        lower = self.found(messages)
+        upper = self.found(messages, archives=archives) if archives else lower
+        kept_lower = sum(1 for f in wanted if f in lower)
+        kept_upper = sum(1 for f in wanted if f in upper)
+        return kept_lower / len(wanted), kept_upper / len(wanted)
+
 
 def session_scorer(session: Session, needles: Sequence[str]) -> SessionScorer:
     """A `SessionScorer` for `session`'s facts, shared by every cell of the session

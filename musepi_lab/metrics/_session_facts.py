@@ -16,10 +16,11 @@ from __future__ import annotations
 import os
 import re
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ..session._messages import entry_to_message
+from ..session._model import Entry
 from ..session._session import Session
 from ._facts import _IDENT, _MIN_IDENT, Fact, extract_facts
 
@@ -49,30 +50,38 @@ def session_fingerprint(session: Session) -> tuple[Any, ...]:
     return ("ids", hash(tuple(e.id for e in session.entries)), *ids)
 
 
-def _extract_by_entry(session: Session) -> Mapping[str, tuple[Fact, ...]]:
-    out: dict[str, tuple[Fact, ...]] = {}
-    for entry in session.entries:
-        message = entry_to_message(entry) if entry.id is not None else None
-        if message is not None and entry.id is not None:
-            facts = extract_facts([message])
-            if facts:
-                out[entry.id] = facts
-    return out
+def _regex_facts(entry: Entry) -> tuple[Fact, ...]:
+    message = entry_to_message(entry)
+    return extract_facts([message]) if message is not None else ()
+
+
+def _rule_facts(entry: Entry) -> tuple[Fact, ...]:
+    message = entry.message
+    if message is None:
+        return ()
+    return tuple(Fact(text, kind) for kind, text in message_corpus_facts(message))
+
+
+def _per_entry(
+    session: Session, source: str, extract: Callable[[Entry], tuple[Fact, ...]]
+) -> Mapping[str, tuple[Fact, ...]]:
+    """`extract` of every entry, by entry id, once per (source, session fingerprint)."""
+    key = (source, *session_fingerprint(session))
+    cached = _entry_cache.get(key)
+    if cached is not None:
+        _entry_cache.move_to_end(key)
+        return cached
+    found = {e.id: facts for e in session.entries if e.id is not None and (facts := extract(e))}
+    _entry_cache[key] = found
+    while len(_entry_cache) > _CACHE_SIZE:
+        _entry_cache.popitem(last=False)
+    return found
 
 
 def entry_facts(session: Session) -> Mapping[str, tuple[Fact, ...]]:
     """`extract_facts` of each entry's message, by entry id (entries without facts are
     left out), computed once per session fingerprint."""
-    key = session_fingerprint(session)
-    cached = _entry_cache.get(key)
-    if cached is not None:
-        _entry_cache.move_to_end(key)
-        return cached
-    found = _extract_by_entry(session)
-    _entry_cache[key] = found
-    while len(_entry_cache) > _CACHE_SIZE:
-        _entry_cache.popitem(last=False)
-    return found
+    return _per_entry(session, "extract_facts", _regex_facts)
 
 
 def clear_fact_cache() -> None:
@@ -182,19 +191,19 @@ def corpus_facts(
     - `identifier`: snake_case or camelCase names of at least 8 characters in the text
       blocks of user and assistant messages.
     Lines are capped at 200 characters. Deduplicated by text, first appearance wins.
+    Each entry's facts are computed once per session fingerprint, so many cuts of one
+    session cost one pass.
 
     Args:
         session: The session.
         cut: Id of the first entry not scored (the first kept entry of a compaction).
         leaf_id: The leaf whose path is read (default: the session's leaf).
     """
+    by_entry = _per_entry(session, "corpus_facts", _rule_facts)
     seen: dict[str, Fact] = {}
     for entry in session.path(leaf_id):
         if cut is not None and entry.id == cut:
             break
-        message = entry.message
-        if message is None:
-            continue
-        for kind, text in message_corpus_facts(message):
-            seen.setdefault(text, Fact(text, kind))
+        for fact in by_entry.get(entry.id or "", ()):
+            seen.setdefault(fact.text, fact)
     return tuple(seen.values())
