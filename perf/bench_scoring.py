@@ -15,7 +15,7 @@ each budget, as a `compact`-mode benchmark grid does. Each cell is timed in thre
     cached by session fingerprint) and assembled per cell (`facts_of_entries`); one
     `metrics.session_scorer` per session finds them with one Aho–Corasick pass per
     message and remembers each message's answer, so only messages a strategy wrote are
-    scanned again. Both ways must count the same facts and kept facts in every cell
+    scanned again; the upper bound (snapcompact's imaged pages read) is scored too. Both ways must count the same facts and kept facts in every cell
     (checked; disagreements are printed).
 
 Printed: seconds per part and the share of scoring in a bench run,
@@ -50,6 +50,7 @@ from musepi_lab.metrics import (
     entry_facts,
     extract_facts,
     facts_of_entries,
+    session_archives,
     session_scorer,
 )
 from musepi_lab.session._session import Session, timestamp_after
@@ -104,7 +105,7 @@ def _score_per_cell(
 
     `before` and `after` are `(runtime messages, provider messages)`.
     """
-    before_text, after_text = _readable(*before), _readable(*after)
+    before_text, after_text = _readable(*before), _readable(*after[:2])
     if planted is not None:
         ids = set(prep.summarize_entry_ids) | set(prep.turn_prefix_entry_ids)
         facts = [Fact(f.fact, f.kind) for f in planted if f.entry_id in ids]
@@ -140,6 +141,8 @@ def _score_once(
     facts = [f for f in facts if f.text in present_before]
     present_after = scorer.found(after[0])
     kept = sum(1 for f in facts if f.text in present_after)
+    # The upper bound too (snapcompact's imaged pages read), as the bench will report it.
+    scorer.bounds([f.text for f in facts], after[0], session_archives(after[2]))
     for kind in FACT_KINDS:
         sum(1 for f in facts if f.kind == kind and f.text in present_after)
     return len(facts), kept
@@ -177,7 +180,7 @@ def run_session(path: Path, times: Times, budgets: Sequence[int]) -> list[tuple[
             if prep is None:
                 continue
 
-            def rebuild(result: Any = result) -> tuple[Any, Any]:
+            def rebuild(result: Any = result) -> tuple[Any, Any, Session]:
                 after_session = (
                     result.apply(session, timestamp=timestamp_after(session.leaf))
                     if result is not None
@@ -186,7 +189,7 @@ def run_session(path: Path, times: Times, budgets: Sequence[int]) -> list[tuple[
                 runtime = build_session_context(after_session).messages
                 counter.count_messages(runtime)
                 counter.count_messages(before[0])
-                return runtime, convert_to_llm(runtime)
+                return runtime, convert_to_llm(runtime), after_session
 
             after = timed(times, "rebuild", rebuild)
             cell = (prep, planted, before, after)

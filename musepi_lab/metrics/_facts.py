@@ -1,9 +1,12 @@
 """Facts: the exact strings a compaction should not lose, and how to find them in a context.
 
-Two sources of facts:
+Sources of facts:
 - planted facts of generated sessions (`musepi_lab.datasets`), known exactly;
 - facts extracted from real sessions by `extract_facts`: file paths, identifiers, commands,
-  error lines and user instructions of the messages that were summarized away.
+  error lines and user instructions found by regular expressions in the messages that were
+  summarized away (cached per session: `entry_facts`, `facts_of_entries`);
+- `corpus_facts`: facts of real sessions by fixed rules on their records (files the tools
+  touched, commands run, failed results, user rules, identifiers named in prose).
 
 A fact is retained when its exact string occurs in the text of the new context
 (`context_text`): every text block, thinking block, tool-call argument and summary the model
