@@ -89,18 +89,23 @@ def test_extract_facts_kinds():
     assert len(texts) == len(set(texts))
 
 
-def test_context_text_sees_calls_summaries_and_archive_text():
+def test_context_text_sees_calls_summaries_thinking_and_snapcompact_text_blocks():
     msgs = [
         {
             "role": "compactionSummary",
             "summary": "S1",
-            "blocks": [{"type": "image", "sourceText": "ARCHIVED"}],
+            "blocks": [
+                {"type": "text", "text": "HEAD"},
+                {"type": "image", "data": "PNG1", "mimeType": "image/png"},
+            ],
         },
+        {"role": "assistant", "content": [{"type": "thinking", "thinking": "THOUGHT"}]},
         call("c", "read", path="x/y.py"),
     ]
-    assert "S1" in context_text(msgs) and '"path":"x/y.py"' in context_text(msgs)
-    assert "ARCHIVED" in context_text(msgs)
-    assert "ARCHIVED" not in context_text(msgs, include_archive_text=False)
+    text = context_text(msgs)
+    assert "S1" in text and '"path":"x/y.py"' in text
+    assert "HEAD" in text and "THOUGHT" in text
+    assert "PNG1" not in text  # image bytes are not text
 
 
 def test_tool_pairing():

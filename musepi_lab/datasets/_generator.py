@@ -11,16 +11,23 @@ compaction. Assistant messages carry usage figures derived from the context size
 estimators and replay have something to be checked against.
 
 Planted facts are unique strings (file paths, identifiers, commands, error lines, user
-instructions) placed at known entries. `facts.json` beside each session lists them with the
-entry where each first appears, so retention after a compaction can be scored exactly: a fact
-is retained when its exact string is still in the rebuilt context.
+instructions). Where each lands is drawn from a fixed table of places (`_planting.PLACES`:
+user requests, the end of long user messages, assistant reasoning, tool arguments, the middle
+of long tool outputs, files read back, failing command output), by a seeded shuffle per
+session and kind; two per session are values that change later (the old one is recorded
+with `current: false`) and two are stated early and needed in the last task. The placement
+is a property of the data alone: this module imports nothing from the compaction methods it
+is meant to test. `facts.json` beside each session lists every fact with its kind, place and
+the entry where it first appears, so retention after a compaction can be scored exactly: a
+fact is retained when its exact string is still in the rebuilt context.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -29,304 +36,131 @@ import orjson
 
 from ..session._model import Entry
 from ..session._session import Session
-from ..tokens._estimate import estimate_tokens_musepi
+from ._planting import _MODULES, _NOUNS, PLACE_DESCRIPTIONS, PLACES, place_cycles
+from ._tasks import GeneratorConfig, PlantedFact, _assistant, _Builder, _task, _user
 
-_MODULES = ("billing", "ledger", "accounts", "reports", "auth", "sync", "export", "audit")
-_NOUNS = ("invoice", "refund", "payment", "customer", "tax", "currency", "statement", "batch")
-_VERBS = ("compute", "validate", "render", "merge", "resolve", "apply", "reconcile", "load")
-_WORDS = (
-    "the value is checked before it is stored and the caller gets a typed error back "
-    "when the input cannot be parsed or the record is missing from the cache so the "
-    "request fails early instead of writing half a batch to disk"
-).split()
-_ERRORS = ("ValueError", "KeyError", "TypeError", "AssertionError", "ZeroDivisionError")
-
-
-@dataclass(frozen=True)
-class PlantedFact:
-    """A unique string planted in a generated session.
-
-    Attributes:
-        fact: The exact string.
-        kind: One of `FACT_KINDS`.
-        entry_id: The entry where it first appears.
-        index: Position of that entry in file order (0-based, header excluded).
-    """
-
-    fact: str
-    kind: str
-    entry_id: str
-    index: int
-
-
-@dataclass(frozen=True)
-class GeneratorConfig:
-    """Shape of one generated session.
-
-    Attributes:
-        seed: Random seed; the same seed gives the same bytes.
-        tasks: Number of user tasks (each is a tool loop of several requests).
-        read_lines: Typical length of a file read (lines).
-        window: The context window the usage figures assume (for the earlier compaction).
-        with_branch: Add an abandoned branch and a branch summary.
-        with_compaction: Add an earlier compaction halfway through.
-        model: Model name written into assistant messages.
-    """
-
-    seed: int
-    tasks: int = 14
-    read_lines: int = 220
-    window: int = 128_000
-    with_branch: bool = True
-    with_compaction: bool = True
-    model: str = "claude-sonnet-4-5"
-
-
-@dataclass
-class _Builder:
-    """Accumulates records; ids and timestamps are deterministic."""
-
-    rng: random.Random
-    session_id: str
-    clock: datetime
-    records: list[dict[str, Any]] = field(default_factory=list)
-    facts: list[PlantedFact] = field(default_factory=list)
-    leaf: str | None = None
-    ids: set[str] = field(default_factory=set)
-    context_estimate: int = 0
-    planting: bool = True
-
-    def new_id(self) -> str:
-        while True:
-            candidate = f"{self.rng.getrandbits(32):08x}"
-            if candidate not in self.ids:
-                self.ids.add(candidate)
-                return candidate
-
-    def tick(self, seconds: float) -> str:
-        self.clock += timedelta(seconds=seconds)
-        return self.clock.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-    def ms(self) -> int:
-        return int(self.clock.timestamp() * 1000)
-
-    def append(self, record: dict[str, Any], *, parent: str | bool | None = True) -> str:
-        entry_id = self.new_id()
-        parent_id = self.leaf if parent is True else (parent or None)
-        full = {"type": record.pop("type"), "id": entry_id, "parentId": parent_id}
-        full["timestamp"] = self.tick(record.pop("_dt", 2.0))
-        full.update(record)
-        self.records.append(full)
-        self.leaf = entry_id
-        msg = full.get("message")
-        if isinstance(msg, dict):
-            self.context_estimate += estimate_tokens_musepi(msg)
-        return entry_id
-
-    def plant(self, fact: str, kind: str, entry_id: str) -> None:
-        if not self.planting or any(f.fact == fact for f in self.facts):
-            return
-        self.facts.append(PlantedFact(fact, kind, entry_id, len(self.records) - 1))
-
-    def usage(self, output_tokens: int) -> dict[str, Any]:
-        # Providers bill more than a bytes/4 estimate (system prompt, tool schemas,
-        # tokenizer): model that as an overhead plus a ratio, with a cache split.
-        prompt = int(self.context_estimate * 1.12) + 2400
-        cache_read = int(prompt * 0.85)
-        return {
-            "input": prompt - cache_read,
-            "output": output_tokens,
-            "cacheRead": cache_read,
-            "cacheWrite": 0,
-            "totalTokens": prompt + output_tokens,
-            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
-        }
-
-
-def _sentence(rng: random.Random, n: int) -> str:
-    return " ".join(rng.choice(_WORDS) for _ in range(n))
-
-
-def _code_file(rng: random.Random, module: str, ident: str, lines: int) -> str:
-    out = [f'"""The {module} module."""', "", "from __future__ import annotations", ""]
-    while len(out) < lines:
-        name = f"{rng.choice(_VERBS)}_{rng.choice(_NOUNS)}"
-        out.append(f"def {name}(record, *, strict=False):")
-        out.append(f'    """{_sentence(rng, 9).capitalize()}."""')
-        for _ in range(rng.randint(3, 9)):
-            out.append(f"    # {_sentence(rng, 7)}")
-            out.append(f"    record = record.{rng.choice(_VERBS)}({rng.randint(0, 99)})")
-        out.append("    return record")
-        out.append("")
-    out.insert(len(out) // 2, f"def {ident}(amount, rate):\n    return round(amount * rate, 2)\n")
-    return "\n".join(out[:lines])
-
-
-def _assistant(
-    b: _Builder, cfg: GeneratorConfig, content: list[dict[str, Any]], stop: str, out_tokens: int
-) -> str:
-    msg = {
-        "role": "assistant",
-        "content": content,
-        "api": "anthropic-messages",
-        "provider": "anthropic",
-        "model": cfg.model,
-        "usage": b.usage(out_tokens),
-        "stopReason": stop,
-        "timestamp": b.ms(),
-    }
-    return b.append({"type": "message", "message": msg, "_dt": 6.0})
-
-
-def _tool_result(b: _Builder, call_id: str, name: str, text: str, **flags: Any) -> str:
-    msg = {
-        "role": "toolResult",
-        "toolCallId": call_id,
-        "toolName": name,
-        "content": [{"type": "text", "text": text}],
-        "isError": bool(flags.pop("is_error", False)),
-        "timestamp": b.ms(),
-    }
-    msg.update(flags)
-    return b.append({"type": "message", "message": msg, "_dt": 1.5})
-
-
-def _user(b: _Builder, text: str) -> str:
-    msg = {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": b.ms()}
-    return b.append({"type": "message", "message": msg, "_dt": 40.0})
-
-
-def _task(b: _Builder, cfg: GeneratorConfig, t: int) -> None:
-    rng = b.rng
-    module = _MODULES[t % len(_MODULES)]
-    tag = f"{rng.getrandbits(16):04x}"
-    path = f"src/{module}/{rng.choice(_NOUNS)}_{tag}.py"
-    ident = f"{rng.choice(_VERBS)}_{rng.choice(_NOUNS)}_{tag}"
-    test_path = f"tests/test_{module}_{tag}.py"
-    command = f"pytest {test_path} -k {rng.choice(_NOUNS)}_{tag} -x"
-    err_name = rng.choice(_ERRORS)
-    error = f"{err_name}: {rng.choice(_NOUNS)} {tag} rejected by {ident}"
-
-    uid = _user(
-        b,
-        f"In {path}, {ident} gives wrong totals for {rng.choice(_NOUNS)} records. "
-        f"{_sentence(rng, 18).capitalize()}. Fix it and make {test_path} pass.",
-    )
-    b.plant(path, "path", uid)
-    b.plant(ident, "identifier", uid)
-
-    # Look around: a grep (sometimes with nothing found), then a large read.
-    grep_id = f"toolu_{b.new_id()}{t:02d}g"
-    _assistant(
-        b,
-        cfg,
-        [
-            {"type": "thinking", "thinking": f"Find callers of {ident}. {_sentence(rng, 12)}."},
-            {
-                "type": "toolCall",
-                "id": grep_id,
-                "name": "grep",
-                "arguments": {"pattern": ident, "path": "src"},
-            },
-        ],
-        "toolUse",
-        60,
-    )
-    if rng.random() < 0.35:
-        _tool_result(b, grep_id, "grep", "No matches found", useless=True)
-    else:
-        _tool_result(
-            b, grep_id, "grep", f"{path}:{rng.randint(10, 200)}: def {ident}(amount, rate):"
-        )
-    read_id = f"toolu_{b.new_id()}{t:02d}r"
-    _assistant(
-        b,
-        cfg,
-        [
-            {"type": "text", "text": f"Let me read {path}."},
-            {"type": "toolCall", "id": read_id, "name": "read", "arguments": {"path": path}},
-        ],
-        "toolUse",
-        40,
-    )
-    lines = max(20, int(rng.gauss(cfg.read_lines, cfg.read_lines / 4)))
-    _tool_result(b, read_id, "read", _code_file(rng, module, ident, lines))
-
-    # Run the failing test: an error line to remember.
-    run_id = f"toolu_{b.new_id()}{t:02d}b"
-    aid = _assistant(
-        b,
-        cfg,
-        [{"type": "toolCall", "id": run_id, "name": "bash", "arguments": {"command": command}}],
-        "toolUse",
-        30,
-    )
-    b.plant(command, "command", aid)
-    trace = "\n".join(
-        [
-            "============================= test session starts ==============================",
-            f"collected {rng.randint(3, 40)} items",
-            "",
-            f"{test_path} F",
-            "",
-            "=================================== FAILURES ===================================",
-            f'  File "{path}", line {rng.randint(10, 300)}, in {ident}',
-            "    return round(amount * rate, 2)",
-            error,
-            f"FAILED {test_path}::test_{ident} - {err_name}",
-        ]
-    )
-    rid = _tool_result(b, run_id, "bash", trace, is_error=True)
-    b.plant(error, "error", rid)
-
-    # Edit, then re-run green.
-    edit_id = f"toolu_{b.new_id()}{t:02d}e"
-    _assistant(
-        b,
-        cfg,
-        [
-            {"type": "text", "text": f"The rate is applied twice in {ident}; fixing."},
-            {
-                "type": "toolCall",
-                "id": edit_id,
-                "name": "edit",
-                "arguments": {
-                    "path": path,
-                    "oldText": "return round(amount * rate, 2)",
-                    "newText": "return round(amount * (1 + rate), 2)",
-                },
-            },
-        ],
-        "toolUse",
-        120,
-    )
-    _tool_result(b, edit_id, "edit", f"Successfully replaced text in {path}.")
-    run2 = f"toolu_{b.new_id()}{t:02d}c"
-    _assistant(
-        b,
-        cfg,
-        [{"type": "toolCall", "id": run2, "name": "bash", "arguments": {"command": command}}],
-        "toolUse",
-        30,
-    )
-    _tool_result(b, run2, "bash", f"{test_path} ....\n4 passed in 0.{rng.randint(10, 99)}s")
-    _assistant(
-        b,
-        cfg,
-        [
-            {
-                "type": "text",
-                "text": f"Fixed {ident} in {path}; {test_path} passes now. {_sentence(rng, 14)}.",
-            }
-        ],
-        "stop",
-        90,
-    )
+__all__ = [
+    "SAMPLE_CONFIGS",
+    "GeneratorConfig",
+    "PlantedFact",
+    "facts_json",
+    "generate_session",
+    "iter_sample_files",
+    "placement_counts",
+    "placement_manifest",
+    "read_facts",
+    "write_sample",
+]
 
 
 def _instruction(rng: random.Random) -> str:
     codename = f"{rng.choice(('ORCHID', 'BASALT', 'KESTREL', 'MARLIN'))}-{rng.randint(10, 99)}"
     return f"Always run ruff before committing and tag every commit with {codename}."
+
+
+@dataclass(frozen=True)
+class _SessionFacts:
+    """The facts planted once per session: changed values and early facts needed late."""
+
+    early_path: str
+    early_ident: str
+    old_tag: str
+    new_tag: str
+    old_serve: str
+    new_serve: str
+
+    @classmethod
+    def draw(cls, rng: random.Random) -> _SessionFacts:
+        tags = [f"{rng.getrandbits(16):04x}" for _ in range(4)]
+        code = rng.choice(("ORCHID", "BASALT", "KESTREL", "MARLIN"))
+        ports = rng.sample(range(8001, 8099), 2)
+        return cls(
+            early_path=f"tests/fixtures/golden_{rng.choice(_NOUNS)}_{tags[0]}.json",
+            early_ident=f"ENABLE_{rng.choice(_NOUNS).upper()}_V2_{tags[1]}",
+            old_tag=f"Tag every commit with {code}-{tags[2]}.",
+            new_tag=f"Tag every commit with {code}-{tags[3]}.",
+            old_serve=f"make serve PORT={ports[0]}",
+            new_serve=f"make serve PORT={ports[1]}",
+        )
+
+    def early(self) -> str:
+        return (
+            f"Before we start: the golden fixture for today is {self.early_path} and the "
+            f"feature flag is {self.early_ident}. Remember both; we need them at the end.\n\n"
+        )
+
+    def stated(self) -> str:
+        return f"{self.old_tag} Start the dev server with {self.old_serve} when you need it.\n\n"
+
+    def changed(self) -> str:
+        return f"Change of plan. {self.new_tag} The dev server moved: use {self.new_serve}.\n\n"
+
+    @staticmethod
+    def late() -> str:
+        return (
+            "Last task: regenerate the golden fixture I gave you at the start, and switch on "
+            "the feature flag I named then.\n\n"
+        )
+
+
+def _plant_session_facts(b: _Builder, sf: _SessionFacts, ids: dict[str, str]) -> None:
+    if len(ids) < 4:
+        return  # too few tasks to hold all four moments
+    needed = b.positions[ids["late"]]
+    b.plant(sf.early_path, "path", ids["early"], "early-needed-late", needed_index=needed)
+    b.plant(sf.early_ident, "identifier", ids["early"], "early-needed-late", needed_index=needed)
+    b.plant(sf.old_tag, "instruction", ids["stated"], "changed-value", current=False)
+    b.plant(sf.old_serve, "command", ids["stated"], "changed-value", current=False)
+    b.plant(sf.new_tag, "instruction", ids["changed"], "changed-value", supersedes=sf.old_tag)
+    b.plant(sf.new_serve, "command", ids["changed"], "changed-value", supersedes=sf.old_serve)
+
+
+def _compaction_record(b: _Builder, t: int) -> dict[str, Any]:
+    keep_from = _path_ids(b)[-12]
+    return {
+        "type": "compaction",
+        "summary": "## Goal\nFix money bugs in the service.\n\n## Progress\n### Done\n"
+        f"- [x] {t} earlier fixes landed.\n\n## Next Steps\n1. Continue with the next module.",
+        "firstKeptEntryId": keep_from,
+        "tokensBefore": int(b.context_estimate * 1.12) + 2400,
+        "details": {"readFiles": [], "modifiedFiles": []},
+        "_dt": 8.0,
+    }
+
+
+def _abandoned_branch(b: _Builder, cfg: GeneratorConfig, t: int) -> None:
+    fork_point = b.leaf
+    # Explored, then abandoned: its strings are not facts of the active path.
+    b.planting = False
+    _task(b, cfg, 100 + t)
+    b.planting = True
+    b.leaf = fork_point
+    b.append(
+        {
+            "type": "branch_summary",
+            "fromId": fork_point,
+            "summary": "The user explored a different branch and came back.\n\n## Goal\n"
+            "Try a rewrite of the rounding helper.\n\n## Progress\n### Done\n- [x] Tried it; "
+            "rejected as too invasive.",
+            "details": {"readFiles": [], "modifiedFiles": []},
+            "_dt": 5.0,
+        }
+    )
+
+
+def _session_prefaces(cfg: GeneratorConfig, sf: _SessionFacts) -> dict[int, tuple[str, str]]:
+    """Task index → (role of the preface, its text) for the once-per-session facts.
+
+    The early facts open the scored part (the first task after the earlier compaction);
+    the changed values are stated right after and changed three tasks before the end.
+    """
+    first = cfg.tasks // 2 if cfg.with_compaction else 0
+    return {
+        first: ("early", sf.early()),
+        first + 1: ("stated", sf.stated()),
+        cfg.tasks - 3: ("changed", sf.changed()),
+        cfg.tasks - 1: ("late", sf.late()),
+    }
 
 
 def generate_session(cfg: GeneratorConfig) -> tuple[Session, tuple[PlantedFact, ...]]:
@@ -342,6 +176,9 @@ def generate_session(cfg: GeneratorConfig) -> tuple[Session, tuple[PlantedFact, 
         "timestamp": b.tick(0),
         "cwd": f"/home/dev/projects/{rng.choice(_MODULES)}-service",
     }
+    b.cycles = place_cycles(rng)
+    sf = _SessionFacts.draw(rng)
+    prefaces = _session_prefaces(cfg, sf)
     b.append(
         {"type": "model_change", "provider": "anthropic", "modelId": cfg.model, "_dt": 0.1},
         parent=None,
@@ -349,52 +186,29 @@ def generate_session(cfg: GeneratorConfig) -> tuple[Session, tuple[PlantedFact, 
     b.append({"type": "thinking_level_change", "thinkingLevel": "medium", "_dt": 0.1})
     instruction = _instruction(rng)
     first = _user(b, f"{instruction} We are fixing money bugs in this service today.")
-    b.plant(instruction, "instruction", first)
+    b.plant(instruction, "instruction", first, "session-start")
     _assistant(
         b, cfg, [{"type": "text", "text": "Understood. What should I look at first?"}], "stop", 20
     )
-
     compaction_at = cfg.tasks // 2 if cfg.with_compaction else -1
     branch_at = cfg.tasks // 3 if cfg.with_branch else -1
+    ids: dict[str, str] = {}
     for t in range(cfg.tasks):
         if t == branch_at:
-            fork_point = b.leaf
-            # Explored, then abandoned: its strings are not facts of the active path.
-            b.planting = False
-            _task(b, cfg, 100 + t)
-            b.planting = True
-            b.leaf = fork_point
-            b.append(
-                {
-                    "type": "branch_summary",
-                    "fromId": fork_point,
-                    "summary": "The user explored a different branch and came back.\n\n## Goal\n"
-                    "Try a rewrite of the rounding helper.\n\n## Progress\n### Done\n- [x] Tried it; "
-                    "rejected as too invasive.",
-                    "details": {"readFiles": [], "modifiedFiles": []},
-                    "_dt": 5.0,
-                }
-            )
+            _abandoned_branch(b, cfg, t)
         if t == compaction_at:
-            path_ids = _path_ids(b)
-            keep_from = path_ids[-12]
-            b.append(
-                {
-                    "type": "compaction",
-                    "summary": "## Goal\nFix money bugs in the service.\n\n## Progress\n### Done\n"
-                    f"- [x] {t} earlier fixes landed.\n\n## Next Steps\n1. Continue with the next module.",
-                    "firstKeptEntryId": keep_from,
-                    "tokensBefore": int(b.context_estimate * 1.12) + 2400,
-                    "details": {"readFiles": [], "modifiedFiles": []},
-                    "_dt": 8.0,
-                }
-            )
+            b.append(_compaction_record(b, t))
             b.context_estimate = b.context_estimate // 4
-        _task(b, cfg, t)
+        role, preface = prefaces.get(t, ("", ""))
+        uid = _task(b, cfg, t, preface)
+        if role:
+            ids[role] = uid
+    _plant_session_facts(b, sf, ids)
     b.append({"type": "label", "targetId": first, "label": "session start", "_dt": 1.0})
     b.append({"type": "session_info", "name": f"money bugs #{cfg.seed}", "_dt": 0.5})
     entries = [Entry.from_record(r) for r in b.records]
-    return Session(header, entries, source_format="pi"), tuple(b.facts)
+    facts = tuple(sorted(b.facts, key=lambda f: f.index))
+    return Session(header, entries, source_format="pi"), facts
 
 
 def _path_ids(b: _Builder) -> list[str]:
@@ -412,11 +226,33 @@ SAMPLE_CONFIGS: tuple[GeneratorConfig, ...] = (
     GeneratorConfig(seed=1, tasks=24, read_lines=420),
     GeneratorConfig(seed=2, tasks=18, read_lines=520),
     GeneratorConfig(seed=3, tasks=30, read_lines=330, with_branch=False),
-    GeneratorConfig(seed=4, tasks=8, read_lines=300, with_compaction=False),
+    GeneratorConfig(seed=4, tasks=8, read_lines=200, with_compaction=False),
 )
-"""The bundled sample: three long sessions (about 130k-180k tokens on their active path,
-so a 64k window compacts them several times and 128k at least once) and one short one for
-quick runs."""
+"""The bundled sample: three long sessions (about 90k-120k tokens on their active path by
+the MusePi estimate; their providers' usage figures run 12% higher plus 2,400 tokens of
+overhead) and one short one (about 23k tokens) for quick runs."""
+
+
+def placement_counts(facts: Iterable[PlantedFact]) -> dict[str, dict[str, int]]:
+    """How many facts each place holds, per kind: `{place: {kind: count}}`, sorted."""
+    counts = Counter((f.place, f.kind) for f in facts)
+    out: dict[str, dict[str, int]] = {}
+    for (place, kind), n in sorted(counts.items()):
+        out.setdefault(place, {})[kind] = n
+    return out
+
+
+def placement_manifest(facts: Iterable[PlantedFact]) -> dict[str, Any]:
+    """The `placement` section of the sample's manifest: the scheme and the counts."""
+    return {
+        "scheme": "Per session and fact kind, a seeded shuffle of the kind's places; task t "
+        "plants one fact of each kind at place t mod len. Once per session: two values that "
+        "change later (old ones current=false) and two facts stated early and needed in the "
+        "last task. Chosen from the data alone, independent of any compaction method's code.",
+        "places_by_kind": {kind: list(places) for kind, places in PLACES.items()},
+        "places": dict(PLACE_DESCRIPTIONS),
+        "counts": placement_counts(facts),
+    }
 
 
 def facts_json(facts: tuple[PlantedFact, ...]) -> bytes:

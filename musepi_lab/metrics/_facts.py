@@ -1,12 +1,19 @@
 """Facts: the exact strings a compaction should not lose, and how to find them in a context.
 
-Two sources of facts:
+Sources of facts:
 - planted facts of generated sessions (`musepi_lab.datasets`), known exactly;
 - facts extracted from real sessions by `extract_facts`: file paths, identifiers, commands,
-  error lines and user instructions of the messages that were summarized away.
+  error lines and user instructions found by regular expressions in the messages that were
+  summarized away (cached per session: `entry_facts`, `facts_of_entries`);
+- `corpus_facts`: facts of real sessions by fixed rules on their records (files the tools
+  touched, commands run, failed results, user rules, identifiers named in prose).
 
 A fact is retained when its exact string occurs in the text of the new context
-(`context_text`): every text block, tool-call argument and summary the model would see.
+(`context_text`): every text block, thinking block, tool-call argument and summary the model
+would see. Snapcompact's imaged pages count only when their archives are passed
+(`context_text(..., archives=session_archives(...))`): without them retention is the lower
+bound (images unreadable), with them the upper bound (images read perfectly).
+Membership is found with one multi-pattern pass per text (`_match`), not a scan per fact.
 """
 
 from __future__ import annotations
@@ -17,6 +24,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..tokens._estimate import js_stringify
+from ._archive import ArchiveText, imaged_text
+from ._match import found_in
 
 FACT_KINDS: tuple[str, ...] = ("path", "identifier", "command", "error", "instruction")
 
@@ -50,6 +59,8 @@ def _texts(message: Mapping[str, Any]) -> Iterable[str]:
             kind = block.get("type")
             if kind == "text" and isinstance(block.get("text"), str):
                 yield block["text"]
+            elif kind == "thinking" and isinstance(block.get("thinking"), str):
+                yield block["thinking"]
             elif kind == "toolCall":
                 yield js_stringify(block.get("arguments", {}))
     for key in ("summary", "command", "output"):
@@ -117,38 +128,37 @@ def extract_facts(messages: Sequence[Mapping[str, Any]]) -> tuple[Fact, ...]:
 
 
 def context_text(
-    messages: Sequence[Mapping[str, Any]], *, include_archive_text: bool = True
+    messages: Sequence[Mapping[str, Any]], *, archives: Sequence[ArchiveText] = ()
 ) -> str:
-    """All text a model would read in a context, joined: text blocks, tool-call arguments,
-    summaries and command output.
+    """All text a model would read in a context, joined: text and thinking blocks, tool-call
+    arguments, summaries, command output, and snapcompact's text head and tail.
 
-    With `include_archive_text`, the source text of snapcompact frames (image pages the
-    model reads) counts as present too; pass False to score only literal text.
+    Snapcompact frames are images: by default they add nothing (the lower bound of what
+    the model reads). With `archives` (`session_archives` of the session the messages were
+    built from), the pages of the frames the messages carry count as read, with their
+    archive's head and tail around them (the upper bound).
     """
     parts: list[str] = []
     for message in messages:
         parts.extend(_texts(message))
         for block in message.get("blocks") or ():
-            # Snapcompact: the archive's text head and tail are text blocks the model reads;
-            # frames are images whose source text counts only with `include_archive_text`.
-            if not isinstance(block, Mapping):
-                continue
-            if block.get("type") == "text" and isinstance(block.get("text"), str):
+            # Snapcompact: the archive's text head and tail are text blocks the model reads.
+            if (
+                isinstance(block, Mapping)
+                and block.get("type") == "text"
+                and isinstance(block.get("text"), str)
+            ):
                 parts.append(block["text"])
-            elif include_archive_text and isinstance(block.get("sourceText"), str):
-                parts.append(block["sourceText"])
-        if include_archive_text:
-            archive = message.get("archiveText")
-            if isinstance(archive, str):
-                parts.append(archive)
+    if archives:
+        parts.append(imaged_text(messages, archives))
     return "\n".join(parts)
 
 
 def retained(facts: Iterable[Fact | str], text: str) -> tuple[list[str], list[str]]:
-    """Split facts into those present in `text` and those missing (exact substring match)."""
-    kept: list[str] = []
-    lost: list[str] = []
-    for fact in facts:
-        s = fact.text if isinstance(fact, Fact) else fact
-        (kept if s in text else lost).append(s)
+    """Split facts into those present in `text` and those missing (exact substring match,
+    found in one pass over `text`)."""
+    strings = [fact.text if isinstance(fact, Fact) else fact for fact in facts]
+    present = found_in(strings, text)
+    kept = [s for s in strings if s in present]
+    lost = [s for s in strings if s not in present]
     return kept, lost

@@ -8,6 +8,7 @@ from types import MappingProxyType
 from ..session._model import Message
 from ..tokens._counter import TokenCounter
 from ._facts import Fact, retained
+from ._match import found_in
 
 
 def token_reduction(tokens_before: int, tokens_after: int) -> float:
@@ -39,10 +40,25 @@ def fact_retention(facts: Iterable[Fact | str], context: str) -> float:
 
 def retention_by_kind(facts: Iterable[Fact], context: str) -> dict[str, float]:
     """`fact_retention` per fact kind (path, identifier, command, error, instruction)."""
-    by_kind: dict[str, list[Fact]] = {}
-    for fact in facts:
-        by_kind.setdefault(fact.kind, []).append(fact)
-    return {kind: fact_retention(items, context) for kind, items in sorted(by_kind.items())}
+    items = list(facts)
+    present = found_in([f.text for f in items], context)
+    by_kind: dict[str, list[bool]] = {}
+    for fact in items:
+        by_kind.setdefault(fact.kind, []).append(fact.text in present)
+    return {kind: sum(hits) / len(hits) for kind, hits in sorted(by_kind.items())}
+
+
+def retention_bounds(
+    facts: Iterable[Fact | str], lower_text: str, upper_text: str
+) -> tuple[float, float]:
+    """`(retention_lower, retention_upper)`: `fact_retention` in the literal text of a
+    context (images unreadable) and in that text with snapcompact's imaged pages read
+    perfectly (`context_text(messages, archives=session_archives(session))`).
+
+    For a strategy that writes no images the two are equal. 1.0 for both without facts.
+    """
+    items = list(facts)
+    return fact_retention(items, lower_text), fact_retention(items, upper_text)
 
 
 def tool_pairing_problems(llm_messages: Sequence[Message]) -> list[str]:
