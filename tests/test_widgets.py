@@ -193,9 +193,11 @@ def test_split_turn_is_labelled_exactly_when_the_cut_is_inside_a_turn(sample2):
     role = {r["id"]: r["message"]["role"] for r in records if r["type"] == "message"}
     explorer = CutPointExplorer(sample2, plot=False)
     seen = set()
-    for budget in (8_000, 40_000):
+    for budget in range(1_000, 60_001, 250):
         explorer.keep_slider.value = budget
         prep = explorer.preparation
+        if prep is None or prep.first_kept_entry_id not in role:
+            continue
         first_kept_role = role[prep.first_kept_entry_id]
         # An assistant reply never starts a turn; a user message always does.
         split = first_kept_role == "assistant"
