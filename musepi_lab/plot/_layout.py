@@ -19,7 +19,6 @@ steps keep a session of any length legible in a bounded figure:
 from __future__ import annotations
 
 import itertools
-
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -571,3 +570,40 @@ def _finish(
         hidden_branches=asm.hidden,
         path_range=path_range,
     )
+
+
+Box = tuple[float, float, float, float]
+"""A rectangle `(x0, y0, x1, y1)` in display units."""
+
+
+def _overlaps(a: Box, b: Box, pad: float) -> bool:
+    return a[0] < b[2] + pad and b[0] < a[2] + pad and a[1] < b[3] + pad and b[1] < a[3] + pad
+
+
+def place_labels(
+    candidates: Sequence[Sequence[Box]], *, blocked: Sequence[Box] = (), pad: float = 1.0
+) -> list[int | None]:
+    """Choose for each label the first of its candidate boxes that overlaps nothing placed.
+
+    Labels are taken in the order given (put the important ones first); a label whose every
+    candidate overlaps a placed label or a blocked box is left out (None).
+
+    Args:
+        candidates: Per label, its possible boxes in order of preference.
+        blocked: Boxes no label may overlap.
+        pad: Least gap between two boxes.
+
+    Returns:
+        Per label, the index of the chosen candidate, or None.
+    """
+    placed: list[Box] = list(blocked)
+    chosen: list[int | None] = []
+    for boxes in candidates:
+        pick = next(
+            (k for k, box in enumerate(boxes) if not any(_overlaps(box, p, pad) for p in placed)),
+            None,
+        )
+        if pick is not None:
+            placed.append(boxes[pick])
+        chosen.append(pick)
+    return chosen
