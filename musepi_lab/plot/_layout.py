@@ -18,6 +18,7 @@ steps keep a session of any length legible in a bounded figure:
 
 from __future__ import annotations
 
+import heapq
 import itertools
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -256,10 +257,21 @@ def _chunked(priority: Sequence[int], level: int, budget: int) -> list[tuple[int
             high = mid
         else:
             low = mid + 1
+    pieces = [-(-(b - a) // low) for a, b in segments]
+    # Columns left over go to the stretches whose runs are longest, one at a time.
+    heap = [(-(b - a) / k, j) for j, ((a, b), k) in enumerate(zip(segments, pieces, strict=True))]
+    heapq.heapify(heap)
+    for _ in range(room - sum(pieces)):
+        if not heap:
+            break
+        _, j = heapq.heappop(heap)
+        a, b = segments[j]
+        if pieces[j] < b - a:
+            pieces[j] += 1
+            heapq.heappush(heap, (-(b - a) / pieces[j], j))
     spans = [(i, i + 1) for i in keep]
-    for a, b in segments:
-        pieces = -(-(b - a) // low)
-        cuts = [a + (b - a) * k // pieces for k in range(pieces + 1)]
+    for (a, b), count in zip(segments, pieces, strict=True):
+        cuts = [a + (b - a) * k // count for k in range(count + 1)]
         spans.extend(itertools.pairwise(cuts))
     return sorted(spans)
 
