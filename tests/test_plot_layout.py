@@ -185,7 +185,9 @@ def test_runs_between_user_messages():
     assert keys == ["u", "run:t0", "t19"]  # the leaf stays visible
     run = layout.by_key["run:t0"]
     assert len(run.entry_ids) == 19 and run.tokens == 190 and run.messages == 19
-    assert layout.x_span(["t3", "t5"]) == (0.5, 1.5)
+    # Inside a run, a span covers the run's share: t3..t5 are its 4th to 6th of 19.
+    assert layout.x_span(["t3", "t5"]) == pytest.approx((0.5 + 3 / 19, 0.5 + 6 / 19))
+    assert layout.x_span(["u"]) == (-0.5, 0.5)
 
 
 def test_group_chain_fits_the_budget_keeping_important_nodes_alone():

@@ -116,9 +116,14 @@ class TreeLayout:
     hidden_branches: int = 0
     path_range: tuple[int, int] = (0, 0)
     by_key: Mapping[str, TreeNode] = field(init=False, repr=False, compare=False)
+    _offset: Mapping[str, int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "by_key", MappingProxyType({n.key: n for n in self.nodes}))
+        offsets = {
+            i: k for n in self.nodes if len(n.entry_ids) > 1 for k, i in enumerate(n.entry_ids)
+        }
+        object.__setattr__(self, "_offset", MappingProxyType(offsets))
 
     def node(self, entry_id: str) -> TreeNode | None:
         """The node that shows an entry (itself, its collapsed run, or its host)."""
@@ -126,11 +131,24 @@ class TreeLayout:
         return self.by_key.get(key) if key is not None else None
 
     def x_span(self, entry_ids: Collection[str]) -> tuple[float, float] | None:
-        """The column range covering the given entries (for shading regions)."""
-        xs = [n.x for e in entry_ids if (n := self.node(e)) is not None]
-        if not xs:
-            return None
-        return min(xs) - 0.5, max(xs) + 0.5
+        """The column range covering the given entries (for shading regions).
+
+        Inside a run, the range covers the run's share of those entries, so a cut that
+        falls inside a run is drawn where it falls, without relaying out the tree.
+        """
+        lo: float | None = None
+        hi: float | None = None
+        for entry_id in entry_ids:
+            node = self.node(entry_id)
+            if node is None:
+                continue
+            size = len(node.entry_ids)
+            k = self._offset.get(entry_id, 0)
+            left = node.x - 0.5 + k / size
+            right = node.x - 0.5 + (k + 1) / size
+            lo = left if lo is None else min(lo, left)
+            hi = right if hi is None else max(hi, right)
+        return None if lo is None or hi is None else (lo, hi)
 
 
 # -- step 1: folding -------------------------------------------------------------------------

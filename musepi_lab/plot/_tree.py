@@ -99,6 +99,7 @@ def plot_tree(
     show_labels: bool = True,
     title: str | None = None,
     folded: FoldedTree | None = None,
+    layout: TreeLayout | None = None,
     ax: Axes | None = None,
 ) -> Axes:
     """Draw the entry tree of a session, bounded in size at any session length.
@@ -126,6 +127,8 @@ def plot_tree(
         show_labels: Annotate labelled entries.
         title: Axes title (default: session id, size and range).
         folded: `fold_tree(session)`, when the caller keeps it between redraws.
+        layout: A layout already made (a view that redraws keeps it); the arguments that
+            shape a layout are then ignored.
         ax: Axes to draw on; a new, size-bounded figure when None.
 
     Returns:
@@ -143,37 +146,70 @@ def plot_tree(
         own = True
     else:
         own = False
-    budget: int | None
-    if collapse is None:
-        budget = None
-    elif max_columns == "auto":
-        # The legend and tick labels take about 2.8 inches of a new figure.
-        width_pt = (TREE_WIDTH - 2.8) * 72 if own else _axes_width_points(ax)
-        budget = max(10, int(width_pt / COLUMN_POINTS))
-    else:
-        budget = None if max_columns is None else int(max_columns)
-    layout = tree_layout(
-        session,
-        leaf_id=leaf_id,
-        tokens=counter.count_entry,
-        collapse=collapse if isinstance(collapse, int) else None,
-        pinned=_pins(cut, regions),
-        start=start,
-        end=end,
-        path_range=path_range,
-        max_columns=budget,
-        max_lanes=max_lanes,
-        folded=folded,
-    )
+    if layout is None:
+        layout = tree_layout(
+            session,
+            leaf_id=leaf_id,
+            tokens=counter.count_entry,
+            collapse=collapse if isinstance(collapse, int) else None,
+            pinned=_pins(cut, regions),
+            start=start,
+            end=end,
+            path_range=path_range,
+            max_columns=_budget(ax, own, collapse, max_columns),
+            max_lanes=max_lanes,
+            folded=folded,
+        )
     if own:
-        lanes = max(1, layout.lanes)
-        ax.figure.set_size_inches(TREE_WIDTH, min(TREE_MAX_HEIGHT, max(3.6, 2.4 + 0.3 * lanes)))
+        ax.figure.set_size_inches(*tree_figure_size(layout))
     fontsize = readable_fontsize(ax.figure.get_figwidth())
-    texts = _draw(ax, layout, regions, show_labels, fontsize)
-    _legend(ax, layout, regions, fontsize)
+    texts = _draw(ax, layout, show_labels, fontsize)
+    shade_cut(ax, layout, cut)
     ax.set_title(title or _default_title(session, layout, leaf_id), fontsize=fontsize + 1.5)
     _declutter(ax, texts)
+    if own:
+        # The layout is done (the declutter pass drew it): keep it, so saving or showing
+        # the figure does not lay it out again.
+        ax.figure.set_layout_engine("none")
     return ax
+
+
+def tree_figure_size(layout: TreeLayout) -> tuple[float, float]:
+    """Inches of a new tree figure: `TREE_WIDTH` wide, as tall as its lanes need, bounded."""
+    lanes = max(1, layout.lanes)
+    return TREE_WIDTH, min(TREE_MAX_HEIGHT, max(3.6, 2.4 + 0.3 * lanes))
+
+
+def tree_columns(width_points: float) -> int:
+    """The column budget of axes this wide (points)."""
+    return max(10, int(width_points / COLUMN_POINTS))
+
+
+def _budget(ax: Axes, own: bool, collapse: Any, max_columns: Any) -> int | None:
+    if collapse is None:
+        return None
+    if max_columns == "auto":
+        # The legend and tick labels take about 2.8 inches of a new figure.
+        return tree_columns((TREE_WIDTH - 2.8) * 72 if own else _axes_width_points(ax))
+    return None if max_columns is None else int(max_columns)
+
+
+def shade_cut(ax: Axes, layout: TreeLayout, cut: Any) -> None:
+    """Shade the regions of a cut (replacing any shaded before) and update the legend.
+
+    A view moving the cut calls this on a tree already drawn: the nodes stay, only the
+    shading and the legend change. A region boundary inside a run is drawn where it falls
+    in the run (`TreeLayout.x_span`).
+    """
+    for artist in [p for p in ax.patches if p.get_gid() == "cut-region"]:
+        artist.remove()
+    regions = _cut_regions(cut)
+    for name, ids in regions.items():
+        span = layout.x_span(ids) if ids else None
+        if span is not None:
+            patch = ax.axvspan(*span, color=REGION_COLORS[name], alpha=0.6, zorder=0, lw=0)
+            patch.set_gid("cut-region")
+    _legend(ax, layout, regions, readable_fontsize(ax.figure.get_figwidth()))
 
 
 def _default_title(session: Session, layout: TreeLayout, leaf_id: str | None) -> str:
@@ -225,20 +261,12 @@ def _marker_sizes(ax: Axes, layout: TreeLayout) -> dict[str, float]:
 
 
 def _draw(
-    ax: Axes,
-    layout: TreeLayout,
-    regions: dict[str, Collection[str]],
-    show_labels: bool,
-    fontsize: float,
+    ax: Axes, layout: TreeLayout, show_labels: bool, fontsize: float
 ) -> list[tuple[Annotation, float]]:
-    """Draw regions, edges, nodes, bars and links; return the labels to declutter, each
-    with the shift (points) of its second position."""
+    """Draw edges, nodes, bars and links; return the labels to declutter, each with the
+    shift (points) of its second position."""
     lanes = max(1, layout.lanes)
     bar_top, bar_height = lanes - 0.2, max(1.6, 0.35 * lanes)
-    for name, ids in regions.items():
-        span = layout.x_span(ids) if ids else None
-        if span is not None:
-            ax.axvspan(*span, color=REGION_COLORS[name], alpha=0.6, zorder=0, lw=0)
     _draw_edges(ax, layout)
     sizes = _marker_sizes(ax, layout)
     for marker in ("o", "s", "D"):
@@ -398,8 +426,9 @@ def _declutter(ax: Axes, texts: list[tuple[Annotation, float]]) -> None:
     if not texts:
         return
     figure = ax.figure
-    figure.draw_without_rendering()
-    renderer = figure.canvas.get_renderer()
+    if figure.get_layout_engine() is not None:
+        figure.draw_without_rendering()  # positions are final only after the layout
+    renderer = figure._get_renderer()  # the canvas's own (Agg) renderer
     scale = figure.dpi / 72
     axes_box = ax.get_window_extent(renderer)
     options: list[list[tuple[tuple[float, float, float, float], float]]] = []
