@@ -426,8 +426,9 @@ def _declutter(ax: Axes, texts: list[tuple[Annotation, float]]) -> None:
     if not texts:
         return
     figure = ax.figure
-    if figure.get_layout_engine() is not None:
-        figure.draw_without_rendering()  # positions are final only after the layout
+    engine = figure.get_layout_engine()
+    if engine is not None:
+        engine.execute(figure)  # positions are final only after the layout
     renderer = figure._get_renderer()  # the canvas's own (Agg) renderer
     scale = figure.dpi / 72
     axes_box = ax.get_window_extent(renderer)
