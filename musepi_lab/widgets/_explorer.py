@@ -117,6 +117,37 @@ def context_html(
     )
 
 
+def branch_options(session: Session) -> list[tuple[str, str]]:
+    """`(label, leaf id)` of each real branch: the session leaf first, then the tip of every
+    other branch of the folded tree (`plot._layout.fold_tree`), in tree order."""
+    from ..plot._layout import fold_tree
+
+    if session.leaf_id is None:
+        return []
+    folded = fold_tree(session)
+    depth = {e.id: d + 1 for d, e in session.walk()}
+    own = folded.unit_of.get(session.leaf_id)
+    tips = [session.leaf_id] + [
+        str(folded.heads[u].id)
+        for u, kids in enumerate(folded.children)
+        if not kids and u != own and folded.heads[u].id
+    ]
+    options = []
+    for tip in tips:
+        entry = session.by_id[tip]
+        label = session.labels.get(tip)
+        active = " (session leaf)" if tip == session.leaf_id else ""
+        tag = f" [{label}]" if label else ""
+        options.append(
+            (
+                f"{tip} · {depth.get(tip, 0)} entries · ends {entry_kind(entry)}{tag}{active}"
+                f" · {entry_snippet(entry, 40)}",
+                tip,
+            )
+        )
+    return options
+
+
 def session_files(source: Path) -> list[Path]:
     """The session files a picker offers: those under a folder, or a file and its siblings."""
     if source.is_dir():
@@ -132,7 +163,9 @@ class SessionExplorer(widgets.VBox):
 
     Controls (child widgets, settable from Python):
         `file_picker` (Dropdown of session files, shown when built from a path),
-        `leaf_picker` (Dropdown of the session's leaves: each is a branch),
+        `leaf_picker` (Dropdown of the session's real branches: the session leaf, then each
+    branch tip holding a message; metadata side leaves such as Claude Code progress lines
+    are no branches), `branch_filter` (Text narrowing the branch list),
         `entry_list` (Select over the entries of the branch's path, value = path index),
         `entry_slider` (IntSlider over the same path; kept in step with the list).
 
@@ -171,6 +204,13 @@ class SessionExplorer(widgets.VBox):
 
         self.file_picker = widgets.Dropdown(description="file", layout={"width": "60%"})
         self.leaf_picker = widgets.Dropdown(description="branch", layout={"width": "60%"})
+        self.branch_filter = widgets.Text(
+            description="find branch",
+            placeholder="id, label or text; the list narrows as you type",
+            continuous_update=True,
+            layout={"width": "60%"},
+        )
+        self._branches: list[tuple[str, str]] = []
         self.entry_slider = widgets.IntSlider(
             description="entry", min=0, max=0, continuous_update=False, layout={"width": "60%"}
         )
@@ -199,6 +239,7 @@ class SessionExplorer(widgets.VBox):
 
         self.file_picker.observe(self._on_file, names="value")
         self.leaf_picker.observe(self._on_leaf, names="value")
+        self.branch_filter.observe(self._on_filter, names="value")
         self.entry_slider.observe(self._on_slider, names="value")
         self.entry_list.observe(self._on_list, names="value")
 
@@ -207,6 +248,7 @@ class SessionExplorer(widgets.VBox):
                 self.header,
                 self.message,
                 self.file_picker,
+                self.branch_filter,
                 self.leaf_picker,
                 self.entry_slider,
                 widgets.HBox(
@@ -277,27 +319,16 @@ class SessionExplorer(widgets.VBox):
         )
         self._busy = True
         try:
-            self.leaf_picker.options = [
-                (self._leaf_label(leaf), leaf.id) for leaf in session.leaves if leaf.id
-            ]
-            self.leaf_picker.value = (
-                session.leaf_id
-                if session.leaf_id in self._leaf_ids()
-                else (self.leaf_picker.options[0][1] if self.leaf_picker.options else None)
-            )
+            self._branches = branch_options(session)
+            self.branch_filter.value = ""
+            self.leaf_picker.options = self._branches
+            self.leaf_picker.value = self._branches[0][1] if self._branches else None
         finally:
             self._busy = False
         self._set_leaf(self.leaf_picker.value)
 
     def _leaf_ids(self) -> list[str]:
-        return [value for _, value in self.leaf_picker.options]
-
-    def _leaf_label(self, leaf: Entry) -> str:
-        depth = len(self.session.path(leaf.id))
-        label = self.session.labels.get(leaf.id) if leaf.id else None
-        active = " (session leaf)" if leaf.id == self.session.leaf_id else ""
-        tag = f" [{label}]" if label else ""
-        return f"{leaf.id} · {depth} entries · ends {entry_kind(leaf)}{tag}{active}"
+        return [value for _, value in self._branches]
 
     def _set_leaf(self, leaf_id: str | None) -> None:
         self.leaf_id = leaf_id
@@ -359,6 +390,20 @@ class SessionExplorer(widgets.VBox):
     def _on_leaf(self, change: dict[str, Any]) -> None:
         if not self._busy and change["new"] is not None:
             self._set_leaf(change["new"])
+
+    def _on_filter(self, change: dict[str, Any]) -> None:
+        query = str(change["new"]).strip().lower()
+        current = self.leaf_picker.value
+        shown = [o for o in self._branches if query in o[0].lower()] if query else self._branches
+        if current is not None and all(value != current for _, value in shown):
+            # The branch being looked at stays offered, first, so the view does not jump.
+            shown = [o for o in self._branches if o[1] == current] + shown
+        self._busy = True
+        try:
+            self.leaf_picker.options = shown
+            self.leaf_picker.value = current
+        finally:
+            self._busy = False
 
     def _on_slider(self, change: dict[str, Any]) -> None:
         if self._busy:
