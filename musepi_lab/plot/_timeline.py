@@ -114,8 +114,16 @@ def plot_context_timeline(
     ax.step(requests, context, where="post", color=CONTEXT_COLOR, lw=1.4, label="context sent")
     if show_agent_view and "agent_tokens" in timeline.columns:
         agent = [float(t) for t in timeline["agent_tokens"]]
+        # Drawn over the context line, dashed and lighter: where the two agree, both show.
         ax.step(
-            requests, agent, where="post", color=CONTEXT_COLOR, lw=0.8, ls=":", label="agent's view"
+            requests,
+            agent,
+            where="post",
+            color="#6baed6",
+            lw=1.0,
+            ls=(0, (4, 3)),
+            zorder=3,
+            label="agent's view",
         )
     if show_recorded:
         xs, ys = _recorded_points(timeline)
