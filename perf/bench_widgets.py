@@ -26,14 +26,14 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-from _harness import CORPUS, bench_parser, median_seconds, repetitions  # noqa: E402
-from PIL import Image  # noqa: E402
+import matplotlib.pyplot as plt
+from _harness import CORPUS, bench_parser, median_seconds, repetitions
+from PIL import Image
 
-from musepi_lab.datasets._generator import GeneratorConfig, generate_session  # noqa: E402
-from musepi_lab.formats._registry import read_session  # noqa: E402
-from musepi_lab.plot import plot_tree  # noqa: E402
-from musepi_lab.widgets import CutPointExplorer, SessionExplorer, StrategyComparer  # noqa: E402
+from musepi_lab.datasets._generator import GeneratorConfig, generate_session
+from musepi_lab.formats._registry import read_session
+from musepi_lab.plot import plot_tree
+from musepi_lab.widgets import CutPointExplorer, SessionExplorer, StrategyComparer
 
 RESPOND_SECONDS = 1.0
 TREE_SECONDS = 3.0
