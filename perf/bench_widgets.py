@@ -4,7 +4,8 @@ For each session the script times, in one run: reading the session (the baseline
 generated session, writing it to a temporary file first), building each widget, and its
 response to a control change (the keep-recent slider moving the cut, the window slider,
 the entry slider, the branch picker, the summary-budget picker). It also renders
-`plot_tree` into a PNG and reports its pixel size. Median of N interleaved repetitions;
+`plot_tree` into a PNG (read included) and reports its pixel size. Widgets are built on a
+fresh `Session` over the entries already read, so their figures exclude the read. Median of N interleaved repetitions;
 ratios are against the read in the same run.
 
     python perf/bench_widgets.py [--quick] [--check] [--repeat N]
@@ -33,6 +34,7 @@ from PIL import Image
 from musepi_lab.datasets._generator import GeneratorConfig, generate_session
 from musepi_lab.formats._registry import read_session
 from musepi_lab.plot import plot_tree
+from musepi_lab.session import Session
 from musepi_lab.widgets import CutPointExplorer, SessionExplorer, StrategyComparer
 
 RESPOND_SECONDS = 1.0
@@ -75,11 +77,16 @@ def measures(path: Path) -> dict[str, Callable[[], object]]:
 
         return step
 
+    def fresh() -> Session:
+        # A new Session over the same entries: its tree index and every widget cache
+        # start cold, as for a session just read, without timing the read again.
+        return Session(session.header, session.entries, source_path=session.source_path)
+
     return {
         "read (baseline)": lambda: read_session(path),
-        "CutPointExplorer()": lambda: CutPointExplorer(read_session(path)),
-        "SessionExplorer()": lambda: SessionExplorer(read_session(path)),
-        "StrategyComparer()": lambda: StrategyComparer(read_session(path)),
+        "CutPointExplorer(s)": lambda: CutPointExplorer(fresh()),
+        "SessionExplorer(s)": lambda: SessionExplorer(fresh()),
+        "StrategyComparer(s)": lambda: StrategyComparer(fresh()),
         "cut: keep slider": toggle(keep, lambda v: setattr(cut.keep_slider, "value", v)),
         "cut: window slider": toggle(window, lambda v: setattr(cut.window_slider, "value", v)),
         "explorer: entry slider": toggle(
@@ -88,6 +95,7 @@ def measures(path: Path) -> dict[str, Callable[[], object]]:
         "comparer: summaries at": toggle(
             budgets, lambda v: setattr(comparer.summary_budget_picker, "value", v)
         ),
+        "comparer: run 2×2 cells": lambda: comparer.run(),
         "plot_tree → PNG": lambda: tree_png(path),
     }
 
@@ -102,7 +110,8 @@ def report(name: str, path: Path, repeat: int) -> bool:
     for label, seconds in times.items():
         print(f"{label:<26}{seconds:>10.3f}{seconds / base:>9.1f}")
     print(f"tree PNG: {size[0]} × {size[1]} px (bound {BOUND[0]} × {BOUND[1]})")
-    slow = [k for k, v in times.items() if k != "read (baseline)" and k != "plot_tree → PNG"]
+    # A run computes (it shows progress); the controls and the building must respond.
+    slow = [k for k in times if k not in ("read (baseline)", "plot_tree → PNG") and "run" not in k]
     ok_respond = all(times[k] <= RESPOND_SECONDS * WIDE_MARGIN for k in slow)
     ok_tree = times["plot_tree → PNG"] <= TREE_SECONDS * WIDE_MARGIN
     ok_size = size[0] <= BOUND[0] and size[1] <= BOUND[1]
