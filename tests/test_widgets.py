@@ -445,3 +445,20 @@ def test_moving_the_cut_reshades_the_same_tree_and_zoom_redraws_it(sample2):
     shown = {i for n in layout.nodes if n.on_path for i in n.entry_ids}
     assert {e.id for e in path[10:60]} <= shown
     assert not shown & {e.id for e in path[60:]}
+
+
+def test_entry_list_of_a_long_branch_is_a_window_that_follows_the_slider():
+    from musepi_lab.datasets._generator import GeneratorConfig, generate_session
+    from musepi_lab.widgets._explorer import ENTRY_WINDOW
+
+    session, _ = generate_session(GeneratorConfig(seed=3, tasks=120))
+    length = len(session.path())
+    assert length > 2 * ENTRY_WINDOW
+    explorer = SessionExplorer(session)
+    values = [v for _, v in explorer.entry_list.options]
+    assert len(values) == ENTRY_WINDOW and values[-1] == length - 1
+    explorer.entry_slider.value = 5
+    values = [v for _, v in explorer.entry_list.options]
+    assert values[0] == 0 and 5 in values and len(values) == ENTRY_WINDOW
+    assert explorer.entry_list.value == 5
+    assert explorer.selected_entry.id == session.path()[5].id

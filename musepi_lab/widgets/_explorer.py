@@ -28,6 +28,8 @@ from ..session._session import Session
 from ..tokens._counter import TokenCounter
 from ._figures import escape_clip, one_line
 
+ENTRY_WINDOW = 400
+"""Most path entries the entry list offers at once (those around the selection)."""
 SNIPPET_CHARS = 90
 """Characters of an entry's text shown in the entry list and the context table."""
 
@@ -166,7 +168,8 @@ class SessionExplorer(widgets.VBox):
         `leaf_picker` (Dropdown of the session's real branches: the session leaf, then each
     branch tip holding a message; metadata side leaves such as Claude Code progress lines
     are no branches), `branch_filter` (Text narrowing the branch list),
-        `entry_list` (Select over the entries of the branch's path, value = path index),
+        `entry_list` (Select over the path entries around the selection, at most
+        `ENTRY_WINDOW` of them, value = path index),
         `entry_slider` (IntSlider over the same path; kept in step with the list).
 
     State: `session`, `leaf_id`, `path`, `selected_index`, `selected_entry`, `context`
@@ -200,6 +203,7 @@ class SessionExplorer(widgets.VBox):
         self.context: SessionContext | None = None
         self.context_tokens = 0
         self._tokens: list[int] = []
+        self._window = (0, 0)
         self._busy = False
 
         self.file_picker = widgets.Dropdown(description="file", layout={"width": "60%"})
@@ -337,16 +341,30 @@ class SessionExplorer(widgets.VBox):
         last = max(0, len(self.path) - 1)
         self._busy = True
         try:
-            self.entry_list.options = [
-                (entry_option_label(i, e, t), i)
-                for i, (e, t) in enumerate(zip(self.path, self._tokens, strict=True))
-            ]
+            self._window = (0, 0)
+            self._list_around(last)
             self.entry_slider.max = last
             self.entry_slider.value = last
             self.entry_list.value = last if self.path else None
         finally:
             self._busy = False
         self._show(last)
+
+    def _list_around(self, index: int) -> None:
+        """Offer the path entries around `index` in the list (at most `ENTRY_WINDOW`).
+
+        A branch of 10,000 entries would make a list the browser is slow to draw and a
+        kernel slow to label; the window follows the slider instead.
+        """
+        lo, hi = self._window
+        if lo <= index < hi:
+            return
+        lo = max(0, min(index - ENTRY_WINDOW // 2, len(self.path) - ENTRY_WINDOW))
+        hi = min(len(self.path), lo + ENTRY_WINDOW)
+        self._window = (lo, hi)
+        self.entry_list.options = [
+            (entry_option_label(i, self.path[i], self._tokens[i]), i) for i in range(lo, hi)
+        ]
 
     def _show(self, index: int) -> None:
         if not self.path:
@@ -410,6 +428,7 @@ class SessionExplorer(widgets.VBox):
             return
         self._busy = True
         try:
+            self._list_around(change["new"])
             self.entry_list.value = change["new"]
         finally:
             self._busy = False
