@@ -365,6 +365,7 @@ def test_run_gives_a_result_for_every_strategy_and_budget(test_strategies, sampl
     # Progress bar full, table and summaries shown, comparison plot drawn.
     assert comparer.progress.value == comparer.progress.max == 2
     assert "test-marker" in comparer.table_view.value
+    assert "overflow-x:auto" in comparer.table_view.value  # a wide table scrolls
     assert len(comparer.summary_view.children) == 1
     assert "MARKER dropped" in comparer.summary_view.children[0].value
     assert comparer.plot_output.outputs[0]["data"]["image/png"]

@@ -1,21 +1,26 @@
 """Plots (matplotlib): every function takes `ax=None` and returns the Axes."""
 
-from ._comparison import plot_cost, plot_strategy_comparison
-from ._layout import NODE_KINDS, TreeLayout, TreeNode, node_kind, tree_layout
+from ._comparison import plot_cost, plot_strategy_comparison, series_style
+from ._layout import NODE_KINDS, FoldedTree, TreeLayout, TreeNode, fold_tree, node_kind, tree_layout
 from ._timeline import TRIGGER_COLORS, plot_context_timeline
-from ._tree import KIND_COLORS, REGION_COLORS, plot_tree
+from ._tree import KIND_COLORS, REGION_COLORS, plot_tree, readable_fontsize, shade_cut
 
 __all__ = [
     "KIND_COLORS",
     "NODE_KINDS",
     "REGION_COLORS",
     "TRIGGER_COLORS",
+    "FoldedTree",
     "TreeLayout",
     "TreeNode",
+    "fold_tree",
     "node_kind",
     "plot_context_timeline",
     "plot_cost",
     "plot_strategy_comparison",
     "plot_tree",
+    "readable_fontsize",
+    "series_style",
+    "shade_cut",
     "tree_layout",
 ]
