@@ -302,3 +302,17 @@ def test_place_labels_takes_the_first_free_position_or_none():
     c = (2, 1, 4, 3)  # overlaps a in both positions
     assert place_labels([[a], [b, b_low], [c, c]]) == [0, 1, None]
     assert place_labels([[a]], blocked=[(9, 4, 20, 20)]) == [None]
+
+
+def test_branches_are_drawn_at_the_active_paths_scale():
+    # 1,000 entries in 100 columns: 10 entries a column; a branch of 40 gets 4 columns,
+    # not the rest of the width, so two branches far apart share one lane.
+    entries = linear(1000)
+    entries += linear(40, parent="e100", prefix="a", start=2000)
+    entries += linear(40, parent="e600", prefix="b", start=3000)
+    s = Session({"id": "s"}, entries)
+    layout = tree_layout(s, leaf_id="e999", max_columns=100)
+    for prefix in ("a", "b"):
+        columns = {n.x for n in layout.nodes if n.key.removeprefix("run:").startswith(prefix)}
+        assert len(columns) == 4
+    assert layout.lanes == 2

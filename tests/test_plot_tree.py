@@ -135,10 +135,10 @@ def test_token_scale_on_the_bars():
     counter = ml.TokenCounter()
     ax = plot_tree(session, counter=counter, collapse=None)
     labels = [t.get_text() for t in ax.get_yticklabels()]
-    assert labels[0] == "active path" and labels[-1].endswith("tokens")
-    # The scale tops out at most at the largest node's tokens, counted here.
-    largest = max(counter.count_entry(e) for e in session.entries)
-    top = labels[-1].removesuffix(" tokens")
+    assert labels[0] == "active path" and labels[-1].endswith(" tok (active)")
+    # The scale tops out at most at the largest active-path entry's tokens, counted here.
+    largest = max(counter.count_entry(e) for e in session.path())
+    top = labels[-1].removesuffix(" tok (active)")
     value = float(top[:-1]) * 1000 if top.endswith("k") else float(top)
     assert largest / 2 <= value <= largest
     plt.close(ax.figure)

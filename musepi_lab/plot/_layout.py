@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import math
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -475,6 +476,18 @@ def _place_chain(
         previous = key
 
 
+def _chain_budget(chain: _Chain, x0: int, max_columns: int | None, density: float) -> int | None:
+    """Columns a chain may use: what is left of the width, and for a branch no more than
+    its length at the active path's scale (at least two, so its start shows)."""
+    if max_columns is None:
+        return None
+    room = max(1, max_columns - x0)
+    if chain.active:
+        return room
+    scaled = max(min(len(chain.units), 2), math.ceil(len(chain.units) * density))
+    return min(room, scaled)
+
+
 def tree_layout(
     session: Session,
     *,
@@ -544,12 +557,15 @@ def tree_layout(
 
     asm = _Assembly()
     lanes: list[list[tuple[int, int]]] = [[]]
+    # Columns per unit on the active path: branches are drawn at the same scale, so a
+    # short branch stays short and branches that do not overlap can share a lane.
+    density = min(1.0, max_columns / len(path_units)) if max_columns and path_units else 1.0
     for chain in _chains(folded, path_units, shown, whole):
         if chain.fork is not None and chain.fork not in asm.node_of_unit:
             continue  # its parent branch was left out: folded with it
         fork_node = asm.nodes.get(asm.node_of_unit.get(chain.fork, ""))  # type: ignore[arg-type]
         x0 = int(fork_node["x"]) + 1 if fork_node is not None else 0  # type: ignore[call-overload]
-        budget = max(1, max_columns - x0) if max_columns is not None else None
+        budget = _chain_budget(chain, x0, max_columns, density)
         ranks = [priority[u] for u in chain.units]
         ranks[-1] = 2  # a branch's tip stays visible
         spans = group_chain(ranks, budget, collapse)

@@ -110,7 +110,7 @@ def plot_tree(
     squares labelled `×N` (N messages); labels are shown; each compaction is linked to its
     first kept entry; a proposed cut (a `CompactionPreparation`) shades the summarized,
     turn-prefix and kept regions. Token bars under the tree, with a scale, give the size of
-    every node; the x axis gives active-path indices, for `start`/`end`.
+    every node of the active path; the x axis gives active-path indices, for `start`/`end`.
 
     Args:
         session: The session to draw.
@@ -316,19 +316,21 @@ def _draw_edges(ax: Axes, layout: TreeLayout) -> None:
 
 
 def _draw_bars(ax: Axes, layout: TreeLayout, top: float, height: float, fontsize: float) -> None:
-    """Token bars rising from a baseline under the lowest lane, with a token scale."""
+    """Token bars of the active path's nodes, under the lowest lane, with a token scale."""
     from matplotlib.collections import PolyCollection
     from matplotlib.ticker import MaxNLocator
 
-    most = max((n.tokens for n in layout.nodes), default=0) or 1
+    # Bars for the active path only: branch nodes share its columns and would overlap.
+    nodes = [n for n in layout.nodes if n.on_path] or list(layout.nodes)
+    most = max((n.tokens for n in nodes), default=0) or 1
     base = top + height
     # One collection rather than a patch per bar: a tenth of the drawing time.
     bars = [
         [(n.x - 0.4, base), (n.x - 0.4, y), (n.x + 0.4, y), (n.x + 0.4, base)]
-        for n in layout.nodes
+        for n in nodes
         if (y := base - height * n.tokens / most) != base
     ]
-    colors = [KIND_COLORS.get(n.kind, "#333333") for n in layout.nodes if n.tokens]
+    colors = [KIND_COLORS.get(n.kind, "#333333") for n in nodes if n.tokens]
     ax.add_collection(
         PolyCollection(bars, facecolors=colors, linewidths=0, zorder=2, gid="token-bars")
     )
@@ -339,7 +341,7 @@ def _draw_bars(ax: Axes, layout: TreeLayout, top: float, height: float, fontsize
     names = ["active path" if i == 0 else f"branch {i}" for i in range(lanes)]
     values = [_thousands(v) for v in steps]
     if values:
-        values[-1] += " tokens"
+        values[-1] += " tokens" if layout.lanes <= 1 else " tok (active)"
     ax.set_yticks(ticks, names + values, fontsize=fontsize)
 
 
