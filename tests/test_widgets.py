@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import html
+import io
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +20,7 @@ matplotlib.use("Agg")
 
 import pandas as pd
 import pytest
+from PIL import Image
 
 from musepi_lab.compaction._result import CompactionResult
 from musepi_lab.formats._registry import read_session
@@ -463,3 +465,34 @@ def test_entry_list_of_a_long_branch_is_a_window_that_follows_the_slider():
     assert values[0] == 0 and 5 in values and len(values) == ENTRY_WINDOW
     assert explorer.entry_list.value == 5
     assert explorer.selected_entry.id == session.path()[5].id
+
+
+def test_widgets_on_the_largest_claude_code_session():
+    from _corpus import CORPUS
+
+    files = sorted((CORPUS / "claude-code").glob("*.jsonl"), key=lambda p: p.stat().st_size)
+    if not files:
+        pytest.skip(f"no Claude Code sessions under {CORPUS}")
+    session = read_session(files[-1])
+    # Message tips, counted here: messages that are no message's nearest message ancestor.
+    messages = {e.id for e in session.entries if e.type != "custom"}
+    by_id = session.by_id
+    hosts = set()
+    for entry_id in messages:
+        up = by_id.get(by_id[entry_id].parent_id)
+        while up is not None and up.id not in messages:
+            up = by_id.get(up.parent_id)
+        if up is not None:
+            hosts.add(up.id)
+    tips = messages - hosts
+    assert len(session.leaves) > 10 * len(tips)  # progress lines make most raw leaves
+    explorer = SessionExplorer(session)
+    assert len(explorer.leaf_picker.options) == len(tips)
+    assert explorer.leaf_picker.options[0][1] == session.leaf_id
+
+    cut = CutPointExplorer(session)
+    first = cut.png
+    width, height = Image.open(io.BytesIO(first)).size
+    assert width <= 1600 and height <= 900
+    cut.keep_slider.value = max(500, cut.keep_slider.value // 4)
+    assert cut.png != first
