@@ -10,7 +10,8 @@ import pytest
 
 from musepi_lab.datasets._generator import GeneratorConfig, generate_session
 from musepi_lab.plot import node_kind, tree_layout
-from musepi_lab.plot._layout import fold_tree, group_chain, path_bounds, place_labels
+from musepi_lab.plot._layout import fold_tree, path_bounds
+from musepi_lab.plot._runs import group_chain, place_labels
 from musepi_lab.session import Entry, Session
 
 TS = "2026-01-01T00:{:02d}:{:02d}.000Z"

@@ -10,16 +10,12 @@ steps keep a session of any length legible in a bounded figure:
 2. **Branches.** A branch is a fork in the folded tree: every child subtree holds a message.
    The active path (root → leaf) runs along lane 0; each other branch takes the lowest lane
    free over its columns; branches past `max_lanes` fold into their fork node.
-3. **Runs.** When a branch has more nodes than its column budget, linear runs of ordinary
-   nodes collapse into one `run` node, the shortest runs last; user messages collapse only
-   when that is not enough, and compactions, branch summaries, forks, labels and pinned
-   entries only when nothing else is left.
+3. **Runs.** When a branch has more nodes than its column budget, linear runs collapse
+   into `run` nodes (`_runs.group_chain`). A branch is drawn at the active path's scale.
 """
 
 from __future__ import annotations
 
-import heapq
-import itertools
 import math
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +23,7 @@ from types import MappingProxyType
 
 from ..session._model import Entry
 from ..session._session import Session
+from ._runs import group_chain
 
 NODE_KINDS: tuple[str, ...] = (
     "user",
@@ -238,91 +235,6 @@ def fold_tree(session: Session) -> FoldedTree:
     )
 
 
-# -- step 3: runs ----------------------------------------------------------------------------
-def _spans_at(priority: Sequence[int], level: int, min_run: int) -> list[tuple[int, int]]:
-    """Spans when nodes of `priority >= level` stay alone and runs of at least `min_run`
-    others collapse."""
-    spans: list[tuple[int, int]] = []
-    start = 0
-    n = len(priority)
-    for i in range(n + 1):
-        if i < n and priority[i] < level:
-            continue
-        if i - start >= min_run:
-            spans.append((start, i))
-        else:
-            spans.extend((k, k + 1) for k in range(start, i))
-        if i < n:
-            spans.append((i, i + 1))
-        start = i + 1
-    return spans
-
-
-def _chunked(priority: Sequence[int], level: int, budget: int) -> list[tuple[int, int]] | None:
-    """Spans when nodes of `priority >= level` stay alone and the stretches between them
-    are cut into equal runs, as short as the budget allows (None: it cannot fit)."""
-    n = len(priority)
-    keep = [i for i in range(n) if priority[i] >= level]
-    bounds = [-1, *keep, n]
-    segments = [(a + 1, b) for a, b in itertools.pairwise(bounds) if b > a + 1]
-    room = budget - len(keep)
-    if room < len(segments):
-        return None
-    # The shortest run length whose chunks fit: columns only fall as the length grows.
-    low, high = 1, max((b - a for a, b in segments), default=1)
-    while low < high:
-        mid = (low + high) // 2
-        if sum(-(-(b - a) // mid) for a, b in segments) <= room:
-            high = mid
-        else:
-            low = mid + 1
-    pieces = [-(-(b - a) // low) for a, b in segments]
-    # Columns left over go to the stretches whose runs are longest, one at a time.
-    heap = [(-(b - a) / k, j) for j, ((a, b), k) in enumerate(zip(segments, pieces, strict=True))]
-    heapq.heapify(heap)
-    for _ in range(room - sum(pieces)):
-        if not heap:
-            break
-        _, j = heapq.heappop(heap)
-        a, b = segments[j]
-        if pieces[j] < b - a:
-            pieces[j] += 1
-            heapq.heappush(heap, (-(b - a) / pieces[j], j))
-    spans = [(i, i + 1) for i in keep]
-    for (a, b), count in zip(segments, pieces, strict=True):
-        cuts = [a + (b - a) * k // count for k in range(count + 1)]
-        spans.extend(itertools.pairwise(cuts))
-    return sorted(spans)
-
-
-def group_chain(
-    priority: Sequence[int], budget: int | None, min_run: int | None = None
-) -> list[tuple[int, int]]:
-    """Group a linear chain of nodes into at most `budget` columns.
-
-    Args:
-        priority: Per node: 2 = keep alone if at all possible (compactions, forks, pins),
-            1 = keep alone unless too many (user messages), 0 = ordinary.
-        budget: Most columns (None: no limit).
-        min_run: Runs of at least this many ordinary nodes always collapse, whole.
-
-    Returns:
-        `(start, stop)` spans covering the chain in order; a span longer than one is a run.
-        Under the budget, the stretches between kept nodes are cut into runs of equal
-        length, as short as fits, so the columns are used rather than wasted.
-    """
-    n = len(priority)
-    first = _spans_at(priority, 1, min_run) if min_run else [(i, i + 1) for i in range(n)]
-    if budget is None or len(first) <= budget:
-        return first
-    budget = max(1, budget)
-    for level in (1, 2, 3):  # level 3: nothing stays alone
-        spans = _chunked(priority, level, budget)
-        if spans is not None:
-            return spans
-    raise AssertionError("level 3 always fits")  # pragma: no cover
-
-
 # -- step 2 and assembly -----------------------------------------------------------------------
 @dataclass(frozen=True)
 class _Chain:
@@ -476,6 +388,35 @@ def _place_chain(
         previous = key
 
 
+@dataclass(frozen=True)
+class _UnitInfo:
+    """What a node made of some units shows: ids, kind, tokens, label, counts."""
+
+    folded: FoldedTree
+    path_index: Mapping[str | None, int]
+    labels: Mapping[str, str]
+    by_id: Mapping[str, Entry]
+    count: Callable[[Entry], int]
+
+    def __call__(self, units: Sequence[int]) -> dict[str, object]:
+        heads = self.folded.heads
+        ids = [i for u in units for i in self.folded.members[u]]
+        on = [self.path_index[i] for i in ids if i in self.path_index]
+        single = len(units) == 1
+        return {
+            "head_id": ids[0],
+            "entry_ids": tuple(ids),
+            "kind": node_kind(heads[units[0]]) if single else "run",
+            "tokens": sum(self.count(self.by_id[i]) for i in ids),
+            "label": next((self.labels[i] for i in ids if i in self.labels), None)
+            if single
+            else None,
+            "messages": sum(1 for u in units if node_kind(heads[u]) != "meta"),
+            "folded": len(ids) - len(units),
+            "path_index": min(on) if on else None,
+        }
+
+
 def _chain_budget(chain: _Chain, x0: int, max_columns: int | None, density: float) -> int | None:
     """Columns a chain may use: what is left of the width, and for a branch no more than
     its length at the active path's scale (at least two, so its start shows)."""
@@ -534,27 +475,9 @@ def tree_layout(
     lo, hi = path_bounds(path, start, end)
     path_units, shown, whole = _shown_units(folded, path, lo, hi)
     priority = _priorities(session, folded, pinned, shown)
-    path_index = {e.id: i for i, e in enumerate(path)}
-    labels = session.labels
-    by_id = session.by_id
-
-    def unit_info(units: Sequence[int]) -> dict[str, object]:
-        ids = [i for u in units for i in folded.members[u]]
-        kind = node_kind(folded.heads[units[0]]) if len(units) == 1 else "run"
-        on = [path_index[i] for i in ids if i in path_index]
-        return {
-            "head_id": ids[0],
-            "entry_ids": tuple(ids),
-            "kind": kind,
-            "tokens": sum(count(by_id[i]) for i in ids),
-            "label": next((labels[i] for i in ids if i in labels), None)
-            if len(units) == 1
-            else None,
-            "messages": sum(1 for u in units if node_kind(folded.heads[u]) != "meta") or 0,
-            "folded": len(ids) - len(units),
-            "path_index": min(on) if on else None,
-        }
-
+    unit_info = _UnitInfo(
+        folded, {e.id: i for i, e in enumerate(path)}, session.labels, session.by_id, count
+    )
     asm = _Assembly()
     lanes: list[list[tuple[int, int]]] = [[]]
     # Columns per unit on the active path: branches are drawn at the same scale, so a
@@ -616,40 +539,3 @@ def _finish(
         hidden_branches=asm.hidden,
         path_range=path_range,
     )
-
-
-Box = tuple[float, float, float, float]
-"""A rectangle `(x0, y0, x1, y1)` in display units."""
-
-
-def _overlaps(a: Box, b: Box, pad: float) -> bool:
-    return a[0] < b[2] + pad and b[0] < a[2] + pad and a[1] < b[3] + pad and b[1] < a[3] + pad
-
-
-def place_labels(
-    candidates: Sequence[Sequence[Box]], *, blocked: Sequence[Box] = (), pad: float = 1.0
-) -> list[int | None]:
-    """Choose for each label the first of its candidate boxes that overlaps nothing placed.
-
-    Labels are taken in the order given (put the important ones first); a label whose every
-    candidate overlaps a placed label or a blocked box is left out (None).
-
-    Args:
-        candidates: Per label, its possible boxes in order of preference.
-        blocked: Boxes no label may overlap.
-        pad: Least gap between two boxes.
-
-    Returns:
-        Per label, the index of the chosen candidate, or None.
-    """
-    placed: list[Box] = list(blocked)
-    chosen: list[int | None] = []
-    for boxes in candidates:
-        pick = next(
-            (k for k, box in enumerate(boxes) if not any(_overlaps(box, p, pad) for p in placed)),
-            None,
-        )
-        if pick is not None:
-            placed.append(boxes[pick])
-        chosen.append(pick)
-    return chosen

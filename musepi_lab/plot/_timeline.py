@@ -70,6 +70,47 @@ def _recorded_compactions(timeline: Any) -> list[float]:
     ]
 
 
+def _draw_events(
+    ax: Axes, events: Sequence[CompactionEvent], last_request: float, annotate: bool
+) -> None:
+    """Each compaction as an arrow from its tokens before to after, marked and labelled."""
+    seen_triggers: set[str] = set()
+    for n, event in enumerate(events):
+        color = TRIGGER_COLORS.get(event.trigger, "#000000")
+        ax.annotate(
+            "",
+            xy=(event.request, event.tokens_after),
+            xytext=(event.request, event.tokens_before),
+            arrowprops={"arrowstyle": "-|>", "color": color, "lw": 1.4},
+            zorder=4,
+        )
+        ax.scatter(
+            [event.request],
+            [event.tokens_before],
+            marker="v",
+            s=40,
+            color=color,
+            zorder=5,
+            label=f"compaction: {event.trigger}" if event.trigger not in seen_triggers else None,
+        )
+        seen_triggers.add(event.trigger)
+        if annotate:
+            # Labels near the right edge go to the left of their arrow, off the legend;
+            # neighbours alternate in height so close compactions stay readable.
+            right = last_request > 0 and event.request > 0.85 * last_request
+            ax.annotate(
+                event_label(event),
+                (event.request, event.tokens_before),
+                xytext=(-4 if right else 4, 6 + 16 * (n % 2)),
+                textcoords="offset points",
+                ha="right" if right else "left",
+                fontsize=7,
+                color=color,
+                bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85},
+                zorder=6,
+            )
+
+
 def plot_context_timeline(
     replay_result: ReplayResult,
     *,
@@ -154,42 +195,7 @@ def plot_context_timeline(
         label=f"threshold {replay_result.threshold:,}",
     )
 
-    last_request = max(requests, default=0.0)
-    seen_triggers: set[str] = set()
-    for n, event in enumerate(events):
-        color = TRIGGER_COLORS.get(event.trigger, "#000000")
-        ax.annotate(
-            "",
-            xy=(event.request, event.tokens_after),
-            xytext=(event.request, event.tokens_before),
-            arrowprops={"arrowstyle": "-|>", "color": color, "lw": 1.4},
-            zorder=4,
-        )
-        ax.scatter(
-            [event.request],
-            [event.tokens_before],
-            marker="v",
-            s=40,
-            color=color,
-            zorder=5,
-            label=f"compaction: {event.trigger}" if event.trigger not in seen_triggers else None,
-        )
-        seen_triggers.add(event.trigger)
-        if annotate:
-            # Labels near the right edge go to the left of their arrow, off the legend;
-            # neighbours alternate in height so close compactions stay readable.
-            right = last_request > 0 and event.request > 0.85 * last_request
-            ax.annotate(
-                event_label(event),
-                (event.request, event.tokens_before),
-                xytext=(-4 if right else 4, 6 + 16 * (n % 2)),
-                textcoords="offset points",
-                ha="right" if right else "left",
-                fontsize=7,
-                color=color,
-                bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85},
-                zorder=6,
-            )
+    _draw_events(ax, events, max(requests, default=0.0), annotate)
 
     top = max([replay_result.window, *context, *(e.tokens_before for e in events)], default=1)
     ax.set_ylim(0, top * 1.08)

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..session._session import Session
 from ..tokens import TokenCounter
-from ._layout import FoldedTree, TreeLayout, TreeNode, place_labels, tree_layout
+from ._layout import FoldedTree, TreeLayout, TreeNode, tree_layout
+from ._runs import place_labels
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -140,19 +141,16 @@ def plot_tree(
     import matplotlib.pyplot as plt
 
     counter = counter or TokenCounter()
-    regions = _cut_regions(cut)
+    own = ax is None
     if ax is None:
         _, ax = plt.subplots(figsize=(TREE_WIDTH, 4.0), layout="constrained")
-        own = True
-    else:
-        own = False
     if layout is None:
         layout = tree_layout(
             session,
             leaf_id=leaf_id,
             tokens=counter.count_entry,
             collapse=collapse if isinstance(collapse, int) else None,
-            pinned=_pins(cut, regions),
+            pinned=_pins(cut, _cut_regions(cut)),
             start=start,
             end=end,
             path_range=path_range,
@@ -162,16 +160,21 @@ def plot_tree(
         )
     if own:
         ax.figure.set_size_inches(*tree_figure_size(layout))
-    fontsize = readable_fontsize(ax.figure.get_figwidth())
-    texts = _draw(ax, layout, show_labels, fontsize)
-    shade_cut(ax, layout, cut)
-    ax.set_title(title or _default_title(session, layout, leaf_id), fontsize=fontsize + 1.5)
-    _declutter(ax, texts)
+    _render(ax, layout, cut, title or _default_title(session, layout, leaf_id), show_labels)
     if own:
-        # The layout is done (the declutter pass drew it): keep it, so saving or showing
+        # The layout is done (the declutter pass made it): keep it, so saving or showing
         # the figure does not lay it out again.
         ax.figure.set_layout_engine("none")
     return ax
+
+
+def _render(ax: Axes, layout: TreeLayout, cut: Any, title: str, show_labels: bool) -> None:
+    """Draw a layout with its cut and title, then hide the labels that would overlap."""
+    fontsize = readable_fontsize(ax.figure.get_figwidth())
+    texts = _draw(ax, layout, show_labels, fontsize)
+    shade_cut(ax, layout, cut)
+    ax.set_title(title, fontsize=fontsize + 1.5)
+    _declutter(ax, texts)
 
 
 def tree_figure_size(layout: TreeLayout) -> tuple[float, float]:
