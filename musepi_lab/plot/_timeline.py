@@ -70,6 +70,33 @@ def _recorded_compactions(timeline: Any) -> list[float]:
     ]
 
 
+def _finish_axes(ax: Axes, requests: Sequence[float], top: float, title: str) -> None:
+    """Limits, token ticks, labels, title and legend of the timeline."""
+    from matplotlib.ticker import FuncFormatter
+
+    ax.set_ylim(0, top * 1.08)
+    if requests:
+        ax.set_xlim(min(requests) - 0.5, max(requests) + 1)
+    ax.yaxis.set_major_formatter(FuncFormatter(_thousands))
+    ax.set_xlabel("request (assistant reply) number")
+    ax.set_ylabel("context tokens")
+    ax.set_title(title, fontsize=10)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+
+
+def _draw_recorded(ax: Axes, timeline: Any) -> None:
+    """Recorded provider usage as points, recorded compactions as dotted lines."""
+    xs, ys = _recorded_points(timeline)
+    if xs:
+        ax.scatter(xs, ys, s=8, color=RECORDED_COLOR, zorder=3, label="recorded usage")
+    for n, x in enumerate(_recorded_compactions(timeline)):
+        ax.axvline(
+            x, color=RECORDED_COLOR, ls=":", lw=1.0, label="recorded compaction" if n == 0 else None
+        )
+
+
 def _draw_events(
     ax: Axes, events: Sequence[CompactionEvent], last_request: float, annotate: bool
 ) -> None:
@@ -143,7 +170,6 @@ def plot_context_timeline(
         The Axes drawn on.
     """
     import matplotlib.pyplot as plt
-    from matplotlib.ticker import FuncFormatter
 
     timeline = replay_result.timeline
     events: Sequence[CompactionEvent] = tuple(replay_result.events)
@@ -167,18 +193,7 @@ def plot_context_timeline(
             label="agent's view",
         )
     if show_recorded:
-        xs, ys = _recorded_points(timeline)
-        if xs:
-            ax.scatter(xs, ys, s=8, color=RECORDED_COLOR, zorder=3, label="recorded usage")
-        for n, x in enumerate(_recorded_compactions(timeline)):
-            ax.axvline(
-                x,
-                color=RECORDED_COLOR,
-                ls=":",
-                lw=1.0,
-                label="recorded compaction" if n == 0 else None,
-            )
-
+        _draw_recorded(ax, timeline)
     ax.axhline(
         replay_result.window,
         color=WINDOW_COLOR,
@@ -194,20 +209,10 @@ def plot_context_timeline(
         alpha=0.7,
         label=f"threshold {replay_result.threshold:,}",
     )
-
     _draw_events(ax, events, max(requests, default=0.0), annotate)
 
     top = max([replay_result.window, *context, *(e.tokens_before for e in events)], default=1)
-    ax.set_ylim(0, top * 1.08)
-    if requests:
-        ax.set_xlim(min(requests) - 0.5, max(requests) + 1)
-    ax.yaxis.set_major_formatter(FuncFormatter(_thousands))
-    ax.set_xlabel("request (assistant reply) number")
-    ax.set_ylabel("context tokens")
-    ax.set_title(
-        title or f"{replay_result.strategy} · window {replay_result.window:,}", fontsize=10
+    _finish_axes(
+        ax, requests, top, title or f"{replay_result.strategy} · window {replay_result.window:,}"
     )
-    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
-    for side in ("top", "right"):
-        ax.spines[side].set_visible(False)
     return ax

@@ -124,12 +124,11 @@ def plot_tree(
             least this many ordinary entries always collapse; None: draw every node.
         max_columns: Column budget; `"auto"` derives it from the axes width.
         max_lanes: Most branch lanes; further branches fold into their fork.
-        path_range: `(start, end)` indices, the older spelling of `start`/`end`.
+        path_range: `(start, end)` indices (older spelling).
         show_labels: Annotate labelled entries.
         title: Axes title (default: session id, size and range).
         folded: `fold_tree(session)`, when the caller keeps it between redraws.
-        layout: A layout already made (a view that redraws keeps it); the arguments that
-            shape a layout are then ignored.
+        layout: A layout already made (kept by a view); the layout arguments are ignored.
         ax: Axes to draw on; a new, size-bounded figure when None.
 
     Returns:

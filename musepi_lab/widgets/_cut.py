@@ -96,6 +96,20 @@ def split_turn_html(prep: CompactionPreparation | None) -> str:
     return f"<div style='font-size:12px'>{text}</div>"
 
 
+_SLIDER_LOOK: dict[str, Any] = {
+    "continuous_update": False,
+    "style": {"description_width": "90px"},
+    "layout": {"width": "520px"},
+}
+
+
+def _slider(description: str, high: int, step: int, value: int, *, low: int = 0) -> Any:
+    """A token slider as the explorer shows them (updates when released)."""
+    return widgets.IntSlider(
+        description=description, min=low, max=high, step=step, value=value, **_SLIDER_LOOK
+    )
+
+
 class CutPointExplorer(widgets.VBox):
     """Sliders for keep-recent, reserve and window, profile and token-method pickers, and
     the tree plot and token bar that follow them.
@@ -150,36 +164,9 @@ class CutPointExplorer(widgets.VBox):
         path_tokens = sum(self.counter.count_entries(session.path(leaf_id)))
         keep_max = max(settings.keep_recent_tokens * 2, path_tokens, 1000)
         window_max = max(1_000_000, window)
-        self.keep_slider = widgets.IntSlider(
-            description="keep recent",
-            min=0,
-            max=keep_max,
-            step=500,
-            value=settings.keep_recent_tokens,
-            continuous_update=False,
-            style={"description_width": "90px"},
-            layout={"width": "520px"},
-        )
-        self.reserve_slider = widgets.IntSlider(
-            description="reserve",
-            min=0,
-            max=window_max,
-            step=512,
-            value=settings.resolved_reserve_tokens,
-            continuous_update=False,
-            style={"description_width": "90px"},
-            layout={"width": "520px"},
-        )
-        self.window_slider = widgets.IntSlider(
-            description="window",
-            min=4096,
-            max=window_max,
-            step=4096,
-            value=window,
-            continuous_update=False,
-            style={"description_width": "90px"},
-            layout={"width": "520px"},
-        )
+        self.keep_slider = _slider("keep recent", keep_max, 500, settings.keep_recent_tokens)
+        self.reserve_slider = _slider("reserve", window_max, 512, settings.resolved_reserve_tokens)
+        self.window_slider = _slider("window", window_max, 4096, window, low=4096)
         self.profile_picker = widgets.Dropdown(
             description="profile", options=list(PROFILES), value=settings.profile
         )
@@ -192,9 +179,7 @@ class CutPointExplorer(widgets.VBox):
             min=0,
             max=max(1, path_length),
             value=(0, max(1, path_length)),
-            continuous_update=False,
-            style={"description_width": "90px"},
-            layout={"width": "520px"},
+            **_SLIDER_LOOK,
         )
         self.cut_view = widgets.HTML()
         self.bar_view = widgets.HTML()
@@ -212,27 +197,13 @@ class CutPointExplorer(widgets.VBox):
         ):
             control.observe(self._on_change, names="value")
 
-        super().__init__(
-            children=[
-                widgets.HBox(
-                    [
-                        widgets.VBox(
-                            [
-                                self.keep_slider,
-                                self.reserve_slider,
-                                self.window_slider,
-                                self.zoom_slider,
-                            ]
-                        ),
-                        widgets.VBox([self.profile_picker, self.method_picker]),
-                    ]
-                ),
-                self.cut_view,
-                self.bar_view,
-                self.plot_output,
-                self.card_view,
-            ]
-        )
+        super().__init__(children=self._children())
+
+    def _children(self) -> list[widgets.Widget]:
+        sliders = [self.keep_slider, self.reserve_slider, self.window_slider, self.zoom_slider]
+        pickers = [self.profile_picker, self.method_picker]
+        controls = widgets.HBox([widgets.VBox(sliders), widgets.VBox(pickers)])
+        return [controls, self.cut_view, self.bar_view, self.plot_output, self.card_view]
 
     # -- computing --------------------------------------------------------------------
     def _counter(self, method: str) -> TokenCounter:
