@@ -22,6 +22,7 @@ import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -68,9 +69,11 @@ def measures(path: Path) -> dict[str, Callable[[], object]]:
     keep = [cut.keep_slider.value, max(500, cut.keep_slider.value // 2)]
     window = [cut.window_slider.value, cut.window_slider.value // 2]
     entries = [max(0, len(explorer.path) // 3), max(0, len(explorer.path) // 2)]
+    whole = cut.zoom_slider.max
+    zooms = [(0, whole), (whole // 4, whole // 2)]
     budgets = [4000, 8000]
 
-    def toggle(values: list[int], setter: Callable[[int], None]) -> Callable[[], None]:
+    def toggle(values: list[Any], setter: Callable[[Any], None]) -> Callable[[], None]:
         def step() -> None:
             values.reverse()
             setter(values[0])
@@ -89,6 +92,7 @@ def measures(path: Path) -> dict[str, Callable[[], object]]:
         "StrategyComparer(s)": lambda: StrategyComparer(fresh()),
         "cut: keep slider": toggle(keep, lambda v: setattr(cut.keep_slider, "value", v)),
         "cut: window slider": toggle(window, lambda v: setattr(cut.window_slider, "value", v)),
+        "cut: zoom slider": toggle(zooms, lambda v: setattr(cut.zoom_slider, "value", v)),
         "explorer: entry slider": toggle(
             entries, lambda v: setattr(explorer.entry_slider, "value", v)
         ),
