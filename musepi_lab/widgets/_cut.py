@@ -308,6 +308,8 @@ class CutPointExplorer(widgets.VBox):
                 max_columns=tree_columns((TREE_WIDTH - 2.8) * 72),
                 folded=self._folded,
             )
+            if len(self._layouts) >= 16:  # a bounded cache: the oldest zoom goes first
+                self._layouts.pop(next(iter(self._layouts)))
             self._layouts[key] = layout
         figure = Figure(figsize=tree_figure_size(layout), layout="constrained")
         FigureCanvasAgg(figure)
