@@ -174,3 +174,33 @@ def test_cost_column_prefers_a_replay_cost_with_values():
 def test_all_zero_cost_says_so():
     ax = plot_cost(frame([r for r in ROWS if r[1] == "truncate"]))
     assert [t.get_text() for t in ax.texts] == ["every cost is zero"]
+
+
+def test_a_series_on_top_of_another_stays_visible():
+    # prune and none land on the very same points: the second is nudged and marked.
+    rows = [
+        (s, name, b, 5000, 1.0, 0.0)
+        for s in ("s1", "s2")
+        for name in ("none", "prune")
+        for b in (2000, 8000)
+    ]
+    ax = plot_strategy_comparison(frame(rows))
+    ax.figure.canvas.draw()
+    lines = {line.get_label(): line for line in ax.get_lines()}
+    assert set(lines) == {"none", "prune (nudged: overlaps)"}
+    first, second = lines["none"], lines["prune (nudged: overlaps)"]
+    assert first.get_marker() != second.get_marker()
+    assert first.get_linestyle() != second.get_linestyle()
+    # Same data, different place on screen.
+    assert list(first.get_xdata()) == list(second.get_xdata())
+    a = first.get_transform().transform((5000, 1.0))
+    b = second.get_transform().transform((5000, 1.0))
+    assert abs(a[0] - b[0]) >= 3 and abs(a[1] - b[1]) >= 3
+
+
+def test_budget_labels_name_every_point_of_every_series():
+    ax = plot_strategy_comparison(frame())
+    labels = [t.get_text() for t in ax.texts]
+    budgets = sorted({r[2] for r in ROWS})
+    strategies = {r[1] for r in ROWS}
+    assert len(labels) == len(budgets) * len(strategies)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import html
+import io
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,9 +20,11 @@ matplotlib.use("Agg")
 
 import pandas as pd
 import pytest
+from PIL import Image
 
 from musepi_lab.compaction._result import CompactionResult
 from musepi_lab.formats._registry import read_session
+from musepi_lab.session import Entry, Session
 from musepi_lab.strategies import _base
 from musepi_lab.widgets._comparer import ROW_COLUMNS, StrategyComparer, usable_strategies
 from musepi_lab.widgets._cut import CutPointExplorer
@@ -71,11 +74,21 @@ def test_explorer_over_a_folder_lists_its_session_files():
     assert [e.id for e in explorer.path] == raw_path(records, records[-1]["id"])
 
 
+MESSAGE_TYPES = ("message", "compaction", "branch_summary", "custom_message")
+
+
 def test_explorer_starts_at_the_session_leaf_with_every_branch_offered():
     path = SAMPLE / "sample-0001.jsonl"
     _, records = raw(path)
     explorer = SessionExplorer(path)
-    assert {value for _, value in explorer.leaf_picker.options} == raw_leaves(records)
+    # The session leaf (last in file order), and every other leaf that is a message: the
+    # sample's metadata trails its last message, so its last entry is the only meta leaf.
+    by_id = {r["id"]: r for r in records}
+    message_leaves = {i for i in raw_leaves(records) if by_id[i]["type"] in MESSAGE_TYPES}
+    expected = message_leaves | {records[-1]["id"]}
+    options = [value for _, value in explorer.leaf_picker.options]
+    assert set(options) == expected and len(options) == len(expected)
+    assert options[0] == records[-1]["id"]
     # pi's leaf is the last entry in file order.
     assert explorer.leaf_id == records[-1]["id"]
     assert [e.id for e in explorer.path] == raw_path(records, records[-1]["id"])
@@ -105,6 +118,47 @@ def test_moving_the_slider_selects_the_entry_and_shows_its_content():
     assert explorer.context.entry_ids[-1] == ids[index]
     assert ids[index] in explorer.context_view.value
     assert explorer.context_tokens > 0
+
+
+def progress_session():
+    """u → a → t, where a and t each carry a progress side leaf, plus a real branch x."""
+
+    def rec(i, parent, n, role=None):
+        base = {"id": i, "parentId": parent, "timestamp": f"2026-01-01T00:00:{n:02d}.000Z"}
+        if role is None:
+            return {**base, "type": "custom", "customType": "claude-code:progress", "data": {}}
+        content = [{"type": "text", "text": f"text of {i}"}]
+        return {**base, "type": "message", "message": {"role": role, "content": content}}
+
+    records = [
+        rec("u", None, 1, "user"),
+        rec("a", "u", 2, "assistant"),
+        rec("pa", "a", 3),
+        rec("x", "a", 4, "user"),
+        rec("t", "a", 5, "toolResult"),
+        rec("pt", "t", 6),
+        rec("pt2", "pt", 7),
+    ]
+    return Session({"type": "session", "id": "p"}, [Entry.from_record(r) for r in records])
+
+
+def test_branch_picker_lists_real_branches_only_and_filters():
+    session = progress_session()
+    assert len(session.leaves) == 3  # pa, x, pt2: three raw leaves
+    explorer = SessionExplorer(session)
+    options = [value for _, value in explorer.leaf_picker.options]
+    assert options == ["pt2", "x"]  # the session leaf, then the one real branch
+    explorer.branch_filter.value = "text of x"
+    assert explorer.leaf_id == "pt2"  # filtering never moves the selection
+    assert [value for _, value in explorer.leaf_picker.options] == ["pt2", "x"]
+    explorer.branch_filter.value = "X · 3 entries"
+    assert [value for _, value in explorer.leaf_picker.options] == ["pt2", "x"]
+    explorer.leaf_picker.value = "x"
+    explorer.branch_filter.value = "session leaf"
+    assert [value for _, value in explorer.leaf_picker.options] == ["x", "pt2"]
+    assert [e.id for e in explorer.path] == ["u", "a", "x"]
+    explorer.branch_filter.value = "no such branch"
+    assert [value for _, value in explorer.leaf_picker.options] == ["x"]
 
 
 def test_choosing_in_the_list_moves_the_slider():
@@ -315,6 +369,7 @@ def test_run_gives_a_result_for_every_strategy_and_budget(test_strategies, sampl
     # Progress bar full, table and summaries shown, comparison plot drawn.
     assert comparer.progress.value == comparer.progress.max == 2
     assert "test-marker" in comparer.table_view.value
+    assert "overflow-x:auto" in comparer.table_view.value  # a wide table scrolls
     assert len(comparer.summary_view.children) == 1
     assert "MARKER dropped" in comparer.summary_view.children[0].value
     assert comparer.plot_output.outputs[0]["data"]["image/png"]
@@ -380,3 +435,66 @@ def test_comparer_rows_agree_with_the_benchmark(sample2):
         .loc[list(zip(got["strategy"], got["budget"], strict=True)), "fact_retention"]
         .tolist()
     )
+
+
+def test_moving_the_cut_reshades_the_same_tree_and_zoom_redraws_it(sample2):
+    explorer = CutPointExplorer(sample2)
+    figure = explorer._tree[0]
+    explorer.keep_slider.value = 2_000
+    assert explorer._tree[0] is figure  # the tree was not drawn again, only reshaded
+    path = sample2.path()
+    explorer.zoom_slider.value = (10, 60)
+    assert explorer._tree[0] is not figure
+    layout = explorer._tree[2]
+    assert layout.path_range == (10, 60)
+    shown = {i for n in layout.nodes if n.on_path for i in n.entry_ids}
+    assert {e.id for e in path[10:60]} <= shown
+    assert not shown & {e.id for e in path[60:]}
+
+
+def test_entry_list_of_a_long_branch_is_a_window_that_follows_the_slider():
+    from musepi_lab.datasets._generator import GeneratorConfig, generate_session
+    from musepi_lab.widgets._explorer import ENTRY_WINDOW
+
+    session, _ = generate_session(GeneratorConfig(seed=3, tasks=120))
+    length = len(session.path())
+    assert length > 2 * ENTRY_WINDOW
+    explorer = SessionExplorer(session)
+    values = [v for _, v in explorer.entry_list.options]
+    assert len(values) == ENTRY_WINDOW and values[-1] == length - 1
+    explorer.entry_slider.value = 5
+    values = [v for _, v in explorer.entry_list.options]
+    assert values[0] == 0 and 5 in values and len(values) == ENTRY_WINDOW
+    assert explorer.entry_list.value == 5
+    assert explorer.selected_entry.id == session.path()[5].id
+
+
+def test_widgets_on_the_largest_claude_code_session():
+    from _corpus import CORPUS
+
+    files = sorted((CORPUS / "claude-code").glob("*.jsonl"), key=lambda p: p.stat().st_size)
+    if not files:
+        pytest.skip(f"no Claude Code sessions under {CORPUS}")
+    session = read_session(files[-1])
+    # Message tips, counted here: messages that are no message's nearest message ancestor.
+    messages = {e.id for e in session.entries if e.type != "custom"}
+    by_id = session.by_id
+    hosts = set()
+    for entry_id in messages:
+        up = by_id.get(by_id[entry_id].parent_id)
+        while up is not None and up.id not in messages:
+            up = by_id.get(up.parent_id)
+        if up is not None:
+            hosts.add(up.id)
+    tips = messages - hosts
+    assert len(session.leaves) > 10 * len(tips)  # progress lines make most raw leaves
+    explorer = SessionExplorer(session)
+    assert len(explorer.leaf_picker.options) == len(tips)
+    assert explorer.leaf_picker.options[0][1] == session.leaf_id
+
+    cut = CutPointExplorer(session)
+    first = cut.png
+    width, height = Image.open(io.BytesIO(first)).size
+    assert width <= 1600 and height <= 900
+    cut.keep_slider.value = max(500, cut.keep_slider.value // 4)
+    assert cut.png != first

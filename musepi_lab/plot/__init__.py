@@ -1,11 +1,11 @@
 """Plots (matplotlib): every function takes `ax=None` and returns the Axes."""
 
 from ._bench import REPORT_FIGURES, plot_benchmark, plot_tradeoff, write_benchmark_report
-from ._comparison import plot_cost, plot_strategy_comparison
-from ._layout import NODE_KINDS, TreeLayout, TreeNode, node_kind, tree_layout
+from ._comparison import plot_cost, plot_strategy_comparison, series_style
+from ._layout import NODE_KINDS, FoldedTree, TreeLayout, TreeNode, fold_tree, node_kind, tree_layout
 from ._probes import plot_probe_scores, probe_score_matrix
 from ._timeline import TRIGGER_COLORS, plot_context_timeline
-from ._tree import KIND_COLORS, REGION_COLORS, plot_tree
+from ._tree import KIND_COLORS, REGION_COLORS, plot_tree, readable_fontsize, shade_cut
 
 __all__ = [
     "KIND_COLORS",
@@ -13,8 +13,10 @@ __all__ = [
     "REGION_COLORS",
     "REPORT_FIGURES",
     "TRIGGER_COLORS",
+    "FoldedTree",
     "TreeLayout",
     "TreeNode",
+    "fold_tree",
     "node_kind",
     "plot_benchmark",
     "plot_context_timeline",
@@ -24,6 +26,9 @@ __all__ = [
     "plot_tradeoff",
     "plot_tree",
     "probe_score_matrix",
+    "readable_fontsize",
+    "series_style",
+    "shade_cut",
     "tree_layout",
     "write_benchmark_report",
 ]

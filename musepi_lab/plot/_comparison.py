@@ -38,6 +38,38 @@ def _check_agg(agg: str) -> None:
         raise ValueError(f"unknown aggregation {agg!r}; expected one of {AGGREGATIONS}")
 
 
+SERIES_MARKERS: tuple[str, ...] = ("o", "s", "^", "D", "v", "P", "X", "*")
+"""Marker of the n-th series (cycled), so series that coincide stay told apart."""
+SERIES_DASHES: tuple[str, ...] = ("-", "--", "-.", ":")
+"""Line style of the n-th series (cycled)."""
+OVERLAP_OFFSET_POINTS = 3.5
+"""How far (points, on screen only) a series is nudged per earlier series it lies on."""
+
+
+def series_style(n: int) -> dict[str, Any]:
+    """Marker, dashes and fill of the n-th series: every other one hollow, so a series
+    drawn over another still shows the one below."""
+    return {
+        "marker": SERIES_MARKERS[n % len(SERIES_MARKERS)],
+        "linestyle": SERIES_DASHES[n % len(SERIES_DASHES)],
+        "markerfacecolor": "none" if n % 2 else None,
+    }
+
+
+def overlap_ranks(series: Sequence[Sequence[tuple[float, float]]]) -> list[int]:
+    """For each series, how many earlier series share at least one of its points (0: none).
+
+    A series with rank k is drawn nudged by k offsets, so it cannot hide under another.
+    """
+    seen: list[set[tuple[float, float]]] = []
+    ranks = []
+    for points in series:
+        spots = {(round(x, 6), round(y, 6)) for x, y in points}
+        ranks.append(sum(1 for earlier in seen if earlier & spots))
+        seen.append(spots)
+    return ranks
+
+
 def _thousands(value: float, _pos: int | None = None) -> str:
     return f"{value / 1000:g}k" if abs(value) >= 1000 else f"{value:g}"
 
@@ -129,7 +161,9 @@ def plot_strategy_comparison(
 
     The default answers "how small does the context get, and how much does it keep?":
     tokens after the compaction on x, fact retention on y. Each strategy is one colour,
-    its budgets joined in ascending order and labelled.
+    marker and dash pattern, its budgets joined in ascending order and labelled; a
+    strategy whose points fall on another's (`none` and `prune` often do) is nudged a few
+    points on screen and marked so in the legend, so no series hides another.
 
     Args:
         df: A benchmark frame with columns `strategy`, `budget`, `x` and `y`.
@@ -150,22 +184,36 @@ def plot_strategy_comparison(
     """
     import matplotlib.pyplot as plt
     from matplotlib.ticker import FuncFormatter
+    from matplotlib.transforms import offset_copy
 
     points = strategy_points(df, x=x, y=y, agg=agg)
     if ax is None:
         _, ax = plt.subplots(figsize=(7, 4.5))
-    for strategy, rows in points.items():
+    ranks = overlap_ranks([[(px, py) for _, px, py in rows] for rows in points.values()])
+    for n, (strategy, rows) in enumerate(points.items()):
         xs = [px for _, px, _ in rows]
         ys = [py for _, _, py in rows]
-        (line,) = ax.plot(xs, ys, marker="o", lw=1.2, label=strategy)
+        # A series on top of another is nudged on screen (the data stay exact) and says so.
+        shift = ranks[n] * OVERLAP_OFFSET_POINTS
+        transform = offset_copy(ax.transData, fig=ax.figure, x=shift, y=-shift, units="points")
+        (line,) = ax.plot(
+            xs,
+            ys,
+            lw=1.2,
+            markersize=6,
+            label=strategy + (" (nudged: overlaps)" if ranks[n] else ""),
+            transform=transform,
+            zorder=2 + n,
+            **series_style(n),
+        )
         if annotate:
             for (px, py), budgets in _coincident(rows).items():
                 ax.annotate(
                     "/".join(_budget_text(b) for b in budgets),
                     (px, py),
-                    xytext=(3, 3),
+                    xytext=(4 + shift, 3 - shift - 9 * ranks[n]),
                     textcoords="offset points",
-                    fontsize=7,
+                    fontsize=8,
                     color=line.get_color(),
                 )
     if x.startswith("tokens") or x.endswith("_tokens"):

@@ -1,4 +1,11 @@
-"""`plot_tree`: the entry tree of a session, with compactions and a proposed cut point."""
+"""`plot_tree`: the entry tree of a session, with compactions and a proposed cut point.
+
+The figure is bounded whatever the session (`TREE_WIDTH` × at most `TREE_MAX_HEIGHT`
+inches, 1200 × 900 px at matplotlib's default 100 dpi): the layout folds metadata, keeps
+real branches only and cuts long runs to the columns the axes can show. Text is never
+smaller than `readable_fontsize` of the figure width, so it stays at least 8 px when a
+notebook shows the figure 900 px wide.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 from ..session._session import Session
 from ..tokens import TokenCounter
-from ._layout import TreeLayout, tree_layout
+from ._layout import FoldedTree, TreeLayout, TreeNode, tree_layout
+from ._runs import place_labels
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+    from matplotlib.text import Annotation
 
 KIND_COLORS: dict[str, str] = {
     "user": "#1f77b4",
@@ -29,8 +38,24 @@ REGION_COLORS: dict[str, str] = {
     "turn prefix": "#dadaeb",
     "kept": "#c7e9c0",
 }
-AUTO_COLLAPSE_ABOVE = 300
-"""Sessions with more entries than this collapse linear runs by default."""
+TREE_WIDTH = 12.0
+"""Width of a new tree figure, inches (1200 px at 100 dpi)."""
+TREE_MAX_HEIGHT = 9.0
+"""Most height of a new tree figure, inches (900 px at 100 dpi)."""
+NOTEBOOK_WIDTH_PX = 900
+"""Width a notebook output shows a figure at, for the readability rule."""
+MIN_TEXT_PX = 8.0
+"""Smallest text height on screen at `NOTEBOOK_WIDTH_PX`."""
+COLUMN_POINTS = 7.0
+"""Width of one column when the column budget is derived from the axes width."""
+_SQUARE = {"compaction": "D", "branch_summary": "D", "run": "s"}
+
+
+def readable_fontsize(figure_width_inches: float) -> float:
+    """The smallest font size (points) whose text is `MIN_TEXT_PX` high when the figure is
+    shown `NOTEBOOK_WIDTH_PX` wide: pt · dpi/72 · 900/(width · dpi) ≥ 8, whatever the dpi."""
+    needed = MIN_TEXT_PX * 72 * figure_width_inches / NOTEBOOK_WIDTH_PX
+    return max(8.0, math.ceil(needed * 10) / 10)
 
 
 def _cut_regions(cut: Any) -> dict[str, Collection[str]]:
@@ -44,101 +69,237 @@ def _cut_regions(cut: Any) -> dict[str, Collection[str]]:
     }
 
 
+def _pins(cut: Any, regions: dict[str, Collection[str]]) -> set[str]:
+    """Region boundaries, kept as their own nodes so the shading starts where it should."""
+    pins = {i for ids in regions.values() for i in (*tuple(ids)[:1], *tuple(ids)[-1:])}
+    if cut is not None and getattr(cut, "first_kept_entry_id", None):
+        pins.add(cut.first_kept_entry_id)
+    return pins
+
+
+def _thousands(value: float) -> str:
+    return f"{value / 1000:g}k" if abs(value) >= 1000 else f"{value:g}"
+
+
+def _axes_width_points(ax: Axes) -> float:
+    return ax.get_position().width * ax.figure.get_figwidth() * 72
+
+
 def plot_tree(
     session: Session,
     *,
     cut: Any = None,
     leaf_id: str | None = None,
     counter: TokenCounter | None = None,
+    start: int | str | None = None,
+    end: int | str | None = None,
     collapse: int | str | None = "auto",
+    max_columns: int | str | None = "auto",
+    max_lanes: int = 24,
     path_range: tuple[int, int] | None = None,
     show_labels: bool = True,
     title: str | None = None,
+    folded: FoldedTree | None = None,
+    layout: TreeLayout | None = None,
     ax: Axes | None = None,
 ) -> Axes:
-    """Draw the entry tree of a session.
+    """Draw the entry tree of a session, bounded in size at any session length.
 
-    Nodes are coloured by type and role and sized by tokens; the active path is drawn bold;
-    branches fan out below it; labels are shown; each compaction is linked to its first
-    kept entry; a proposed cut (a `CompactionPreparation`) shades the summarized,
-    turn-prefix and kept regions. A strip of token bars under the tree makes the size of
-    every node readable.
+    Nodes are coloured by type and role and sized by tokens; metadata (model changes,
+    progress lines, labels) is folded into the message it belongs to; the active path is
+    lane 0, drawn bold; real branches take lanes below it; long runs collapse into grey
+    squares labelled `×N` (N messages); labels are shown; each compaction is linked to its
+    first kept entry; a proposed cut (a `CompactionPreparation`) shades the summarized,
+    turn-prefix and kept regions. Token bars under the tree, with a scale, give the size of
+    every node of the active path; the x axis gives active-path indices, for `start`/`end`.
 
     Args:
         session: The session to draw.
         cut: A `CompactionPreparation` to show, or None.
         leaf_id: The leaf whose path is active (default: the session leaf).
         counter: Token counter for sizes (default: MusePi's estimator).
-        collapse: Collapse linear runs of at least this many entries; `"auto"` collapses
-            runs of 12 when the session has more than `AUTO_COLLAPSE_ABOVE` entries;
-            None never collapses.
-        path_range: Zoom to entries whose depth is in `[start, stop)`.
+        start: Zoom: first active-path entry shown, an index or an entry id.
+        end: Zoom: end of the range, an index (exclusive, as a slice) or an id (included).
+        collapse: `"auto"`: collapse only as far as the columns need; an int: runs of at
+            least this many ordinary entries always collapse; None: draw every node.
+        max_columns: Column budget; `"auto"` derives it from the axes width.
+        max_lanes: Most branch lanes; further branches fold into their fork.
+        path_range: `(start, end)` indices (older spelling).
         show_labels: Annotate labelled entries.
-        title: Axes title (default: session id and size).
-        ax: Axes to draw on; a new figure sized to the tree when None.
+        title: Axes title (default: session id, size and range).
+        folded: `fold_tree(session)`, when the caller keeps it between redraws.
+        layout: A layout already made (kept by a view); the layout arguments are ignored.
+        ax: Axes to draw on; a new, size-bounded figure when None.
 
     Returns:
         The Axes drawn on.
+
+    Raises:
+        KeyError: `start` or `end` is an id not on the active path.
     """
     import matplotlib.pyplot as plt
-    from matplotlib.lines import Line2D
-    from matplotlib.patches import FancyArrowPatch, Patch
 
     counter = counter or TokenCounter()
-    if collapse == "auto":
-        collapse = 12 if len(session.entries) > AUTO_COLLAPSE_ABOVE else None
-    regions = _cut_regions(cut)
-    pinned = {i for ids in regions.values() for i in ids[:1]} | {
-        i for ids in regions.values() for i in ids[-1:]
-    }
-    if cut is not None and getattr(cut, "first_kept_entry_id", None):
-        pinned.add(cut.first_kept_entry_id)
-    layout = tree_layout(
-        session,
-        leaf_id=leaf_id,
-        tokens=counter.count_entry,
-        collapse=collapse if isinstance(collapse, int) else None,
-        pinned=pinned,
-        path_range=path_range,
-    )
+    own = ax is None
     if ax is None:
-        width = min(40.0, max(8.0, layout.width * 0.09))
-        height = 2.4 + 0.7 * max(1, layout.lanes)
-        _, ax = plt.subplots(figsize=(width, height))
-    _draw(ax, layout, regions, show_labels)
+        _, ax = plt.subplots(figsize=(TREE_WIDTH, 4.0), layout="constrained")
+    if layout is None:
+        layout = tree_layout(
+            session,
+            leaf_id=leaf_id,
+            tokens=counter.count_entry,
+            collapse=collapse if isinstance(collapse, int) else None,
+            pinned=_pins(cut, _cut_regions(cut)),
+            start=start,
+            end=end,
+            path_range=path_range,
+            max_columns=_budget(ax, own, collapse, max_columns),
+            max_lanes=max_lanes,
+            folded=folded,
+        )
+    if own:
+        ax.figure.set_size_inches(*tree_figure_size(layout))
+    _render(ax, layout, cut, title or _default_title(session, layout, leaf_id), show_labels)
+    if own:
+        # The layout is done (the declutter pass made it): keep it, so saving or showing
+        # the figure does not lay it out again.
+        ax.figure.set_layout_engine("none")
+    return ax
 
-    handles = [
-        Line2D([], [], marker="o", linestyle="", color=KIND_COLORS[k], label=k)
+
+def _render(ax: Axes, layout: TreeLayout, cut: Any, title: str, show_labels: bool) -> None:
+    """Draw a layout with its cut and title, then hide the labels that would overlap."""
+    fontsize = readable_fontsize(ax.figure.get_figwidth())
+    texts = _draw(ax, layout, show_labels, fontsize)
+    shade_cut(ax, layout, cut)
+    ax.set_title(title, fontsize=fontsize + 1.5)
+    _declutter(ax, texts)
+
+
+def tree_figure_size(layout: TreeLayout) -> tuple[float, float]:
+    """Inches of a new tree figure: `TREE_WIDTH` wide, as tall as its lanes need, bounded."""
+    lanes = max(1, layout.lanes)
+    return TREE_WIDTH, min(TREE_MAX_HEIGHT, max(3.6, 2.4 + 0.3 * lanes))
+
+
+def tree_columns(width_points: float) -> int:
+    """The column budget of axes this wide (points)."""
+    return max(10, int(width_points / COLUMN_POINTS))
+
+
+def _budget(ax: Axes, own: bool, collapse: Any, max_columns: Any) -> int | None:
+    if collapse is None:
+        return None
+    if max_columns == "auto":
+        # The legend and tick labels take about 2.8 inches of a new figure.
+        return tree_columns((TREE_WIDTH - 2.8) * 72 if own else _axes_width_points(ax))
+    return None if max_columns is None else int(max_columns)
+
+
+def shade_cut(ax: Axes, layout: TreeLayout, cut: Any) -> None:
+    """Shade the regions of a cut (replacing any shaded before) and update the legend.
+
+    A view moving the cut calls this on a tree already drawn: the nodes stay, only the
+    shading and the legend change. A region boundary inside a run is drawn where it falls
+    in the run (`TreeLayout.x_span`).
+    """
+    for artist in [p for p in ax.patches if p.get_gid() == "cut-region"]:
+        artist.remove()
+    regions = _cut_regions(cut)
+    for name, ids in regions.items():
+        span = layout.x_span(ids) if ids else None
+        if span is not None:
+            patch = ax.axvspan(*span, color=REGION_COLORS[name], alpha=0.6, zorder=0, lw=0)
+            patch.set_gid("cut-region")
+    _legend(ax, layout, regions, readable_fontsize(ax.figure.get_figwidth()))
+
+
+def _default_title(session: Session, layout: TreeLayout, leaf_id: str | None) -> str:
+    total = len(session.path(leaf_id))
+    lo, hi = layout.path_range
+    zoom = f" · active path {lo}–{hi - 1} of {total}" if (lo, hi) != (0, total) else ""
+    return f"{session.id} · {len(session.entries):,} entries as {len(layout.nodes):,} nodes{zoom}"
+
+
+def _legend(
+    ax: Axes, layout: TreeLayout, regions: dict[str, Collection[str]], fontsize: float
+) -> None:
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    kinds = {n.kind for n in layout.nodes}
+    handles: list[Any] = [
+        Line2D(
+            [],
+            [],
+            marker=_SQUARE.get(k, "o"),
+            linestyle="",
+            color=KIND_COLORS[k],
+            label="run (×N messages)" if k == "run" else k,
+        )
         for k in KIND_COLORS
-        if any(n.kind == k for n in layout.nodes)
+        if k in kinds
     ]
     handles += [Patch(color=REGION_COLORS[r], label=r) for r, ids in regions.items() if ids]
     if layout.links:
         handles.append(
-            FancyArrowPatch((0, 0), (1, 1), color=KIND_COLORS["compaction"], label="first kept")
+            Line2D([], [], color=KIND_COLORS["compaction"], marker=">", label="→ first kept")
         )
     ax.legend(
-        handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False
+        handles=handles,
+        loc="upper left",
+        bbox_to_anchor=(1.0, 1.0),
+        fontsize=fontsize,
+        frameon=False,
     )
-    ax.set_title(title or f"{session.id} · {len(session.entries)} entries", fontsize=10)
-    return ax
+
+
+def _marker_sizes(ax: Axes, layout: TreeLayout) -> dict[str, float]:
+    """Marker diameter (points) per node: by tokens, never wider than a column."""
+    column = _axes_width_points(ax) / max(layout.width + 1, 2)
+    big = min(14.0, max(3.0, 0.85 * column))
+    top = max((n.tokens for n in layout.nodes), default=1) or 1
+    return {n.key: big * (0.45 + 0.55 * math.sqrt(n.tokens / top)) for n in layout.nodes}
 
 
 def _draw(
-    ax: Axes, layout: TreeLayout, regions: dict[str, Collection[str]], show_labels: bool
-) -> None:
+    ax: Axes, layout: TreeLayout, show_labels: bool, fontsize: float
+) -> list[tuple[Annotation, float]]:
+    """Draw edges, nodes, bars and links; return the labels to declutter, each with the
+    shift (points) of its second position."""
+    lanes = max(1, layout.lanes)
+    bar_top, bar_height = lanes - 0.2, max(1.6, 0.35 * lanes)
+    _draw_edges(ax, layout)
+    sizes = _marker_sizes(ax, layout)
+    for marker in ("o", "s", "D"):
+        group = [n for n in layout.nodes if _SQUARE.get(n.kind, "o") == marker]
+        if group:
+            ax.scatter(
+                [n.x for n in group],
+                [n.y for n in group],
+                s=[sizes[n.key] ** 2 for n in group],
+                c=[KIND_COLORS.get(n.kind, "#333333") for n in group],
+                edgecolors=["black" if n.on_path else "none" for n in group],
+                marker=marker,
+                linewidths=0.5,
+                zorder=3,
+            )
+    _draw_bars(ax, layout, bar_top, bar_height, fontsize)
+    _draw_links(ax, layout)
+    texts = _node_texts(ax, layout, sizes, show_labels, fontsize)
+    ax.set_xlim(-1, max(layout.width, 1))
+    ax.set_ylim(bar_top + bar_height + 0.1, -0.75)
+    _x_ticks(ax, layout, fontsize)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    return texts
+
+
+def _draw_edges(ax: Axes, layout: TreeLayout) -> None:
     from matplotlib.collections import LineCollection
-    from matplotlib.patches import FancyArrowPatch
 
     by_key = layout.by_key
-    lanes = max(1, layout.lanes)
-    bar_base = lanes + 0.35  # token bars live under the lowest lane
-    for name, ids in regions.items():
-        span = layout.x_span(ids) if ids else None
-        if span is not None:
-            ax.axvspan(*span, color=REGION_COLORS[name], alpha=0.6, zorder=0, lw=0)
-
-    # Edges as two line collections (active path bold, the rest thin): one artist each.
+    # Two line collections (active path bold, the rest thin): one artist each.
     segments: dict[bool, list[list[tuple[float, float]]]] = {True: [], False: []}
     for parent, child in layout.edges:
         a, b = by_key[parent], by_key[child]
@@ -150,69 +311,53 @@ def _draw(
                 LineCollection(
                     segs,
                     colors="black" if bold else "#999999",
-                    linewidths=2.0 if bold else 0.8,
+                    linewidths=1.6 if bold else 0.8,
                     zorder=1,
                 )
             )
 
-    max_tokens = max((n.tokens for n in layout.nodes), default=1) or 1
-    xs = [n.x for n in layout.nodes]
-    ys = [n.y for n in layout.nodes]
-    sizes = [12 + 220 * math.sqrt(n.tokens / max_tokens) for n in layout.nodes]
-    colors = [KIND_COLORS.get(n.kind, "#333333") for n in layout.nodes]
-    edgecolors = ["black" if n.on_path else "none" for n in layout.nodes]
-    markers_square = [n.kind in ("compaction", "branch_summary") for n in layout.nodes]
-    for square in (False, True):
-        sel = [i for i, s in enumerate(markers_square) if s == square]
-        if sel:
-            ax.scatter(
-                [xs[i] for i in sel],
-                [ys[i] for i in sel],
-                s=[sizes[i] * (2.2 if square else 1) for i in sel],
-                c=[colors[i] for i in sel],
-                edgecolors=[edgecolors[i] for i in sel],
-                marker="D" if square else "o",
-                linewidths=0.6,
-                zorder=3,
-            )
-    # Token bars, one per node, rising from a baseline (the y axis is inverted).
-    ax.bar(
-        xs,
-        [-0.9 * n.tokens / max_tokens for n in layout.nodes],
-        bottom=bar_base + 0.9,
-        width=0.8,
-        color=colors,
-        zorder=2,
-        lw=0,
+
+def _draw_bars(ax: Axes, layout: TreeLayout, top: float, height: float, fontsize: float) -> None:
+    """Token bars of the active path's nodes, under the lowest lane, with a token scale."""
+    from matplotlib.collections import PolyCollection
+    from matplotlib.ticker import MaxNLocator
+
+    # Bars for the active path only: branch nodes share its columns and would overlap.
+    nodes = [n for n in layout.nodes if n.on_path] or list(layout.nodes)
+    most = max((n.tokens for n in nodes), default=0) or 1
+    base = top + height
+    # One collection rather than a patch per bar: a tenth of the drawing time.
+    bars = [
+        [(n.x - 0.4, base), (n.x - 0.4, y), (n.x + 0.4, y), (n.x + 0.4, base)]
+        for n in nodes
+        if (y := base - height * n.tokens / most) != base
+    ]
+    colors = [KIND_COLORS.get(n.kind, "#333333") for n in nodes if n.tokens]
+    ax.add_collection(
+        PolyCollection(bars, facecolors=colors, linewidths=0, zorder=2, gid="token-bars")
     )
-    for node in layout.nodes:
-        if node.kind == "run":
-            ax.annotate(
-                f"×{len(node.entry_ids)}",
-                (node.x, node.y),
-                xytext=(0, -11),
-                textcoords="offset points",
-                ha="center",
-                fontsize=6,
-                color="#555555",
-            )
-        if show_labels and node.label:
-            ax.annotate(
-                node.label,
-                (node.x, node.y),
-                xytext=(0, 9),
-                textcoords="offset points",
-                ha="center",
-                fontsize=7,
-                bbox={"boxstyle": "round,pad=0.2", "fc": "#ffffcc", "lw": 0.4},
-            )
+    ax.axhline(base, color="#cccccc", lw=0.6, zorder=1)
+    steps = [v for v in MaxNLocator(nbins=3, steps=[1, 2, 5, 10]).tick_values(0, most) if v <= most]
+    lanes = max(1, layout.lanes)
+    ticks = [float(y) for y in range(lanes)] + [base - height * v / most for v in steps]
+    names = ["active path" if i == 0 else f"branch {i}" for i in range(lanes)]
+    values = [_thousands(v) for v in steps]
+    if values:
+        values[-1] += " tokens" if layout.lanes <= 1 else " tok (active)"
+    ax.set_yticks(ticks, names + values, fontsize=fontsize)
+
+
+def _draw_links(ax: Axes, layout: TreeLayout) -> None:
+    from matplotlib.patches import FancyArrowPatch
+
+    by_key = layout.by_key
     for comp, kept in layout.links:
         a, b = by_key[comp], by_key[kept]
         ax.add_patch(
             FancyArrowPatch(
                 (a.x, a.y - 0.08),
                 (b.x, b.y - 0.08),
-                connectionstyle="arc3,rad=0.35",
+                connectionstyle="arc3,rad=0.3",
                 arrowstyle="-|>",
                 mutation_scale=8,
                 color=KIND_COLORS["compaction"],
@@ -220,12 +365,98 @@ def _draw(
                 zorder=2,
             )
         )
-    ax.set_xlim(-1, max(layout.width, 1))
-    ax.set_ylim(bar_base + 1.0, -0.8)
-    ax.set_yticks([*list(range(lanes)), bar_base + 0.45])
-    ax.set_yticklabels(
-        ["active path" if i == 0 else f"branch {i}" for i in range(lanes)] + ["tokens"], fontsize=8
+
+
+def _x_ticks(ax: Axes, layout: TreeLayout, fontsize: float) -> None:
+    """Ticks at active-path columns, labelled with the path index they start at."""
+    on_path = sorted(
+        (n for n in layout.nodes if n.y == 0 and n.path_index is not None), key=lambda n: n.x
     )
-    ax.set_xlabel("position along branch (collapsed runs count once)", fontsize=8)
-    for side in ("top", "right"):
-        ax.spines[side].set_visible(False)
+    step = max(1, math.ceil(len(on_path) / 10))
+    chosen = on_path[::step]
+    ax.set_xticks([n.x for n in chosen], [str(n.path_index) for n in chosen], fontsize=fontsize)
+    ax.set_xlabel("active-path index of the entry each column starts at", fontsize=fontsize)
+
+
+def _node_texts(
+    ax: Axes,
+    layout: TreeLayout,
+    sizes: dict[str, float],
+    show_labels: bool,
+    fontsize: float,
+) -> list[tuple[Annotation, float]]:
+    """Entry labels above their node, then `×N` and hidden-branch notes below, in order of
+    importance (the declutter pass keeps the first of overlapping ones)."""
+    out: list[tuple[Annotation, float]] = []
+
+    def note(node: TreeNode, text: str, above: bool, **style: Any) -> None:
+        gap = sizes[node.key] / 2 + 1
+        annotation = ax.annotate(
+            text,
+            (node.x, node.y),
+            xytext=(0, gap if above else -gap),
+            textcoords="offset points",
+            ha="center",
+            va="bottom" if above else "top",
+            fontsize=fontsize,
+            annotation_clip=True,
+            **style,
+        )
+        annotation.set_in_layout(False)  # layout must not move when labels are hidden
+        out.append((annotation, fontsize * 1.25 * (1 if above else -1)))
+
+    if show_labels:
+        for node in layout.nodes:
+            if node.label:
+                note(
+                    node,
+                    node.label,
+                    True,
+                    bbox={"boxstyle": "round,pad=0.2", "fc": "#ffffcc", "lw": 0.4},
+                )
+    for node in layout.nodes:
+        if node.hidden_branches:
+            note(node, f"+{node.hidden_branches} br.", False, color="#a33")
+    runs = sorted((n for n in layout.nodes if n.kind == "run"), key=lambda n: (-n.messages, n.x))
+    for node in runs:
+        note(node, f"×{node.messages}", False, color="#444444")
+    return out
+
+
+def _declutter(ax: Axes, texts: list[tuple[Annotation, float]]) -> None:
+    """Hide labels that would overlap one already placed, after trying a second height.
+
+    Measured with the figure's own renderer after its layout is done, so what is kept is
+    exactly what does not overlap when drawn.
+    """
+    if not texts:
+        return
+    figure = ax.figure
+    engine = figure.get_layout_engine()
+    if engine is not None:
+        engine.execute(figure)  # positions are final only after the layout
+    renderer = figure._get_renderer()  # the canvas's own (Agg) renderer
+    scale = figure.dpi / 72
+    axes_box = ax.get_window_extent(renderer)
+    options: list[list[tuple[tuple[float, float, float, float], float]]] = []
+    for annotation, shift in texts:
+        box = annotation.get_window_extent(renderer)
+        moved = shift * scale
+        options.append(
+            [
+                ((box.x0, box.y0 + dy, box.x1, box.y1 + dy), offset)
+                for dy, offset in ((0.0, 0.0), (moved, shift))
+                # Labels stay inside the axes, so nothing is clipped on save.
+                if box.x0 >= axes_box.x0
+                and box.x1 <= axes_box.x1
+                and box.y0 + dy >= axes_box.y0
+                and box.y1 + dy <= axes_box.y1
+            ]
+        )
+    picks = place_labels([[b for b, _ in o] for o in options], pad=2.0)
+    for (annotation, _), option, pick in zip(texts, options, picks, strict=True):
+        if pick is None:
+            annotation.set_visible(False)
+        elif option[pick][1]:
+            x, y = annotation.xyann
+            annotation.xyann = (x, y + option[pick][1])

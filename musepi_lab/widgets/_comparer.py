@@ -293,8 +293,11 @@ class StrategyComparer(widgets.VBox):
         frame = self.frame
         assert frame is not None
         table = frame[list(TABLE_COLUMNS)]
-        self.table_view.value = table.to_html(
-            index=False, na_rep="", float_format=lambda v: f"{v:.3f}", border=0
+        # Wider than a notebook with every column: it scrolls rather than overflows.
+        self.table_view.value = (
+            "<div style='max-width:100%;overflow-x:auto;max-height:420px;overflow-y:auto'>"
+            + table.to_html(index=False, na_rep="", float_format=lambda v: f"{v:.3f}", border=0)
+            + "</div>"
         )
         self._plot(frame)
         self.summary_budget_picker.options = list(budgets)

@@ -19,7 +19,7 @@ from ..context._build import build_session_context
 from ..session._profiles import PROFILES
 from ..session._session import Session
 from ..tokens._counter import METHODS, TokenCounter, token_method_for
-from ._figures import show_figure, show_text
+from ._figures import figure_png, show_png, show_text
 
 DEFAULT_WINDOW = 200_000
 """Context window the explorer starts with (Claude-class models)."""
@@ -96,6 +96,20 @@ def split_turn_html(prep: CompactionPreparation | None) -> str:
     return f"<div style='font-size:12px'>{text}</div>"
 
 
+_SLIDER_LOOK: dict[str, Any] = {
+    "continuous_update": False,
+    "style": {"description_width": "90px"},
+    "layout": {"width": "520px"},
+}
+
+
+def _slider(description: str, high: int, step: int, value: int, *, low: int = 0) -> Any:
+    """A token slider as the explorer shows them (updates when released)."""
+    return widgets.IntSlider(
+        description=description, min=low, max=high, step=step, value=value, **_SLIDER_LOOK
+    )
+
+
 class CutPointExplorer(widgets.VBox):
     """Sliders for keep-recent, reserve and window, profile and token-method pickers, and
     the tree plot and token bar that follow them.
@@ -134,6 +148,10 @@ class CutPointExplorer(widgets.VBox):
         self.settings = settings
         self._given_settings = settings
         self._drawn: tuple[Any, ...] | None = None
+        self._tree_key: tuple[Any, ...] | None = None
+        self._tree: tuple[Any, Any, Any] | None = None  # figure, axes, layout
+        self._layouts: dict[tuple[Any, ...], Any] = {}
+        self._folded: Any = None
         self.preparation: CompactionPreparation | None = None
         self.threshold = 0
         self.context_tokens = 0
@@ -146,41 +164,22 @@ class CutPointExplorer(widgets.VBox):
         path_tokens = sum(self.counter.count_entries(session.path(leaf_id)))
         keep_max = max(settings.keep_recent_tokens * 2, path_tokens, 1000)
         window_max = max(1_000_000, window)
-        self.keep_slider = widgets.IntSlider(
-            description="keep recent",
-            min=0,
-            max=keep_max,
-            step=500,
-            value=settings.keep_recent_tokens,
-            continuous_update=False,
-            style={"description_width": "90px"},
-            layout={"width": "520px"},
-        )
-        self.reserve_slider = widgets.IntSlider(
-            description="reserve",
-            min=0,
-            max=window_max,
-            step=512,
-            value=settings.resolved_reserve_tokens,
-            continuous_update=False,
-            style={"description_width": "90px"},
-            layout={"width": "520px"},
-        )
-        self.window_slider = widgets.IntSlider(
-            description="window",
-            min=4096,
-            max=window_max,
-            step=4096,
-            value=window,
-            continuous_update=False,
-            style={"description_width": "90px"},
-            layout={"width": "520px"},
-        )
+        self.keep_slider = _slider("keep recent", keep_max, 500, settings.keep_recent_tokens)
+        self.reserve_slider = _slider("reserve", window_max, 512, settings.resolved_reserve_tokens)
+        self.window_slider = _slider("window", window_max, 4096, window, low=4096)
         self.profile_picker = widgets.Dropdown(
             description="profile", options=list(PROFILES), value=settings.profile
         )
         self.method_picker = widgets.Dropdown(
             description="tokens", options=list(METHODS), value=method
+        )
+        path_length = len(session.path(leaf_id))
+        self.zoom_slider = widgets.IntRangeSlider(
+            description="tree zoom",
+            min=0,
+            max=max(1, path_length),
+            value=(0, max(1, path_length)),
+            **_SLIDER_LOOK,
         )
         self.cut_view = widgets.HTML()
         self.bar_view = widgets.HTML()
@@ -194,23 +193,17 @@ class CutPointExplorer(widgets.VBox):
             self.window_slider,
             self.profile_picker,
             self.method_picker,
+            self.zoom_slider,
         ):
             control.observe(self._on_change, names="value")
 
-        super().__init__(
-            children=[
-                widgets.HBox(
-                    [
-                        widgets.VBox([self.keep_slider, self.reserve_slider, self.window_slider]),
-                        widgets.VBox([self.profile_picker, self.method_picker]),
-                    ]
-                ),
-                self.cut_view,
-                self.bar_view,
-                self.plot_output,
-                self.card_view,
-            ]
-        )
+        super().__init__(children=self._children())
+
+    def _children(self) -> list[widgets.Widget]:
+        sliders = [self.keep_slider, self.reserve_slider, self.window_slider, self.zoom_slider]
+        pickers = [self.profile_picker, self.method_picker]
+        controls = widgets.HBox([widgets.VBox(sliders), widgets.VBox(pickers)])
+        return [controls, self.cut_view, self.bar_view, self.plot_output, self.card_view]
 
     # -- computing --------------------------------------------------------------------
     def _counter(self, method: str) -> TokenCounter:
@@ -258,11 +251,12 @@ class CutPointExplorer(widgets.VBox):
         self.bar_view.value = token_bar_html(
             self.regions, window=window, threshold=self.threshold, context=self.context_tokens
         )
-        # The tree only changes with the cut (and the token sizes), not with window or
-        # reserve: skip the redraw, the slow part, when the cut stayed where it was.
+        # The cut only changes with the budget, profile and counter, not with window or
+        # reserve: skip the redraw, the slow part, when it stayed where it was.
         key = (
             self.counter.method,
             self.settings.profile,
+            tuple(self.zoom_slider.value),
             None if prep is None else (prep.first_kept_entry_id, prep.turn_start_index),
         )
         if key != self._drawn:
@@ -276,15 +270,54 @@ class CutPointExplorer(widgets.VBox):
         self.card_view.value = preparation_html(prep, self.counter) if prep is not None else ""
         if not self.plot:
             return
-        from ..plot._tree import plot_tree
+        from ..plot._tree import shade_cut
 
         try:
-            ax = plot_tree(self.session, cut=prep, leaf_id=self.leaf_id, counter=self.counter)
+            figure, ax, layout = self._tree_figure()
+            shade_cut(ax, layout, prep)
+            png = figure_png(figure, tight=False)
         except Exception as exc:  # a view shows the failure instead of dying with it
             show_text(self.plot_output, f"could not draw the tree: {exc!r}")
             self.png = None
             return
-        self.png = show_figure(self.plot_output, ax.figure, description="entry tree")
+        show_png(self.plot_output, png, description="entry tree")
+        self.png = png
+
+    def _tree_figure(self) -> tuple[Any, Any, Any]:
+        """The tree figure for the current token method and zoom, drawn once and kept."""
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+
+        from ..plot._layout import fold_tree, tree_layout
+        from ..plot._tree import TREE_WIDTH, plot_tree, tree_columns, tree_figure_size
+
+        start, end = self.zoom_slider.value
+        key = (self.counter.method, start, end)
+        if self._tree is not None and key == self._tree_key:
+            return self._tree
+        if self._folded is None:
+            self._folded = fold_tree(self.session)
+        layout = self._layouts.get(key)
+        if layout is None:
+            layout = tree_layout(
+                self.session,
+                leaf_id=self.leaf_id,
+                tokens=self.counter.count_entry,
+                start=start,
+                end=end,
+                max_columns=tree_columns((TREE_WIDTH - 2.8) * 72),
+                folded=self._folded,
+            )
+            if len(self._layouts) >= 16:  # a bounded cache: the oldest zoom goes first
+                self._layouts.pop(next(iter(self._layouts)))
+            self._layouts[key] = layout
+        figure = Figure(figsize=tree_figure_size(layout), layout="constrained")
+        FigureCanvasAgg(figure)
+        ax = figure.add_subplot()
+        plot_tree(self.session, leaf_id=self.leaf_id, counter=self.counter, layout=layout, ax=ax)
+        figure.set_layout_engine("none")  # laid out once; each cut only re-renders
+        self._tree, self._tree_key = (figure, ax, layout), key
+        return self._tree
 
     # -- events -----------------------------------------------------------------------
     def _on_change(self, _change: dict[str, Any]) -> None:

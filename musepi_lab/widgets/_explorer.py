@@ -28,6 +28,8 @@ from ..session._session import Session
 from ..tokens._counter import TokenCounter
 from ._figures import escape_clip, one_line
 
+ENTRY_WINDOW = 400
+"""Most path entries the entry list offers at once (those around the selection)."""
 SNIPPET_CHARS = 90
 """Characters of an entry's text shown in the entry list and the context table."""
 
@@ -117,6 +119,37 @@ def context_html(
     )
 
 
+def branch_options(session: Session) -> list[tuple[str, str]]:
+    """`(label, leaf id)` of each real branch: the session leaf first, then the tip of every
+    other branch of the folded tree (`plot._layout.fold_tree`), in tree order."""
+    from ..plot._layout import fold_tree
+
+    if session.leaf_id is None:
+        return []
+    folded = fold_tree(session)
+    depth = {e.id: d + 1 for d, e in session.walk()}
+    own = folded.unit_of.get(session.leaf_id)
+    tips = [session.leaf_id] + [
+        str(folded.heads[u].id)
+        for u, kids in enumerate(folded.children)
+        if not kids and u != own and folded.heads[u].id
+    ]
+    options = []
+    for tip in tips:
+        entry = session.by_id[tip]
+        label = session.labels.get(tip)
+        active = " (session leaf)" if tip == session.leaf_id else ""
+        tag = f" [{label}]" if label else ""
+        options.append(
+            (
+                f"{tip} · {depth.get(tip, 0)} entries · ends {entry_kind(entry)}{tag}{active}"
+                f" · {entry_snippet(entry, 40)}",
+                tip,
+            )
+        )
+    return options
+
+
 def session_files(source: Path) -> list[Path]:
     """The session files a picker offers: those under a folder, or a file and its siblings."""
     if source.is_dir():
@@ -132,8 +165,11 @@ class SessionExplorer(widgets.VBox):
 
     Controls (child widgets, settable from Python):
         `file_picker` (Dropdown of session files, shown when built from a path),
-        `leaf_picker` (Dropdown of the session's leaves: each is a branch),
-        `entry_list` (Select over the entries of the branch's path, value = path index),
+        `leaf_picker` (Dropdown of the session's real branches: the session leaf, then each
+    branch tip holding a message; metadata side leaves such as Claude Code progress lines
+    are no branches), `branch_filter` (Text narrowing the branch list),
+        `entry_list` (Select over the path entries around the selection, at most
+        `ENTRY_WINDOW` of them, value = path index),
         `entry_slider` (IntSlider over the same path; kept in step with the list).
 
     State: `session`, `leaf_id`, `path`, `selected_index`, `selected_entry`, `context`
@@ -167,10 +203,18 @@ class SessionExplorer(widgets.VBox):
         self.context: SessionContext | None = None
         self.context_tokens = 0
         self._tokens: list[int] = []
+        self._window = (0, 0)
         self._busy = False
 
         self.file_picker = widgets.Dropdown(description="file", layout={"width": "60%"})
         self.leaf_picker = widgets.Dropdown(description="branch", layout={"width": "60%"})
+        self.branch_filter = widgets.Text(
+            description="find branch",
+            placeholder="id, label or text; the list narrows as you type",
+            continuous_update=True,
+            layout={"width": "60%"},
+        )
+        self._branches: list[tuple[str, str]] = []
         self.entry_slider = widgets.IntSlider(
             description="entry", min=0, max=0, continuous_update=False, layout={"width": "60%"}
         )
@@ -199,6 +243,7 @@ class SessionExplorer(widgets.VBox):
 
         self.file_picker.observe(self._on_file, names="value")
         self.leaf_picker.observe(self._on_leaf, names="value")
+        self.branch_filter.observe(self._on_filter, names="value")
         self.entry_slider.observe(self._on_slider, names="value")
         self.entry_list.observe(self._on_list, names="value")
 
@@ -207,6 +252,7 @@ class SessionExplorer(widgets.VBox):
                 self.header,
                 self.message,
                 self.file_picker,
+                self.branch_filter,
                 self.leaf_picker,
                 self.entry_slider,
                 widgets.HBox(
@@ -277,27 +323,16 @@ class SessionExplorer(widgets.VBox):
         )
         self._busy = True
         try:
-            self.leaf_picker.options = [
-                (self._leaf_label(leaf), leaf.id) for leaf in session.leaves if leaf.id
-            ]
-            self.leaf_picker.value = (
-                session.leaf_id
-                if session.leaf_id in self._leaf_ids()
-                else (self.leaf_picker.options[0][1] if self.leaf_picker.options else None)
-            )
+            self._branches = branch_options(session)
+            self.branch_filter.value = ""
+            self.leaf_picker.options = self._branches
+            self.leaf_picker.value = self._branches[0][1] if self._branches else None
         finally:
             self._busy = False
         self._set_leaf(self.leaf_picker.value)
 
     def _leaf_ids(self) -> list[str]:
-        return [value for _, value in self.leaf_picker.options]
-
-    def _leaf_label(self, leaf: Entry) -> str:
-        depth = len(self.session.path(leaf.id))
-        label = self.session.labels.get(leaf.id) if leaf.id else None
-        active = " (session leaf)" if leaf.id == self.session.leaf_id else ""
-        tag = f" [{label}]" if label else ""
-        return f"{leaf.id} · {depth} entries · ends {entry_kind(leaf)}{tag}{active}"
+        return [value for _, value in self._branches]
 
     def _set_leaf(self, leaf_id: str | None) -> None:
         self.leaf_id = leaf_id
@@ -306,16 +341,30 @@ class SessionExplorer(widgets.VBox):
         last = max(0, len(self.path) - 1)
         self._busy = True
         try:
-            self.entry_list.options = [
-                (entry_option_label(i, e, t), i)
-                for i, (e, t) in enumerate(zip(self.path, self._tokens, strict=True))
-            ]
+            self._window = (0, 0)
+            self._list_around(last)
             self.entry_slider.max = last
             self.entry_slider.value = last
             self.entry_list.value = last if self.path else None
         finally:
             self._busy = False
         self._show(last)
+
+    def _list_around(self, index: int) -> None:
+        """Offer the path entries around `index` in the list (at most `ENTRY_WINDOW`).
+
+        A branch of 10,000 entries would make a list the browser is slow to draw and a
+        kernel slow to label; the window follows the slider instead.
+        """
+        lo, hi = self._window
+        if lo <= index < hi:
+            return
+        lo = max(0, min(index - ENTRY_WINDOW // 2, len(self.path) - ENTRY_WINDOW))
+        hi = min(len(self.path), lo + ENTRY_WINDOW)
+        self._window = (lo, hi)
+        self.entry_list.options = [
+            (entry_option_label(i, self.path[i], self._tokens[i]), i) for i in range(lo, hi)
+        ]
 
     def _show(self, index: int) -> None:
         if not self.path:
@@ -360,11 +409,26 @@ class SessionExplorer(widgets.VBox):
         if not self._busy and change["new"] is not None:
             self._set_leaf(change["new"])
 
+    def _on_filter(self, change: dict[str, Any]) -> None:
+        query = str(change["new"]).strip().lower()
+        current = self.leaf_picker.value
+        shown = [o for o in self._branches if query in o[0].lower()] if query else self._branches
+        if current is not None and all(value != current for _, value in shown):
+            # The branch being looked at stays offered, first, so the view does not jump.
+            shown = [o for o in self._branches if o[1] == current] + shown
+        self._busy = True
+        try:
+            self.leaf_picker.options = shown
+            self.leaf_picker.value = current
+        finally:
+            self._busy = False
+
     def _on_slider(self, change: dict[str, Any]) -> None:
         if self._busy:
             return
         self._busy = True
         try:
+            self._list_around(change["new"])
             self.entry_list.value = change["new"]
         finally:
             self._busy = False

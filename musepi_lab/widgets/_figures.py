@@ -20,10 +20,11 @@ FIGURE_DPI = 90
 """Resolution of figures shown in widgets (a compromise between sharpness and redraw time)."""
 
 
-def figure_png(fig: Figure, *, dpi: int = FIGURE_DPI) -> bytes:
-    """The PNG bytes of a figure, tightly cropped."""
+def figure_png(fig: Figure, *, dpi: int = FIGURE_DPI, tight: bool = True) -> bytes:
+    """The PNG bytes of a figure, tightly cropped unless `tight` is False (a figure laid
+    out already saves faster without the extra cropping pass)."""
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight")
+    fig.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight" if tight else None)
     return buffer.getvalue()
 
 
@@ -61,6 +62,11 @@ def show_figure(output: ipywidgets.Output, fig: Figure, *, description: str = "f
         plt.close(fig)
     output.outputs = (png_output(png, f"<{description}>"),)
     return png
+
+
+def show_png(output: ipywidgets.Output, png: bytes, *, description: str = "figure") -> None:
+    """Replace what `output` shows with a PNG (for figures a view keeps and redraws)."""
+    output.outputs = (png_output(png, f"<{description}>"),)
 
 
 def show_text(output: ipywidgets.Output, text: str) -> None:
