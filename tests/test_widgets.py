@@ -487,7 +487,7 @@ def test_widgets_on_the_largest_claude_code_session():
         if up is not None:
             hosts.add(up.id)
     tips = messages - hosts
-    assert len(session.leaves) > 10 * len(tips)  # progress lines make most raw leaves
+    assert len(session.leaves) >= len(tips)  # metadata side leaves are no branches
     explorer = SessionExplorer(session)
     assert len(explorer.leaf_picker.options) == len(tips)
     assert explorer.leaf_picker.options[0][1] == session.leaf_id
