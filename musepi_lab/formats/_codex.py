@@ -607,7 +607,9 @@ class _Converter:
         for line, value in self.values:
             if not isinstance(value, dict):
                 found = type(value).__name__
-                self.log.add(line, "not-an-object", f"line holds a JSON {found}, not a rollout item")
+                self.log.add(
+                    line, "not-an-object", f"line holds a JSON {found}, not a rollout item"
+                )
                 continue
             kind = value.get("type")
             ts = value.get("timestamp")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..strategies._base import strategy_label as _strategy_label
 
@@ -134,7 +134,8 @@ def strategy_points(
     values = values.dropna(subset=[x, y])
     grouped = values.groupby(["label", "budget"], sort=True)[[x, y]].agg(agg)
     points: dict[str, list[tuple[Any, float, float]]] = {}
-    for (label, budget), row in grouped.iterrows():
+    for key, row in grouped.iterrows():
+        label, budget = cast(tuple[Any, Any], key)
         points.setdefault(str(label), []).append((budget, float(row[x]), float(row[y])))
     return points
 
@@ -195,7 +196,9 @@ def plot_strategy_comparison(
         ys = [py for _, _, py in rows]
         # A series on top of another is nudged on screen (the data stay exact) and says so.
         shift = ranks[n] * OVERLAP_OFFSET_POINTS
-        transform = offset_copy(ax.transData, fig=ax.figure, x=shift, y=-shift, units="points")
+        transform = offset_copy(
+            ax.transData, fig=cast(Any, ax.figure), x=shift, y=-shift, units="points"
+        )
         (line,) = ax.plot(
             xs,
             ys,
@@ -255,7 +258,9 @@ def cost_table(df: pd.DataFrame, *, y: str | None = None, agg: str = "mean") -> 
     y = y or cost_column(df)
     frame = _usable(df, [y])
     frame = frame.assign(**{y: pd.to_numeric(frame[y], errors="coerce")})
-    return frame.pivot_table(index="label", columns="budget", values=y, aggfunc=agg, sort=True)
+    return frame.pivot_table(
+        index="label", columns="budget", values=y, aggfunc=cast(Any, agg), sort=True
+    )
 
 
 def plot_cost(

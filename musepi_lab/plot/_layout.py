@@ -222,9 +222,9 @@ def fold_tree(session: Session) -> FoldedTree:
     flush_pending()
 
     children: list[list[int]] = [[] for _ in heads]
-    for unit, parent in enumerate(parents):
-        if parent is not None:
-            children[parent].append(unit)
+    for unit, parent_unit in enumerate(parents):
+        if parent_unit is not None:
+            children[parent_unit].append(unit)
     unit_of = {entry_id: u for u, ids in enumerate(members) for entry_id in ids}
     return FoldedTree(
         heads=tuple(heads),

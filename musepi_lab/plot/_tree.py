@@ -20,6 +20,7 @@ from ._runs import place_labels
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
     from matplotlib.text import Annotation
 
 KIND_COLORS: dict[str, str] = {
@@ -81,8 +82,13 @@ def _thousands(value: float) -> str:
     return f"{value / 1000:g}k" if abs(value) >= 1000 else f"{value:g}"
 
 
+def _figure(ax: Axes) -> Figure:
+    """The figure an Axes is drawn in (the root figure, not a subfigure)."""
+    return ax.get_figure(root=True)  # type: ignore[return-value]
+
+
 def _axes_width_points(ax: Axes) -> float:
-    return ax.get_position().width * ax.figure.get_figwidth() * 72
+    return ax.get_position().width * _figure(ax).get_figwidth() * 72
 
 
 def plot_tree(
@@ -158,18 +164,18 @@ def plot_tree(
             folded=folded,
         )
     if own:
-        ax.figure.set_size_inches(*tree_figure_size(layout))
+        _figure(ax).set_size_inches(*tree_figure_size(layout))
     _render(ax, layout, cut, title or _default_title(session, layout, leaf_id), show_labels)
     if own:
         # The layout is done (the declutter pass made it): keep it, so saving or showing
         # the figure does not lay it out again.
-        ax.figure.set_layout_engine("none")
+        _figure(ax).set_layout_engine("none")
     return ax
 
 
 def _render(ax: Axes, layout: TreeLayout, cut: Any, title: str, show_labels: bool) -> None:
     """Draw a layout with its cut and title, then hide the labels that would overlap."""
-    fontsize = readable_fontsize(ax.figure.get_figwidth())
+    fontsize = readable_fontsize(_figure(ax).get_figwidth())
     texts = _draw(ax, layout, show_labels, fontsize)
     shade_cut(ax, layout, cut)
     ax.set_title(title, fontsize=fontsize + 1.5)
@@ -211,7 +217,7 @@ def shade_cut(ax: Axes, layout: TreeLayout, cut: Any) -> None:
         if span is not None:
             patch = ax.axvspan(*span, color=REGION_COLORS[name], alpha=0.6, zorder=0, lw=0)
             patch.set_gid("cut-region")
-    _legend(ax, layout, regions, readable_fontsize(ax.figure.get_figwidth()))
+    _legend(ax, layout, regions, readable_fontsize(_figure(ax).get_figwidth()))
 
 
 def _default_title(session: Session, layout: TreeLayout, leaf_id: str | None) -> str:
@@ -301,6 +307,7 @@ def _draw_edges(ax: Axes, layout: TreeLayout) -> None:
     by_key = layout.by_key
     # Two line collections (active path bold, the rest thin): one artist each.
     segments: dict[bool, list[list[tuple[float, float]]]] = {True: [], False: []}
+    corner: list[tuple[float, float]]
     for parent, child in layout.edges:
         a, b = by_key[parent], by_key[child]
         corner = [(a.x, a.y), (a.x, b.y), (b.x, b.y)] if a.y != b.y else [(a.x, a.y), (b.x, b.y)]
@@ -431,11 +438,11 @@ def _declutter(ax: Axes, texts: list[tuple[Annotation, float]]) -> None:
     """
     if not texts:
         return
-    figure = ax.figure
+    figure = _figure(ax)
     engine = figure.get_layout_engine()
     if engine is not None:
         engine.execute(figure)  # positions are final only after the layout
-    renderer = figure._get_renderer()  # the canvas's own (Agg) renderer
+    renderer = figure._get_renderer()  # type: ignore[attr-defined]  # the canvas's own (Agg)
     scale = figure.dpi / 72
     axes_box = ax.get_window_extent(renderer)
     options: list[list[tuple[tuple[float, float, float, float], float]]] = []

@@ -12,7 +12,7 @@ import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .._prompts import PromptSet, resolve_prompts
 from ..compaction._prepare import prepare_compaction
@@ -52,7 +52,9 @@ class ProbeModels:
     images: bool = False
 
 
-def _usage(prefix: str, response: SummaryResponse | None, prices: Mapping[str, float]) -> dict:
+def _usage(
+    prefix: str, response: SummaryResponse | None, prices: Mapping[str, float]
+) -> dict[str, Any]:
     if response is None:
         return {
             f"{prefix}_input_tokens": 0,
@@ -396,7 +398,7 @@ def probe_cells(answers: pd.DataFrame) -> pd.DataFrame:
 
     records: list[dict[str, Any]] = []
     for keys, group in answers.groupby(list(_CELL_KEYS), sort=False, dropna=False):
-        rows = group.to_dict("records")
+        rows = cast(list[dict[str, Any]], group.to_dict("records"))
         record: dict[str, Any] = dict(zip(_CELL_KEYS, keys, strict=True))
         for column in ("compacted", "tokens_before", "tokens_after", "error"):
             record[column] = rows[0].get(column)

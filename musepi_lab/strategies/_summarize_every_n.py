@@ -175,7 +175,7 @@ class SummarizeEveryN(Strategy):
         params["turns_summarized"] = turns
         return CompactionResult(
             summary=checkpoint_summary(checkpoint or "", turns, task),
-            first_kept_entry_id=context.entry_ids[bounds[-1][1]],
+            first_kept_entry_id=str(context.entry_ids[bounds[-1][1]]),
             tokens_before=context_tokens(ctx.session, ctx, ctx.leaf_id),
             method=SUMMARIZE_EVERY_N_METHOD,
             summarizer_input_tokens=sum(r.input_tokens for r in responses),
