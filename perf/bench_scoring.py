@@ -44,8 +44,6 @@ from musepi_lab.formats._registry import read_session
 from musepi_lab.metrics import (
     FACT_KINDS,
     Fact,
-    clear_fact_cache,
-    clear_scorers,
     context_text,
     entry_facts,
     extract_facts,
@@ -53,6 +51,8 @@ from musepi_lab.metrics import (
     session_archives,
     session_scorer,
 )
+from musepi_lab.metrics._scoring import clear_scorers
+from musepi_lab.metrics._session_facts import clear_fact_cache
 from musepi_lab.session._session import Session, timestamp_after
 from musepi_lab.strategies import compact
 from musepi_lab.tokens import TokenCounter

@@ -11,12 +11,10 @@ from _corpus import corpus_file
 
 from musepi_lab.formats._registry import read_session
 from musepi_lab.metrics import (
-    HAS_AHOCORASICK,
     Fact,
     FactMatcher,
     SessionScorer,
     archive_text,
-    clear_fact_cache,
     context_text,
     corpus_facts,
     entry_facts,
@@ -28,6 +26,8 @@ from musepi_lab.metrics import (
     session_archives,
     session_scorer,
 )
+from musepi_lab.metrics._match import HAS_AHOCORASICK
+from musepi_lab.metrics._session_facts import clear_fact_cache
 from musepi_lab.session._model import Entry
 from musepi_lab.session._session import Session
 

@@ -2,7 +2,7 @@
 
 from ._archive import ArchiveText, archive_text, imaged_text, session_archives
 from ._facts import FACT_KINDS, Fact, context_text, extract_facts, retained
-from ._match import HAS_AHOCORASICK, FactMatcher, found_in
+from ._match import FactMatcher
 from ._metrics import (
     cache_prefix_kept,
     cache_prefix_tokens,
@@ -17,18 +17,11 @@ from ._metrics import (
     tool_pairing_problems,
     tool_pairing_valid,
 )
-from ._scoring import SessionScorer, clear_scorers, session_scorer
-from ._session_facts import (
-    clear_fact_cache,
-    corpus_facts,
-    entry_facts,
-    facts_of_entries,
-    session_fingerprint,
-)
+from ._scoring import SessionScorer, session_scorer
+from ._session_facts import corpus_facts, entry_facts, facts_of_entries
 
 __all__ = [
     "FACT_KINDS",
-    "HAS_AHOCORASICK",
     "ArchiveText",
     "Fact",
     "FactMatcher",
@@ -36,8 +29,6 @@ __all__ = [
     "archive_text",
     "cache_prefix_kept",
     "cache_prefix_tokens",
-    "clear_fact_cache",
-    "clear_scorers",
     "context_text",
     "corpus_facts",
     "decay_curve",
@@ -45,14 +36,12 @@ __all__ = [
     "extract_facts",
     "fact_retention",
     "facts_of_entries",
-    "found_in",
     "imaged_text",
     "instruction_survival",
     "retained",
     "retention_bounds",
     "retention_by_kind",
     "session_archives",
-    "session_fingerprint",
     "session_scorer",
     "summarizer_cost",
     "summary_tokens",

@@ -10,19 +10,16 @@ model on a declared rubric elsewhere), through the one model seam.
 from ._ask import (
     JUDGE_DIMENSIONS,
     Judgement,
-    exact_score,
     judge_prompt,
     judge_request,
     parse_judgement,
     reader_request,
 )
-from ._context import compacted_session, reader_messages
-from ._loopback import echo_reader, overlap_judge, overlap_scores
-from ._make import ProbeLimits, make_probes, planted_facts_of, probe_point, probes_df
-from ._model import PROBE_KINDS, Probe, chat_text
+from ._loopback import echo_reader, overlap_judge
+from ._make import ProbeLimits, make_probes, probe_point, probes_df
+from ._model import PROBE_KINDS, Probe
 from ._run import (
     ProbeModels,
-    answer_compacted,
     answer_probe,
     cell_probes,
     probe_cells,
@@ -39,25 +36,18 @@ __all__ = [
     "Probe",
     "ProbeLimits",
     "ProbeModels",
-    "answer_compacted",
     "answer_probe",
     "cell_probes",
-    "chat_text",
-    "compacted_session",
     "echo_reader",
-    "exact_score",
     "judge_prompt",
     "judge_request",
     "make_probes",
     "overlap_judge",
-    "overlap_scores",
     "parse_judgement",
-    "planted_facts_of",
     "probe_cells",
     "probe_point",
     "probe_score_table",
     "probes_df",
-    "reader_messages",
     "reader_request",
     "run_probe_answers",
     "run_probes",
