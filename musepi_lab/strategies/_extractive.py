@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from ..compaction._file_ops import (
     format_summary_files,
@@ -27,6 +27,7 @@ from ..compaction._serialize import truncate_head_tail
 from ..session._model import Message, message_text
 from ._base import CompactionContext, Strategy, register
 from ._context_size import with_tokens_after
+from ._params import check_count
 
 EXTRACTIVE_METHOD = "extractive"
 NONE_EXTRACTED = "(none extracted)"
@@ -286,13 +287,6 @@ def render_extractive_summary(
     return "\n\n".join(parts)
 
 
-def _check_count(name: str, value: Any, minimum: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-
-
 @register
 @dataclass(frozen=True)
 class Extractive(Strategy):
@@ -312,9 +306,9 @@ class Extractive(Strategy):
     state_chars: int = 1500
 
     def __post_init__(self) -> None:
-        _check_count("request_chars", self.request_chars, 1)
-        _check_count("max_items", self.max_items, 1)
-        _check_count("state_chars", self.state_chars, 1)
+        check_count("request_chars", self.request_chars, 1)
+        check_count("max_items", self.max_items, 1)
+        check_count("state_chars", self.state_chars, 1)
 
     def run(self, ctx: CompactionContext) -> CompactionResult | None:
         """Summarize the preparation; None when it holds nothing to summarize."""

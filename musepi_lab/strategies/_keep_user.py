@@ -27,7 +27,7 @@ from ..compaction._prepare import CompactionPreparation
 from ..compaction._result import CompactionResult
 from ..session._model import Entry
 from ._base import CompactionContext, Strategy, register
-from ._llm_summary import SummaryAsk, generate_text, run_params, serialize_parts
+from ._llm_summary import compaction_ask, generate_text, run_params, serialize_parts
 from ._llm_summary import summary_input_messages as _summary_input
 
 KEEP_USER_METHOD = "keep-user-messages"
@@ -140,14 +140,7 @@ def _summarized(
 ) -> CompactionResult:
     summarizer = ctx.require_summarizer(strategy)
     prompts = ctx.prompts
-    ask = SummaryAsk(
-        system_prompt=prompts.text("summarization-system"),
-        base_prompt=prompts.text("compaction-summary"),
-        update_prompt=prompts.text("compaction-update-summary"),
-        max_tokens=ctx.settings.summary_max_tokens,
-        reasoning_effort=None,
-        purpose="summary",
-    )
+    ask = compaction_ask(ctx)
     llm = _summary_input(agent, profile=prep.profile, prompts=prompts)
     parts = serialize_parts(llm, profile=prep.profile)
     text, responses = generate_text(

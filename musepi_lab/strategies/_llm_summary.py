@@ -282,6 +282,20 @@ def with_tokens_after(ctx: CompactionContext, result: CompactionResult) -> Compa
 
 
 # -- generating ----------------------------------------------------------------------------
+def compaction_ask(ctx: CompactionContext) -> SummaryAsk:
+    """The plain compaction-summary ask (initial or update prompt, no reasoning option), as
+    the strategies that summarize chunks of history use it."""
+    prompts = ctx.prompts
+    return SummaryAsk(
+        system_prompt=prompts.text("summarization-system"),
+        base_prompt=prompts.text("compaction-summary"),
+        update_prompt=prompts.text("compaction-update-summary"),
+        max_tokens=ctx.settings.summary_max_tokens,
+        reasoning_effort=None,
+        purpose="summary",
+    )
+
+
 @dataclass(frozen=True)
 class SummaryAsk:
     """How one text (history or turn prefix) is asked for.

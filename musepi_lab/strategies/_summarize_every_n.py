@@ -33,8 +33,9 @@ from ..llm._summarizer import SummaryResponse
 from ._base import CompactionContext, Strategy, register
 from ._context_size import context_tokens
 from ._keep_user import user_message_text
-from ._llm_summary import SummaryAsk, generate_text, run_params, serialize_parts
+from ._llm_summary import compaction_ask, generate_text, run_params, serialize_parts
 from ._llm_summary import summary_input_messages as _summary_input
+from ._params import check_count
 
 DEFAULT_N = 21
 """Turns summarized at a time (the paper's N)."""
@@ -95,13 +96,6 @@ def _first_user_text(ctx: CompactionContext) -> str | None:
     return None
 
 
-def _check_count(name: str, value: Any, minimum: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-
-
 @register
 @dataclass(frozen=True)
 class SummarizeEveryN(Strategy):
@@ -123,8 +117,8 @@ class SummarizeEveryN(Strategy):
     keep_first_user: bool = True
 
     def __post_init__(self) -> None:
-        _check_count("n", self.n, 1)
-        _check_count("keep_last_m_turns", self.keep_last_m_turns, 0)
+        check_count("n", self.n, 1)
+        check_count("keep_last_m_turns", self.keep_last_m_turns, 0)
         if not isinstance(self.keep_first_user, bool):
             raise TypeError("keep_first_user must be a bool")
 
@@ -146,14 +140,7 @@ class SummarizeEveryN(Strategy):
             return None
         summarizer = ctx.require_summarizer(self.name)
         prompts = ctx.prompts
-        ask = SummaryAsk(
-            system_prompt=prompts.text("summarization-system"),
-            base_prompt=prompts.text("compaction-summary"),
-            update_prompt=prompts.text("compaction-update-summary"),
-            max_tokens=ctx.settings.summary_max_tokens,
-            reasoning_effort=None,
-            purpose="summary",
-        )
+        ask = compaction_ask(ctx)
         responses: list[SummaryResponse] = []
         checkpoint = previous
         for lo, hi in bounds:
