@@ -91,6 +91,105 @@ def chat_completion(
     }
 
 
+def responses_compact_reply(items: list[Any]) -> dict[str, Any]:
+    """The stub's `/responses/compact` answer: the user items kept, then one compaction item
+    whose encrypted content is a hash of the input."""
+    return {
+        "id": "resp-compact-stub",
+        "object": "response.compaction",
+        "output": [
+            *[i for i in items if isinstance(i, dict) and i.get("role") == "user"],
+            {
+                "type": "compaction",
+                "encrypted_content": hashlib.sha256(json.dumps(items).encode()).hexdigest(),
+            },
+        ],
+        "usage": {"input_tokens": len(json.dumps(items)) // 4, "output_tokens": 0},
+    }
+
+
+class _StubHandler(BaseHTTPRequestHandler):
+    """Serves one `StubOpenAIServer` (set as the subclass attribute `stub`)."""
+
+    stub: StubOpenAIServer
+
+    def log_message(self, *args: Any) -> None:  # quiet
+        return
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("content-length", "0") or 0)
+        raw = self.rfile.read(length) if length else b"{}"
+        try:
+            body = json.loads(raw or b"{}")
+        except json.JSONDecodeError:
+            self._send(400, {"error": {"message": "invalid JSON"}})
+            return
+        with self.stub._lock:
+            self.stub.requests.append((self.path, body))
+            self.stub.request_headers.append({k.lower(): v for k, v in self.headers.items()})
+            failure = self.stub.failures.popleft() if self.stub.failures else None
+        if failure is not None:
+            if failure.delay_s:
+                time.sleep(failure.delay_s)
+            if failure.replaces_answer:
+                self._fail(failure)
+                return
+        self._answer(body)
+
+    def _fail(self, failure: Failure) -> None:
+        headers = {"retry-after": failure.retry_after} if failure.retry_after else {}
+        payload = failure.body
+        if payload is None:
+            message = f"injected {failure.status}"
+            if failure.echo_auth:
+                auth = self.headers.get("authorization", "")
+                message = f"Incorrect API key provided: {auth.removeprefix('Bearer ')}"
+            payload = {"error": {"message": message}}
+        raw = failure.raw if failure.raw is not None else json.dumps(payload).encode()
+        self._send_bytes(failure.status, raw, failure.content_type, headers)
+
+    def _answer(self, body: dict[str, Any]) -> None:
+        path = self.path.rstrip("/")
+        text = self.stub.responder(body)
+        if path.endswith("/chat/completions"):
+            prompt_chars = sum(len(json.dumps(m)) for m in body.get("messages", []))
+            self._send(
+                200,
+                chat_completion(
+                    text,
+                    model=body.get("model") or self.stub.model,
+                    prompt_tokens=prompt_chars // 4,
+                ),
+            )
+        elif path.endswith("/responses/compact"):
+            self._send(200, responses_compact_reply(body.get("input") or []))
+        elif path.endswith("/compact"):
+            self._send(200, {"summary": text})
+        else:
+            self._send(404, {"error": {"message": f"no route {self.path}"}})
+
+    def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        self._send_bytes(status, json.dumps(payload).encode(), "application/json", headers)
+
+    def _send_bytes(
+        self,
+        status: int,
+        data: bytes,
+        content_type: str,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        try:
+            self.send_response(status)
+            self.send_header("content-type", content_type)
+            self.send_header("content-length", str(len(data)))
+            for k, v in (headers or {}).items():
+                self.send_header(k, v)
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client timed out and went away
+
+
 @dataclass
 class StubOpenAIServer:
     """A threaded loopback server; use as a context manager.
@@ -133,112 +232,8 @@ class StubOpenAIServer:
 
     def start(self) -> StubOpenAIServer:
         """Bind a free port on 127.0.0.1 and serve in a daemon thread."""
-        stub = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:  # quiet
-                return
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("content-length", "0") or 0)
-                raw = self.rfile.read(length) if length else b"{}"
-                try:
-                    body = json.loads(raw or b"{}")
-                except json.JSONDecodeError:
-                    self._send(400, {"error": {"message": "invalid JSON"}})
-                    return
-                with stub._lock:
-                    stub.requests.append((self.path, body))
-                    stub.request_headers.append({k.lower(): v for k, v in self.headers.items()})
-                    failure = stub.failures.popleft() if stub.failures else None
-                if failure is not None:
-                    if failure.delay_s:
-                        time.sleep(failure.delay_s)
-                    if failure.replaces_answer:
-                        self._fail(failure)
-                        return
-                self._answer(body)
-
-            def _fail(self, failure: Failure) -> None:
-                headers = {"retry-after": failure.retry_after} if failure.retry_after else {}
-                payload = failure.body
-                if payload is None:
-                    message = f"injected {failure.status}"
-                    if failure.echo_auth:
-                        auth = self.headers.get("authorization", "")
-                        message = f"Incorrect API key provided: {auth.removeprefix('Bearer ')}"
-                    payload = {"error": {"message": message}}
-                raw = failure.raw if failure.raw is not None else json.dumps(payload).encode()
-                self._send_bytes(failure.status, raw, failure.content_type, headers)
-
-            def _answer(self, body: dict[str, Any]) -> None:
-                path = self.path.rstrip("/")
-                text = stub.responder(body)
-                if path.endswith("/chat/completions"):
-                    prompt_chars = sum(len(json.dumps(m)) for m in body.get("messages", []))
-                    self._send(
-                        200,
-                        chat_completion(
-                            text,
-                            model=body.get("model") or stub.model,
-                            prompt_tokens=prompt_chars // 4,
-                        ),
-                    )
-                elif path.endswith("/responses/compact"):
-                    items = body.get("input") or []
-                    self._send(
-                        200,
-                        {
-                            "id": "resp-compact-stub",
-                            "object": "response.compaction",
-                            "output": [
-                                *[
-                                    i
-                                    for i in items
-                                    if isinstance(i, dict) and i.get("role") == "user"
-                                ],
-                                {
-                                    "type": "compaction",
-                                    "encrypted_content": hashlib.sha256(
-                                        json.dumps(items).encode()
-                                    ).hexdigest(),
-                                },
-                            ],
-                            "usage": {
-                                "input_tokens": len(json.dumps(items)) // 4,
-                                "output_tokens": 0,
-                            },
-                        },
-                    )
-                elif path.endswith("/compact"):
-                    self._send(200, {"summary": text})
-                else:
-                    self._send(404, {"error": {"message": f"no route {self.path}"}})
-
-            def _send(
-                self, status: int, payload: Any, headers: dict[str, str] | None = None
-            ) -> None:
-                self._send_bytes(status, json.dumps(payload).encode(), "application/json", headers)
-
-            def _send_bytes(
-                self,
-                status: int,
-                data: bytes,
-                content_type: str,
-                headers: dict[str, str] | None = None,
-            ) -> None:
-                try:
-                    self.send_response(status)
-                    self.send_header("content-type", content_type)
-                    self.send_header("content-length", str(len(data)))
-                    for k, v in (headers or {}).items():
-                        self.send_header(k, v)
-                    self.end_headers()
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client timed out and went away
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        handler = type("Handler", (_StubHandler,), {"stub": self})
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()
