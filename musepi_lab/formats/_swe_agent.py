@@ -254,6 +254,38 @@ def _assistant_content(
     return blocks, None
 
 
+def _tool_output_messages(
+    item: Mapping[str, Any],
+    index: int,
+    entry_id: str,
+    calls: ToolCallIds,
+    alloc: IdAllocator,
+    log: ProblemLog,
+) -> list[tuple[str, dict[str, Any]]]:
+    """`(entry id, message)` for a `tool` history item: one tool result per call it answers
+    (the text with the first), or a user message when it names no earlier call."""
+    ids = item.get("tool_call_ids")
+    ids = [i for i in ids if isinstance(i, str)] if isinstance(ids, list) else []
+    if not ids and isinstance(item.get("tool_call_id"), str):
+        ids = [item["tool_call_id"]]
+    resolved = [calls.resolve(i) for i in ids]
+    if not ids or None in resolved:
+        log.add(
+            None,
+            "unpaired-tool-result",
+            f"history[{index}]: tool output names no earlier tool call "
+            f"({ids or 'no tool_call_ids'}); kept as a user message",
+        )
+        return [(entry_id, user_message(content_blocks(item.get("content")), 0))]
+    out: list[tuple[str, dict[str, Any]]] = []
+    # One output for several calls: the text goes with the first, once.
+    for k, (call_id, name) in enumerate(r for r in resolved if r is not None):
+        blocks = content_blocks(item.get("content")) if k == 0 else []
+        rid = entry_id if k == 0 else alloc.take(None, "history", index, k)
+        out.append((rid, tool_result_message(call_id, name, blocks, 0)))
+    return out
+
+
 def history_records(
     history: list[Any], alloc: IdAllocator, log: ProblemLog
 ) -> list[dict[str, Any]]:
@@ -304,26 +336,7 @@ def history_records(
             msg = assistant_message(blocks, 0, stop_reason=stop)
             add(message_record(entry_id, None, None, msg), item, index)
         elif role == "tool":
-            ids = item.get("tool_call_ids")
-            ids = [i for i in ids if isinstance(i, str)] if isinstance(ids, list) else []
-            if not ids and isinstance(item.get("tool_call_id"), str):
-                ids = [item["tool_call_id"]]
-            resolved = [calls.resolve(i) for i in ids]
-            if not ids or None in resolved:
-                log.add(
-                    None,
-                    "unpaired-tool-result",
-                    f"history[{index}]: tool output names no earlier tool call "
-                    f"({ids or 'no tool_call_ids'}); kept as a user message",
-                )
-                msg = user_message(content_blocks(item.get("content")), 0)
-                add(message_record(entry_id, None, None, msg), item, index)
-                continue
-            # One output for several calls: the text goes with the first, once.
-            for k, (call_id, name) in enumerate(r for r in resolved if r is not None):
-                blocks = content_blocks(item.get("content")) if k == 0 else []
-                msg = tool_result_message(call_id, name, blocks, 0)
-                rid = entry_id if k == 0 else alloc.take(None, "history", index, k)
+            for rid, msg in _tool_output_messages(item, index, entry_id, calls, alloc, log):
                 add(message_record(rid, None, None, msg), item, index)
         else:
             log.add(
