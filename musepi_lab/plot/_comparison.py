@@ -184,7 +184,6 @@ def plot_strategy_comparison(
         ValueError: Unknown aggregation.
     """
     import matplotlib.pyplot as plt
-    from matplotlib.ticker import FuncFormatter
     from matplotlib.transforms import offset_copy
 
     points = strategy_points(df, x=x, y=y, agg=agg)
@@ -219,6 +218,14 @@ def plot_strategy_comparison(
                     fontsize=8,
                     color=line.get_color(),
                 )
+    _label_axes(ax, x=x, y=y, agg=agg, title=title)
+    return ax
+
+
+def _label_axes(ax: Axes, *, x: str, y: str, agg: str, title: str | None) -> None:
+    """Axis labels (with the aggregation), thousands on token axes, 0–1 for retention."""
+    from matplotlib.ticker import FuncFormatter
+
     if x.startswith("tokens") or x.endswith("_tokens"):
         ax.xaxis.set_major_formatter(FuncFormatter(_thousands))
     ax.set_xlabel(x.replace("_", " ") + ("" if agg == "mean" else f" ({agg})"))
@@ -228,7 +235,6 @@ def plot_strategy_comparison(
     ax.set_title(title or f"{y.replace('_', ' ')} vs {x.replace('_', ' ')} (labels: budget)")
     ax.legend(loc="best", fontsize=8, frameon=False)
     ax.grid(True, alpha=0.3)
-    return ax
 
 
 def cost_column(df: pd.DataFrame) -> str:
