@@ -253,7 +253,7 @@ def test_remote_requires_configuration_like_the_other_model_strategies(server, m
         compact(parser_chain().session(), "remote", settings=settings(), summarizer=NotAnEndpoint())
     assert server.requests == []
     # `endpoint=` is itself the configuration.
-    assert not get("remote", endpoint="http://x/compact").needs_summarizer
+    assert not get("remote", endpoint="http://x/compact").requires_summarizer()
 
 
 def test_openai_lane_from_duck_typed_connection_settings(server, tmp_path):
@@ -428,7 +428,7 @@ def test_openai_key_not_in_results(server, tmp_path):
 
 def test_registry_value():
     assert get("remote", endpoint="http://x/compact") == Remote(endpoint="http://x/compact")
-    assert get("remote").needs_summarizer
+    assert get("remote").requires_summarizer()
 
 
 # -- shared acceptance ------------------------------------------------------------------------------

@@ -79,6 +79,11 @@ class Strategy:
     needs_summarizer: ClassVar[bool] = False
     needs_preparation: ClassVar[bool] = True
 
+    def requires_summarizer(self) -> bool:
+        """Whether this value needs a model endpoint from the caller (the class default,
+        `needs_summarizer`, unless its parameters configure one themselves)."""
+        return self.needs_summarizer
+
     def run(self, ctx: CompactionContext) -> CompactionResult | None:
         """Compact: return a result, or None when there is nothing to do."""
         raise NotImplementedError
@@ -217,7 +222,7 @@ def compact(
         prompts=resolve_prompts(prompts),
         leaf_id=leaf_id,
     )
-    if strat.needs_summarizer:
+    if strat.requires_summarizer():
         ctx.require_summarizer(strat.name)
     if strat.needs_preparation and preparation is None:
         return None

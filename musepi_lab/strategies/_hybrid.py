@@ -128,7 +128,7 @@ class Hybrid(Strategy):
         self, ctx: CompactionContext, masked: CompactionResult | None
     ) -> CompactionResult | None:
         strategy = get(self.summary)
-        if strategy.needs_summarizer:
+        if strategy.requires_summarizer():
             ctx.require_summarizer(f"{self.name} (summary={self.summary!r})")
         if masked is None:
             summary_ctx = ctx

@@ -204,11 +204,10 @@ class Remote(Strategy):
     custom_instructions: str | None = None
     images: bool = False
 
-    def __post_init__(self) -> None:
-        # `endpoint=` is itself the configuration: this value needs no summarizer, while
-        # the class (what the comparer and CLI ask) still says a model endpoint is needed.
-        if self.endpoint is not None:
-            object.__setattr__(self, "needs_summarizer", False)
+    def requires_summarizer(self) -> bool:
+        """`endpoint=` is itself the configuration; without it a summarizer is needed (the
+        class attribute, which the comparer and CLI ask, says a model endpoint is needed)."""
+        return self.endpoint is None
 
     def run(self, ctx: CompactionContext) -> CompactionResult | None:
         """Compact remotely (None when the engine found nothing to do)."""
