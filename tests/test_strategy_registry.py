@@ -16,7 +16,7 @@ import pytest
 from musepi_lab.session._model import Entry
 from musepi_lab.session._session import Session
 
-# Importing the baseline modules registers them (the lead's `_builtin` will import them too).
+# Importing the strategy modules registers them (the package imports every built-in).
 from musepi_lab.strategies import _extractive, _hybrid, _masking, _none, _prune, _truncate
 from musepi_lab.strategies._base import Strategy, available, compact, get, strategy_type
 

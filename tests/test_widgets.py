@@ -337,7 +337,6 @@ class Broken(_base.Strategy):
 
 @pytest.fixture
 def test_strategies(monkeypatch):
-    _base._load_builtin()
     for cls in (Marker, NeedsModel, Broken):
         monkeypatch.setitem(_base._REGISTRY, cls.name, cls)
 

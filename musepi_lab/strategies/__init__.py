@@ -1,7 +1,8 @@
 """Compaction strategies, their registry, and the summarizer seam they call models through.
 
 `available()` lists the registered names, `get(name, **params)` makes a strategy value,
-`compact(session, name, ...)` runs one and returns a `CompactionResult`.
+`compact(session, name, ...)` runs one and returns a `CompactionResult`. Importing this
+package imports every built-in strategy module below, and each registers itself.
 """
 
 from ..llm import (

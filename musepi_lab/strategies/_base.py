@@ -138,14 +138,9 @@ def register(cls: type[Strategy]) -> type[Strategy]:
     return cls
 
 
-def _load_builtin() -> None:
-    # Importing the modules registers them; done lazily so `_base` has no import cycle.
-    from . import _builtin  # noqa: F401
-
-
 def available() -> tuple[str, ...]:
-    """Names of every registered strategy, sorted."""
-    _load_builtin()
+    """Names of every registered strategy, sorted. (Importing `musepi_lab.strategies`,
+    which any import of this module does first, imports and so registers every built-in.)"""
     return tuple(sorted(_REGISTRY))
 
 
@@ -158,7 +153,6 @@ def get(name: str | Strategy, **params: Any) -> Strategy:
     """
     if isinstance(name, Strategy):
         return dataclasses.replace(name, **params) if params else name
-    _load_builtin()
     try:
         cls = _REGISTRY[name]
     except KeyError:
@@ -168,7 +162,6 @@ def get(name: str | Strategy, **params: Any) -> Strategy:
 
 def strategy_type(name: str) -> type[Strategy]:
     """The class registered under a name."""
-    _load_builtin()
     return _REGISTRY[name]
 
 
