@@ -143,22 +143,36 @@ def is_url_scheme_path(path: str) -> bool:
 # -- extraction --------------------------------------------------------------------------
 
 
+_KIND_OF_TOOL = {_READ_TOOL: "read", _WRITE_TOOL: "written", _EDIT_TOOL: "edited"}
+
+
 def _tool_call_paths(message: Mapping[str, Any]) -> Iterable[tuple[str, str]]:
     if message.get("role") != "assistant":
         return
     content = message.get("content")
-    if not isinstance(content, list):
+    if type(content) is not list:
         return
     for block in content:
-        if not isinstance(block, Mapping) or block.get("type") != "toolCall":
+        if type(block) is not dict and not isinstance(block, Mapping):
+            continue
+        if block.get("type") != "toolCall":
             continue
         name = block.get("name")
         args = block.get("arguments")
-        if not isinstance(args, Mapping) or not isinstance(name, str):
+        if type(name) is not str or (type(args) is not dict and not isinstance(args, Mapping)):
             continue
         path = args.get("path")
-        if isinstance(path, str) and path:
+        if type(path) is str and path:
             yield name, path
+
+
+def _file_ops_of(message: Mapping[str, Any], musepi: bool) -> Iterable[tuple[str, str]]:
+    """`(kind, path)` of each file operation of one message (kind: read, written, edited)."""
+    for name, path in _tool_call_paths(message):
+        kind = _KIND_OF_TOOL.get(name)
+        if kind is None or (musepi and is_url_scheme_path(path)):
+            continue
+        yield kind, strip_read_selector(path) if musepi and kind == "read" else path
 
 
 def extract_file_ops(message: Mapping[str, Any], *, profile: str = "pi") -> FileOperations:
@@ -176,22 +190,14 @@ def extract_file_ops(message: Mapping[str, Any], *, profile: str = "pi") -> File
         The operations found (empty for non-assistant messages).
     """
     check_profile(profile)
-    musepi = profile == "musepi"
-    read: set[str] = set()
-    written: set[str] = set()
-    edited: set[str] = set()
-    for name, path in _tool_call_paths(message):
-        if musepi and is_url_scheme_path(path):
-            continue
-        if name == _READ_TOOL:
-            read.add(strip_read_selector(path) if musepi else path)
-        elif name == _WRITE_TOOL:
-            written.add(path)
-        elif name == _EDIT_TOOL:
-            edited.add(path)
-    if not (read or written or edited):
+    found: dict[str, set[str]] = {"read": set(), "written": set(), "edited": set()}
+    for kind, path in _file_ops_of(message, profile == "musepi"):
+        found[kind].add(path)
+    if not any(found.values()):
         return FileOperations()
-    return FileOperations(frozenset(read), frozenset(written), frozenset(edited))
+    return FileOperations(
+        frozenset(found["read"]), frozenset(found["written"]), frozenset(found["edited"])
+    )
 
 
 def file_ops_from_messages(
@@ -533,23 +539,17 @@ class FileOpsPrefix:
     def build(
         cls, seed: FileOperations, messages: Sequence[Message], profile: str
     ) -> FileOpsPrefix:
+        check_profile(profile)
+        musepi = profile == "musepi"
         seen: set[tuple[str, str]] = set()
         firsts: list[tuple[int, str, str]] = []
         for position, message in enumerate(messages):
             if message.get("role") != "assistant":
                 continue
-            ops = extract_file_ops(message, profile=profile)
-            if not ops:
-                continue
-            for kind, paths in (
-                ("read", ops.read),
-                ("written", ops.written),
-                ("edited", ops.edited),
-            ):
-                for file_path in sorted(paths):
-                    if (kind, file_path) not in seen:
-                        seen.add((kind, file_path))
-                        firsts.append((position, kind, file_path))
+            for op in _file_ops_of(message, musepi):
+                if op not in seen:
+                    seen.add(op)
+                    firsts.append((position, *op))
         return cls(seed, tuple(firsts), tuple(p for p, _, _ in firsts))
 
     def upto(self, k: int) -> FileOperations:

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..session._messages import entry_to_message
-from ..session._model import Entry
+from ..session._model import Entry, entry_memo
 from ._bpe import BPE_ENCODINGS, get_encoding
 from ._estimate import (
     estimate_tokens_musepi,
@@ -54,14 +54,18 @@ class TokenCounter:
     estimator counts (`text_fragments`), each with its real token count, plus the same
     fixed extras for images and snapcompact frames (`extra_tokens`).
 
-    Entry counts are cached per entry object, so sweeps over budgets count once.
+    Entry counts are memoised on the entry itself, one per method, so every counter of the
+    method, every preparation, strategy and replay shares them: an entry is counted once
+    per method in its life. A subclass (which may count differently) keeps its own cache
+    instead.
     """
 
     def __init__(self, method: str = DEFAULT_TOKEN_METHOD) -> None:
         if method not in METHODS:
             raise ValueError(f"unknown token method {method!r}; expected one of {METHODS}")
         self.method = method
-        self._entry_cache: dict[Entry, int] = {}
+        # None: the counts live in the entries' memo (shared); a dict: this counter's own.
+        self._own_cache: dict[Entry, int] | None = None if type(self) is TokenCounter else {}
 
     @classmethod
     def for_profile(cls, profile: str) -> TokenCounter:
@@ -114,13 +118,26 @@ class TokenCounter:
             extra += extra_tokens(message)
         return sum(bpe_lengths(get_encoding(self.method), fragments)) + extra
 
+    def _cached(self, entry: Entry) -> int | None:
+        own = self._own_cache
+        if own is None:
+            return entry_memo(entry).get(self.method)
+        return own.get(entry)
+
+    def _store(self, entry: Entry, count: int) -> None:
+        own = self._own_cache
+        if own is None:
+            entry_memo(entry)[self.method] = count
+        else:
+            own[entry] = count
+
     def count_entry(self, entry: Entry) -> int:
         """Tokens of the runtime message an entry contributes (0 for metadata), cached."""
-        cached = self._entry_cache.get(entry)
+        cached = self._cached(entry)
         if cached is None:
             msg = entry_to_message(entry)
             cached = self.count_message(msg) if msg is not None else 0
-            self._entry_cache[entry] = cached
+            self._store(entry, cached)
         return cached
 
     def count_entries(self, entries: Iterable[Entry]) -> list[int]:
@@ -129,20 +146,19 @@ class TokenCounter:
         For BPE methods the fragments of every uncached entry go through one
         `encode_ordinary_batch` call, which is what makes counting a whole session fast.
         """
-        entries = list(entries)
-        cache = self._entry_cache
         if not self.is_bpe:
             return [self.count_entry(entry) for entry in entries]
+        entries = list(entries)
         texts: list[str] = []
         spans: list[tuple[Entry, int, int, int]] = []
         pending: set[Entry] = set()
         for entry in entries:
-            if entry in cache or entry in pending:
+            if entry in pending or self._cached(entry) is not None:
                 continue
             pending.add(entry)
             msg = entry_to_message(entry)
             if msg is None:
-                cache[entry] = 0
+                self._store(entry, 0)
                 continue
             start = len(texts)
             texts.extend(f for f in text_fragments(msg) if f)
@@ -150,5 +166,5 @@ class TokenCounter:
         if spans:
             lengths = bpe_lengths(get_encoding(self.method), texts)
             for entry, start, stop, extra in spans:
-                cache[entry] = sum(lengths[start:stop]) + extra
-        return [cache[entry] for entry in entries]
+                self._store(entry, sum(lengths[start:stop]) + extra)
+        return [self.count_entry(entry) for entry in entries]

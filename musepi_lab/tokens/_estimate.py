@@ -6,7 +6,6 @@ message (a mapping as stored in a `message` entry, or a runtime summary message)
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -46,44 +45,77 @@ def _js_numbers(value: Any) -> Any:
 
 
 def _has_float(value: Any) -> bool:
-    if isinstance(value, float):
+    kind = type(value)
+    if kind is float:
         return True
-    if isinstance(value, Mapping):
-        return any(_has_float(v) for v in value.values())
-    if isinstance(value, (list, tuple)):
-        return any(_has_float(v) for v in value)
+    if kind is dict or (kind is not str and isinstance(value, Mapping)):
+        items: Any = value.values()
+    elif kind is list or kind is tuple:
+        items = value
+    else:
+        return isinstance(value, float)
+    for item in items:
+        # Strings, ints, booleans and nulls (nearly every argument) skip the call.
+        item_kind = type(item)
+        if item_kind is str or item_kind is int or item_kind is bool or item is None:
+            continue
+        if _has_float(item):
+            return True
     return False
+
+
+def _orjson_js(value: Any) -> bytes | None:
+    """`value` as JavaScript's `JSON.stringify` prints it, through orjson; None when orjson
+    cannot (non-JSON types, integers beyond 64 bits)."""
+    try:
+        data = orjson.dumps(_js_numbers(value) if _has_float(value) else value)
+    except TypeError:
+        return None
+    return data
+
+
+def _json_js(value: Any) -> str:
+    import json
+
+    return json.dumps(_js_numbers(value), separators=(",", ":"), ensure_ascii=False, default=str)
 
 
 def js_stringify(value: Any) -> str:
     """Compact JSON as JavaScript's `JSON.stringify` (no spaces, key order kept, integral
     floats without a fraction)."""
-    if _has_float(value):
-        value = _js_numbers(value)
-    try:
-        return orjson.dumps(value).decode()
-    except TypeError:
-        import json
+    data = _orjson_js(value)
+    return data.decode() if data is not None else _json_js(value)
 
-        return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
+
+def js_stringify_bytes(value: Any) -> bytes:
+    """`js_stringify` as UTF-8 bytes (what the byte-counting estimator measures)."""
+    data = _orjson_js(value)
+    return data if data is not None else _json_js(value).encode("utf-8", "surrogatepass")
 
 
 def _blocks(content: Any) -> list[Mapping[str, Any]]:
-    if isinstance(content, list):
-        return [b for b in content if isinstance(b, Mapping)]
+    if type(content) is list:
+        return [b for b in content if type(b) is dict or isinstance(b, Mapping)]
     return []
 
 
+def _utf16(value: Any) -> int:
+    """`utf16_len` of a string, 0 for anything else."""
+    if type(value) is not str:
+        return 0
+    if value.isascii():
+        return len(value)
+    return len(value.encode("utf-16-le", "surrogatepass")) >> 1
+
+
 def _text_or_blocks_chars(content: Any, image_chars: int) -> int:
-    if isinstance(content, str):
-        return utf16_len(content)
+    if type(content) is str:
+        return _utf16(content)
     chars = 0
     for block in _blocks(content):
         kind = block.get("type")
         if kind == "text":
-            text = block.get("text")
-            if isinstance(text, str):
-                chars += utf16_len(text)
+            chars += _utf16(block.get("text"))
         elif kind == "image":
             chars += image_chars
     return chars
@@ -91,6 +123,13 @@ def _text_or_blocks_chars(content: Any, image_chars: int) -> int:
 
 def _str(value: Any) -> str:
     return value if isinstance(value, str) else ""
+
+
+def _arguments_utf16(arguments: Any) -> int:
+    data = js_stringify_bytes(arguments)
+    if data.isascii():
+        return len(data)
+    return _utf16(data.decode("utf-8", "surrogatepass"))
 
 
 def pi_chars(message: Mapping[str, Any]) -> int:
@@ -103,44 +142,41 @@ def pi_chars(message: Mapping[str, Any]) -> int:
         for block in _blocks(message.get("content")):
             kind = block.get("type")
             if kind == "text":
-                chars += utf16_len(_str(block.get("text")))
+                chars += _utf16(block.get("text"))
             elif kind == "thinking":
-                chars += utf16_len(_str(block.get("thinking")))
+                chars += _utf16(block.get("thinking"))
             elif kind == "toolCall":
-                chars += utf16_len(_str(block.get("name")))
-                chars += utf16_len(js_stringify(block.get("arguments", {})))
+                chars += _utf16(block.get("name")) + _arguments_utf16(block.get("arguments", {}))
         return chars
     if role in ("custom", "toolResult", "hookMessage"):
         return _text_or_blocks_chars(message.get("content"), PI_IMAGE_CHARS)
     if role == "bashExecution":
-        return utf16_len(_str(message.get("command"))) + utf16_len(_str(message.get("output")))
+        return _utf16(message.get("command")) + _utf16(message.get("output"))
     if role in ("branchSummary", "compactionSummary"):
-        return utf16_len(_str(message.get("summary")))
+        return _utf16(message.get("summary"))
     return 0
 
 
 def estimate_tokens_pi(message: Mapping[str, Any]) -> int:
     """pi's `estimateTokens`: `ceil(chars / 4)` with UTF-16 chars; images count 0 for
     user messages and 4800 chars in custom and tool-result messages."""
-    return math.ceil(pi_chars(message) / 4)
+    return -(-pi_chars(message) // 4)
 
 
-def text_fragments(
-    message: Mapping[str, Any], *, exclude_encrypted_reasoning: bool = False
-) -> Iterator[str]:
-    """The text fragments oh-my-pi's tokenizer counts for one message (spec §3.4).
-
-    Image blocks and snapcompact frames are not fragments; see `extra_tokens`.
-    """
+def _fragments(message: Mapping[str, Any], exclude_encrypted_reasoning: bool) -> Iterator[Any]:
+    """The fragments of `text_fragments`, tool-call arguments left as UTF-8 bytes (the
+    byte-counting estimator measures them without decoding)."""
     role = message.get("role")
     if role in ("user", "developer", "custom", "hookMessage", "toolResult"):
         content = message.get("content")
-        if isinstance(content, str):
+        if type(content) is str:
             yield content
             return
         for block in _blocks(content):
-            if block.get("type") == "text" and isinstance(block.get("text"), str):
-                yield block["text"]
+            if block.get("type") == "text":
+                text = block.get("text")
+                if type(text) is str:
+                    yield text
     elif role == "assistant":
         for block in _blocks(message.get("content")):
             kind = block.get("type")
@@ -148,15 +184,14 @@ def text_fragments(
                 yield _str(block.get("text"))
             elif kind == "thinking":
                 yield _str(block.get("thinking"))
-                if not exclude_encrypted_reasoning and isinstance(
-                    block.get("thinkingSignature"), str
-                ):
-                    yield block["thinkingSignature"]
+                signature = block.get("thinkingSignature")
+                if not exclude_encrypted_reasoning and type(signature) is str:
+                    yield signature
             elif kind == "redactedThinking":
                 yield _str(block.get("data"))
             elif kind == "toolCall":
                 yield _str(block.get("name"))
-                yield js_stringify(block.get("arguments", {}))
+                yield js_stringify_bytes(block.get("arguments", {}))
     elif role in ("bashExecution", "pythonExecution"):
         yield _str(message.get("command") or message.get("code"))
         yield _str(message.get("output"))
@@ -166,6 +201,17 @@ def text_fragments(
         for block in _blocks(message.get("blocks")):
             if block.get("type") == "text" and isinstance(block.get("text"), str):
                 yield block["text"]
+
+
+def text_fragments(
+    message: Mapping[str, Any], *, exclude_encrypted_reasoning: bool = False
+) -> Iterator[str]:
+    """The text fragments oh-my-pi's tokenizer counts for one message (spec §3.4).
+
+    Image blocks and snapcompact frames are not fragments; see `extra_tokens`.
+    """
+    for fragment in _fragments(message, exclude_encrypted_reasoning):
+        yield fragment.decode() if type(fragment) is bytes else fragment
 
 
 def extra_tokens(message: Mapping[str, Any]) -> int:
@@ -187,8 +233,9 @@ def estimate_tokens_musepi(
     """oh-my-pi's fallback estimate: Σ `(utf8_bytes(fragment) + 3) >> 2` per fragment,
     plus 1200 per image and 5024 per snapcompact frame (spec §3.4)."""
     total = 0
-    for fragment in text_fragments(
-        message, exclude_encrypted_reasoning=exclude_encrypted_reasoning
-    ):
-        total += (utf8_len(fragment) + 3) >> 2
+    for fragment in _fragments(message, exclude_encrypted_reasoning):
+        if type(fragment) is bytes or fragment.isascii():
+            total += (len(fragment) + 3) >> 2
+        else:
+            total += (utf8_len(fragment) + 3) >> 2
     return total + extra_tokens(message)
