@@ -1,0 +1,126 @@
+// Timing driver for the MusePi profile: times the published oh-my-pi packages' own functions
+// (@oh-my-pi/pi-agent-core, @oh-my-pi/pi-coding-agent 18.2.3) under Bun on one session file and
+// prints the medians as one JSON document on stdout.
+//
+// Run by perf/bench_peer.py with the Bun binary of the conformance install, from a copy placed
+// beside the pinned node_modules (so the package specifiers resolve), as omp.ts is run. Nothing
+// of the packages is copied here: every timed call is the packages' own function.
+//
+// Usage: bun bench-omp.ts --session FILE [--repeat N] [--warmup N] [--budgets 1000,2000,...]
+//
+// Figures (milliseconds, median of N runs after the warm-up runs):
+//   load                  SessionManager.open over an in-memory storage holding the file text
+//                         (parse, migrate, index)
+//   buildSessionContext   session.buildSessionContext()
+//   prepareCompaction     prepareCompaction(path, defaults, undefined, new Tokenizer()): a
+//                         fresh tokenizer per call, so no count is reused
+//   sweep                 prepareCompaction over every budget of --budgets, one shared tokenizer
+
+import { readFileSync } from "node:fs";
+import * as core from "@oh-my-pi/pi-agent-core";
+import { SessionManager } from "@oh-my-pi/pi-coding-agent/session/session-manager";
+import { MemorySessionStorage } from "@oh-my-pi/pi-coding-agent/session/session-storage";
+
+type Args = { session?: string; repeat: number; warmup: number; budgets: number[] };
+
+function parseArgs(argv: string[]): Args {
+	const args: Args = { repeat: 30, warmup: 5, budgets: [1000, 2000, 5000, 10000, 20000, 40000] };
+	for (let i = 0; i < argv.length; i++) {
+		const flag = argv[i];
+		const value = argv[++i];
+		if (flag === "--session") args.session = value;
+		else if (flag === "--repeat") args.repeat = Number(value);
+		else if (flag === "--warmup") args.warmup = Number(value);
+		else if (flag === "--budgets") args.budgets = value.split(",").filter(Boolean).map(Number);
+		else throw new Error(`unknown argument ${flag}`);
+	}
+	if (!args.session) throw new Error("--session is required");
+	return args;
+}
+
+function median(values: number[]): number {
+	const sorted = [...values].sort((a, b) => a - b);
+	const mid = sorted.length >> 1;
+	return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+type Figure = { median_ms: number; min_ms: number; max_ms: number };
+
+function summarize(times: number[]): Figure {
+	return { median_ms: median(times), min_ms: Math.min(...times), max_ms: Math.max(...times) };
+}
+
+function timeMedian(fn: () => unknown, repeat: number, warmup: number): Figure {
+	for (let i = 0; i < warmup; i++) fn();
+	const times: number[] = [];
+	for (let i = 0; i < repeat; i++) {
+		const t0 = performance.now();
+		fn();
+		times.push(performance.now() - t0);
+	}
+	return summarize(times);
+}
+
+async function timeMedianAsync(fn: () => Promise<unknown>, repeat: number, warmup: number): Promise<Figure> {
+	for (let i = 0; i < warmup; i++) await fn();
+	const times: number[] = [];
+	for (let i = 0; i < repeat; i++) {
+		const t0 = performance.now();
+		await fn();
+		times.push(performance.now() - t0);
+	}
+	return summarize(times);
+}
+
+async function open(text: string): Promise<any> {
+	const storage = new MemorySessionStorage();
+	const virtual = "/musepi-bench/session.jsonl";
+	storage.writeTextSync(virtual, text);
+	return SessionManager.open(virtual, "/musepi-bench", storage, { initialCwd: "/", suppressBreadcrumb: true });
+}
+
+async function main(): Promise<void> {
+	const args = parseArgs(process.argv.slice(2));
+	const { repeat, warmup } = args;
+	const file = args.session as string;
+	const session = await open(readFileSync(file, "utf8"));
+	const path: any[] = session.getBranch();
+	const defaults = { ...core.DEFAULT_COMPACTION_SETTINGS };
+	const sweepSettings = args.budgets.map(budget => ({ ...defaults, keepRecentTokens: budget }));
+	const figures = {
+		// The file is read inside the timed call, as pi's load and our read_session read it.
+		load: await timeMedianAsync(() => open(readFileSync(file, "utf8")), repeat, warmup),
+		buildSessionContext: timeMedian(() => session.buildSessionContext(), repeat, warmup),
+		prepareCompaction: timeMedian(
+			() => core.prepareCompaction(path, defaults, undefined, new core.Tokenizer()),
+			repeat,
+			warmup,
+		),
+		sweep: timeMedian(
+			() => {
+				const tokenizer = new core.Tokenizer();
+				for (const settings of sweepSettings) core.prepareCompaction(path, settings, undefined, tokenizer);
+			},
+			repeat,
+			warmup,
+		),
+	};
+	const prep = core.prepareCompaction(path, defaults, undefined, new core.Tokenizer());
+	const out = {
+		agent: "musepi",
+		package: "@oh-my-pi/pi-agent-core@18.2.3",
+		runtime: `bun ${Bun.version}`,
+		session: file,
+		entries: session.getEntries().length,
+		path_length: path.length,
+		repeat,
+		warmup,
+		budgets: args.budgets,
+		first_kept_entry_id: prep?.firstKeptEntryId ?? null,
+		tokens_before: prep?.tokensBefore ?? null,
+		figures,
+	};
+	process.stdout.write(`${JSON.stringify(out)}\n`);
+}
+
+await main();
