@@ -106,17 +106,20 @@ async function main(): Promise<void> {
 		),
 	};
 	const prep = core.prepareCompaction(path, defaults, undefined, new core.Tokenizer());
+	const entries: any[] = session.getEntries();
 	const out = {
 		agent: "musepi",
 		package: "@oh-my-pi/pi-agent-core@18.2.3",
 		runtime: `bun ${Bun.version}`,
 		session: file,
-		entries: session.getEntries().length,
+		entries: entries.length,
 		path_length: path.length,
 		repeat,
 		warmup,
 		budgets: args.budgets,
-		first_kept_entry_id: prep?.firstKeptEntryId ?? null,
+		// Where the timed call cut (index in file order after the header: version-1 files get
+		// new ids at every load), so the Python side can check it cut at the same place.
+		first_kept_file_index: prep ? entries.findIndex(entry => entry.id === prep.firstKeptEntryId) : null,
 		tokens_before: prep?.tokensBefore ?? null,
 		figures,
 	};

@@ -102,8 +102,9 @@ function main() {
 		repeat,
 		warmup,
 		budgets: args.budgets,
-		// What the timed call returned, so the Python side can check it cut the same place.
-		first_kept_entry_id: prep?.firstKeptEntryId ?? null,
+		// Where the timed call cut (index in file order after the header: version-1 files get
+		// new ids at every load), so the Python side can check it cut at the same place.
+		first_kept_file_index: prep ? body.findIndex(entry => entry.id === prep.firstKeptEntryId) : null,
 		tokens_before: prep?.tokensBefore ?? null,
 		figures,
 	};

@@ -1,0 +1,243 @@
+"""Benchmark: our code against the agents' own published packages, on the same files, same run.
+
+For each pi corpus file (`pi/large-session.jsonl`, `pi/before-compaction.jsonl`), times
+
+- pi 0.58.3 on node (`conformance/driver/bench-pi.mjs`) and oh-my-pi 18.2.3 under Bun
+  (`conformance/driver/bench-omp.ts`), each importing the package installed by the
+  conformance harness (`python conformance/run.py install all`); and
+- our code in this process, with the matching profile (`pi` against pi, `musepi` against
+  oh-my-pi):
+
+| figure | ours | theirs |
+|---|---|---|
+| load | `read_session` | pi: `loadEntriesFromFile` + `migrateSessionEntries`; omp: `SessionManager.open` |
+| context | `build_session_context` | `buildSessionContext` |
+| prepare, cold | `prepare_compaction`, a freshly read session and a fresh counter | `prepareCompaction` (omp: a fresh `Tokenizer`) |
+| prepare, counted entries | `prepare_compaction`, a fresh counter on entries already counted once (the per-entry memo) | same as cold (the peers keep no counts) |
+| sweep | 6 budgets, one counter, a freshly read session | 6 budgets (omp: one `Tokenizer`) |
+
+and prints each median and the ratio ours / theirs. The parse floor rides along: for the
+largest corpus file of every format, `read_session` against reading the same bytes and
+`orjson.loads` of every line (`bench_read.parse_lines`), in the same run.
+
+The peers' figures are medians of N runs inside their own process after a warm-up (their JIT
+is warm); ours are medians of N interleaved runs. The machine is shared and noisy: read the
+ratios, run it more than once and quote the range.
+
+    python perf/bench_peer.py [--quick] [--check] [--repeat N] [--no-peers]
+
+Targets (issue 14): prepare cold ≤ 1.0x pi on node, build_session_context ≤ 1.0x,
+read_session ≤ 1.5x orjson for every format. `--check` exits 1 only on a wide miss
+(above 1.5 x a target). Without node, the Bun install or the corpus, the peers' columns say why
+and our figures are still printed.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+from _harness import CORPUS, REPO, bench_parser, median_seconds, repetitions
+from bench_read import largest_per_format, parse_lines
+
+from musepi_lab.compaction._prepare import prepare_compaction
+from musepi_lab.compaction._settings import CompactionSettings
+from musepi_lab.context._build import build_session_context
+from musepi_lab.formats._registry import read_session
+from musepi_lab.session._session import Session
+from musepi_lab.tokens._counter import TokenCounter
+
+sys.path.insert(0, str(REPO / "conformance"))
+import run as conformance  # noqa: E402  (conformance/run.py: install folders, runtimes)
+
+PI_FILES = ("large-session.jsonl", "before-compaction.jsonl")
+BUDGETS = (1000, 2000, 5000, 10000, 20000, 40000)
+DRIVERS = {"pi": "bench-pi.mjs", "musepi": "bench-omp.ts"}
+TARGETS = {"prepare_cold": 1.0, "context": 1.0, "read_orjson": 1.5}
+WIDE_MARGIN = 1.5
+FIGURES = ("load", "context", "prepare_cold", "prepare_counted", "sweep")
+PEER_FIGURE = {
+    "load": "load",
+    "context": "buildSessionContext",
+    "prepare_cold": "prepareCompaction",
+    "prepare_counted": "prepareCompaction",
+    "sweep": "sweep",
+}
+
+
+# -- the peers --------------------------------------------------------------------------
+def run_peer(agent: str, session_file: Path, repeat: int) -> dict[str, Any] | str:
+    """The peer driver's JSON document, or why it could not run (a sentence)."""
+    try:
+        target = conformance.install_dir(agent)
+        if not (target / conformance.MARKER).is_file():
+            return f"{agent} is not installed (python conformance/run.py install {agent})"
+        command = conformance._runtime_command(conformance.reference(agent), target)
+    except conformance.ReferenceToolMissing as missing:
+        return str(missing)
+    driver_dir = target / "driver"
+    driver_dir.mkdir(exist_ok=True)
+    driver = driver_dir / DRIVERS[agent]
+    driver.write_bytes((conformance.DRIVERS / DRIVERS[agent]).read_bytes())
+    argv = [
+        *command,
+        str(driver),
+        "--session",
+        str(session_file),
+        "--repeat",
+        str(repeat),
+        "--budgets",
+        ",".join(map(str, BUDGETS)),
+    ]
+    proc = subprocess.run(
+        argv,
+        cwd=target,
+        env=conformance._driver_env(target),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    if proc.returncode != 0:
+        return f"{agent} driver failed (exit {proc.returncode}): {proc.stderr.strip()[-300:]}"
+    document: dict[str, Any] = json.loads(proc.stdout)
+    return document
+
+
+# -- our side ---------------------------------------------------------------------------
+def fresh_sessions(file: Path, count: int) -> Iterator[Session]:
+    """`count` sessions read anew (no entry counted yet), one per timed call."""
+    return iter([read_session(file) for _ in range(count)])
+
+
+def our_functions(file: Path, profile: str, repeat: int) -> dict[str, Callable[[], object]]:
+    """The timed calls of our side, keyed by figure."""
+    settings = CompactionSettings.for_profile(profile)
+    sweep_settings = [settings.copy_with(keep_recent_tokens=b) for b in BUDGETS]
+    session = read_session(file)
+    counted = read_session(file)
+    prepare_compaction(counted, settings, TokenCounter.for_profile(profile))
+    cold, sweeps = fresh_sessions(file, repeat), fresh_sessions(file, repeat)
+
+    def sweep() -> None:
+        one = next(sweeps)
+        counter = TokenCounter.for_profile(profile)
+        for each in sweep_settings:
+            prepare_compaction(one, each, counter)
+
+    return {
+        "load": lambda: read_session(file),
+        "context": lambda: build_session_context(session, profile=profile),
+        "prepare_cold": lambda: prepare_compaction(
+            next(cold), settings, TokenCounter.for_profile(profile)
+        ),
+        "prepare_counted": lambda: prepare_compaction(
+            counted, settings, TokenCounter.for_profile(profile)
+        ),
+        "sweep": sweep,
+    }
+
+
+def our_first_kept(file: Path, profile: str) -> int | None:
+    """File-order index (after the header) of the entry our preparation keeps first."""
+    session = read_session(file)
+    prep = prepare_compaction(session, CompactionSettings.for_profile(profile))
+    if prep is None:
+        return None
+    return next(i for i, e in enumerate(session.entries) if e.id == prep.first_kept_entry_id)
+
+
+# -- report -----------------------------------------------------------------------------
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:9.3f}"
+
+
+def peer_table(file: Path, repeat: int, with_peers: bool) -> list[tuple[str, str, float]]:
+    """Print our figures beside each peer's for one file; returns (agent, figure, ratio)."""
+    ratios: list[tuple[str, str, float]] = []
+    for agent, profile in (("pi", "pi"), ("musepi", "musepi")):
+        peer = run_peer(agent, file, repeat) if with_peers else "peers skipped (--no-peers)"
+        ours = median_seconds(our_functions(file, profile, repeat), repeat)
+        label = "pi 0.58.3 on node" if agent == "pi" else "oh-my-pi 18.2.3 under Bun"
+        print(f"\n{file.name}, profile {profile} against {label}")
+        if isinstance(peer, str):
+            print(f"  peer: {peer}")
+        else:
+            ours_kept = our_first_kept(file, profile)
+            same = peer["first_kept_file_index"] == ours_kept
+            print(
+                f"  {peer['runtime']}, {peer['path_length']} path entries; first kept entry at "
+                f"file index {peer['first_kept_file_index']}"
+                f" ({'same as ours' if same else f'ours: {ours_kept}, DIFFERENT'})"
+            )
+        print(f"  {'figure':<16} {'ours ms':>9} {'peer ms':>9} {'ratio':>7}")
+        for figure in FIGURES:
+            line = f"  {figure:<16} {_ms(ours[figure])}"
+            if not isinstance(peer, str):
+                theirs = peer["figures"][PEER_FIGURE[figure]]["median_ms"] / 1000
+                ratio = ours[figure] / theirs
+                ratios.append((agent, figure, ratio))
+                line += f" {_ms(theirs)} {ratio:6.2f}x"
+            print(line)
+    return ratios
+
+
+def floor_table(repeat: int) -> list[float]:
+    """`read_session` against `orjson.loads` of the same lines, largest file of each format."""
+    print("\nread_session against the parse floor (orjson.loads of every line, same run)")
+    print(f"  {'format':<12} {'file':<44} {'read ms':>9} {'orjson ms':>9} {'ratio':>7}")
+    ratios = []
+    for fmt, file in largest_per_format(CORPUS):
+        times = median_seconds(
+            {
+                "read": lambda f=file: read_session(f),
+                "orjson": lambda f=file: parse_lines([str(f)], orjson.loads),
+            },
+            repeat,
+        )
+        ratio = times["read"] / times["orjson"]
+        ratios.append(ratio)
+        print(
+            f"  {fmt:<12} {file.name[:44]:<44} {_ms(times['read'])} {_ms(times['orjson'])}"
+            f" {ratio:6.2f}x"
+        )
+    return ratios
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = bench_parser(__doc__ or "")
+    parser.add_argument("--no-peers", action="store_true", help="our figures only")
+    args = parser.parse_args(argv)
+    repeat = repetitions(args, quick=5, full=21)
+    files = [CORPUS / "pi" / name for name in PI_FILES]
+    if not all(f.is_file() for f in files):
+        print(f"corpus not found under {CORPUS}: nothing to measure")
+        return 0
+    ratios: list[tuple[str, str, float]] = []
+    for file in files:
+        ratios.extend(peer_table(file, repeat, not args.no_peers))
+    floor = floor_table(repeat)
+    misses = [
+        f"{agent} {figure} {ratio:.2f}x > {TARGETS[figure]}x"
+        for agent, figure, ratio in ratios
+        if agent == "pi" and figure in TARGETS and ratio > TARGETS[figure]
+    ]
+    misses += [f"read/orjson {r:.2f}x > {TARGETS['read_orjson']}x" for r in floor if r > 1.5]
+    print("\ntargets missed: " + ("; ".join(misses) if misses else "none"))
+    if args.check:
+        wide = [
+            ratio
+            for agent, figure, ratio in ratios
+            if agent == "pi" and figure in TARGETS and ratio > WIDE_MARGIN * TARGETS[figure]
+        ] + [r for r in floor if r > WIDE_MARGIN * TARGETS["read_orjson"]]
+        return 1 if wide else 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
