@@ -53,7 +53,8 @@ from musepi_lab.session._session import Session
 from musepi_lab.tokens._counter import TokenCounter
 
 sys.path.insert(0, str(REPO / "conformance"))
-import run as conformance  # noqa: E402  (conformance/run.py: install folders, runtimes)
+# conformance/run.py: install folders, runtimes, the drivers folder.
+import run as conformance
 
 PI_FILES = ("large-session.jsonl", "before-compaction.jsonl")
 BUDGETS = (1000, 2000, 5000, 10000, 20000, 40000)

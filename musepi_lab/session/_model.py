@@ -185,11 +185,12 @@ def entry_memo(entry: Entry) -> dict[str, int]:
     so a value is the same for every caller; the memo is not part of the record, equality
     or the written file.
     """
-    memo = _get_memo(entry)
+    memo: dict[str, int] | None = _get_memo(entry)
     if memo is None:
         memo = {}
         _set_memo(entry, memo)
     return memo
+
 
 _new_object = object.__new__
 
@@ -204,9 +205,7 @@ def _make_entry(
     source_id: str | None,
 ) -> Entry:
     entry = _new_object(Entry)
-    set_type, set_id, set_parent, set_ts, set_record, set_line, set_source, set_memo = (
-        _SLOT_SETTERS
-    )
+    set_type, set_id, set_parent, set_ts, set_record, set_line, set_source, set_memo = _SLOT_SETTERS
     set_type(entry, kind)
     set_id(entry, entry_id)
     set_parent(entry, parent_id)
