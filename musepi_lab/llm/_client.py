@@ -16,7 +16,6 @@ use and dropped when pickled, so summarizers cross process pools.
 
 from __future__ import annotations
 
-import email.utils
 import importlib
 import math
 import time
@@ -55,6 +54,8 @@ def parse_retry_after(value: str | None, *, now: float | None = None) -> float |
     try:
         seconds = float(value)
     except ValueError:
+        import email.utils  # HTTP dates are rare; the module is not paid for at import
+
         try:
             when = email.utils.parsedate_to_datetime(value).timestamp()
         except (TypeError, ValueError, IndexError, OverflowError):

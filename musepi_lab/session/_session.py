@@ -6,7 +6,6 @@ import calendar
 import math
 import os
 import re
-import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -501,6 +500,8 @@ class Session:
                 f"{dest}: refusing to overwrite the file this session was read from "
                 "(pass overwrite_source=True)"
             )
+        import tempfile  # only writing needs it; not paid for at import
+
         data = self.to_jsonl()
         dest.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent)
