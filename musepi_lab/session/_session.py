@@ -117,6 +117,9 @@ _FILE_ORDER_LEAF: Any = _FileOrderLeaf()
 """The default leaf: the last entry in file order."""
 
 
+_PATHS_KEPT = 8
+
+
 class Session:
     """One agent session in the MusePi entry model. Immutable: every change returns a copy.
 
@@ -135,6 +138,7 @@ class Session:
         "_children",
         "_labels",
         "_leaf",
+        "_paths",
         "entries",
         "errors",
         "header",
@@ -153,6 +157,7 @@ class Session:
     _children: dict[str | None, tuple[Entry, ...]] | None
     _labels: dict[str, str] | None
     _leaf: Any
+    _paths: dict[str | None, tuple[Entry, ...]]
 
     def __init__(
         self,
@@ -182,6 +187,7 @@ class Session:
             "_children": None,
             "_labels": None,
             "_leaf": _FILE_ORDER_LEAF,
+            "_paths": {},
         }
         for name, value in fields.items():
             object.__setattr__(self, name, value)
@@ -276,6 +282,18 @@ class Session:
             start = self.leaf  # None after a leaf reset: the path is empty
         if start is None:
             return ()
+        # Paths are derived from the (immutable) entries: the last few are kept, so the
+        # context, the preparation and the strategies of one call walk the tree once.
+        paths = self._paths
+        path = paths.get(start.id)
+        if path is None or path[-1] is not start:
+            path = self._walk_to_root(start)
+            paths[start.id] = path
+            if len(paths) > _PATHS_KEPT:
+                del paths[next(iter(paths))]
+        return path
+
+    def _walk_to_root(self, start: Entry) -> tuple[Entry, ...]:
         out: list[Entry] = []
         seen: set[str] = set()
         node: Entry | None = start
