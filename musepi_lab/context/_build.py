@@ -143,25 +143,39 @@ def _level(entry: Entry) -> str:
     return value if isinstance(value, str) and value else "off"
 
 
+def _pi_model_of(entry: Entry) -> tuple[bool, dict[str, str] | None]:
+    """`(sets, model)`: whether a pi entry sets the model, and to what."""
+    kind = entry.type
+    if kind == "model_change":
+        provider, model_id = entry.get("provider"), entry.get("modelId")
+        if isinstance(provider, str) and isinstance(model_id, str):
+            return True, {"provider": provider, "modelId": model_id}
+        if isinstance(entry.get("model"), str):
+            return True, _split_model(entry.get("model"))
+    elif kind == "message":
+        msg = entry.message
+        if msg is not None and msg.get("role") == "assistant":
+            return True, {"provider": str(msg.get("provider")), "modelId": str(msg.get("model"))}
+    return False, None
+
+
 def _pi_settings(path: Sequence[Entry]) -> tuple[str, dict[str, str] | None]:
-    """pi: the last model_change or assistant message sets the model."""
-    level = "off"
+    """pi: the last thinking_level_change sets the level, the last model_change or assistant
+    message the model. Walked from the leaf: both are usually found near it."""
+    level: str | None = None
     model: dict[str, str] | None = None
-    for entry in path:
-        kind = entry.type
-        if kind == "thinking_level_change":
-            level = _level(entry)
-        elif kind == "model_change":
-            provider, model_id = entry.get("provider"), entry.get("modelId")
-            if isinstance(provider, str) and isinstance(model_id, str):
-                model = {"provider": provider, "modelId": model_id}
-            elif isinstance(entry.get("model"), str):
-                model = _split_model(entry.get("model"))
-        elif kind == "message":
-            msg = entry.message
-            if msg is not None and msg.get("role") == "assistant":
-                model = {"provider": str(msg.get("provider")), "modelId": str(msg.get("model"))}
-    return level, model
+    model_found = False
+    for entry in reversed(path):
+        if entry.type == "thinking_level_change":
+            if level is None:
+                level = _level(entry)
+                if model_found:
+                    break
+        elif not model_found:
+            model_found, model = _pi_model_of(entry)
+            if model_found and level is not None:
+                break
+    return level if level is not None else "off", model
 
 
 def _model_change_ref(entry: Entry) -> str | None:
@@ -174,29 +188,40 @@ def _model_change_ref(entry: Entry) -> str | None:
     return None
 
 
+def _assistant_model_ref(entry: Entry) -> str | None:
+    msg = entry.message
+    if msg is not None and msg.get("role") == "assistant":
+        provider, model = msg.get("provider"), msg.get("model")
+        if isinstance(provider, str) and isinstance(model, str):
+            return f"{provider}/{model}"
+    return None
+
+
 def _musepi_settings(path: Sequence[Entry]) -> tuple[str, dict[str, str]]:
-    """MusePi: an explicit default model_change wins over later assistant messages."""
-    level = "off"
-    models: dict[str, str] = {}
-    explicit_default = False
-    for entry in path:
+    """MusePi: the last model_change of each role sets that role; an explicit default
+    model_change wins over every assistant message, else the last assistant message sets
+    the default. Walked from the leaf, looking into messages only until one sets it."""
+    level: str | None = None
+    latest: dict[str, str] = {}  # role → ref, the latest model_change first seen
+    assistant: str | None = None
+    for entry in reversed(path):
         kind = entry.type
-        if kind == "thinking_level_change":
-            level = _level(entry)
+        if kind == "message":
+            if assistant is None:
+                assistant = _assistant_model_ref(entry)
+        elif kind == "thinking_level_change":
+            if level is None:
+                level = _level(entry)
         elif kind == "model_change":
             ref = _model_change_ref(entry)
             if ref is not None:
                 role = entry.get("role")
-                role = role if isinstance(role, str) and role else "default"
-                models[role] = ref
-                explicit_default = explicit_default or role == "default"
-        elif kind == "message" and not explicit_default:
-            msg = entry.message
-            if msg is not None and msg.get("role") == "assistant":
-                provider, model = msg.get("provider"), msg.get("model")
-                if isinstance(provider, str) and isinstance(model, str):
-                    models["default"] = f"{provider}/{model}"
-    return level, models
+                latest.setdefault(role if isinstance(role, str) and role else "default", ref)
+    # Roles oldest first (by their latest change); only the mapping is meaningful.
+    models = dict(reversed(latest.items()))
+    if "default" not in models and assistant is not None:
+        models = {"default": assistant, **models}
+    return level if level is not None else "off", models
 
 
 def _last_index(path: Sequence[Entry], kind: str) -> int:
