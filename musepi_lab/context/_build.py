@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from types import MappingProxyType
 from typing import Any
 
@@ -337,11 +338,15 @@ def _empty_context(profile: str) -> SessionContext:
     return SessionContext((), "off", None, _EMPTY, (), None, profile)
 
 
+_first, _second = itemgetter(0), itemgetter(1)
+
+
 def _emit(out: list[tuple[Message, str | None]], entries: Iterable[Entry], convert: Any) -> None:
+    append = out.append
     for entry in entries:
         msg = convert(entry)
         if msg is not None:
-            out.append((msg, entry.id))
+            append((msg, entry.id))
 
 
 def _kept_region(path: Sequence[Entry], compaction_index: int) -> Sequence[Entry]:
@@ -532,11 +537,11 @@ def build_session_context(
         items, compaction_id = _musepi_messages(path)
         items = _drop_failed_turns(_strip_unpaired_calls(items, transcript=False))
     return SessionContext(
-        messages=tuple(m for m, _ in items),
+        messages=tuple(map(_first, items)),
         thinking_level=level,
         model=model,
         models=MappingProxyType(dict(models)),
-        entry_ids=tuple(e for _, e in items),
+        entry_ids=tuple(map(_second, items)),
         compaction_id=compaction_id,
         profile=profile,
     )
