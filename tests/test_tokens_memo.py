@@ -125,3 +125,43 @@ def test_rank_cache_round_trip_and_corruption(
     assert _bpe._read_rank_cache(cache) is None  # an altered file is not trusted
     assert _bpe.load_ranks("cl100k_base", expected_hash) == bundled
     assert _bpe._read_rank_cache(cache) == bundled  # and rewritten
+
+
+def _chain(n: int) -> list[Entry]:
+    # Alternating user and assistant messages of 400 ASCII chars: 100 tokens each (pi:
+    # ceil(400 / 4), MusePi: (400 + 3) >> 2).
+    entries = []
+    for i in range(n):
+        role = "user" if i % 2 == 0 else "assistant"
+        content: Any = "x" * 400 if role == "user" else [{"type": "text", "text": "x" * 400}]
+        entries.append(
+            Entry.from_record(
+                {
+                    "type": "message",
+                    "id": f"{i:08x}",
+                    "parentId": f"{i - 1:08x}" if i else None,
+                    "message": {"role": role, "content": content},
+                }
+            )
+        )
+    return entries
+
+
+@pytest.mark.parametrize("profile", ["pi", "musepi"])
+def test_a_cut_counts_only_what_its_walk_reaches(profile: str) -> None:
+    from _builders import CountingCounter
+
+    from musepi_lab.compaction._cut import cut_window
+
+    path = _chain(50)
+    counter = CountingCounter(profile)
+    window = cut_window(path, 0, len(path), counter=counter, profile=profile)
+    assert counter.calls == 0
+    # Walking back from the newest entry, 100 + 100 + 100 reaches 250 at the third.
+    cut = window.cut(250)
+    assert counter.calls == 3
+    assert cut.first_kept_entry_index == 47
+    window.cut(150)  # reached inside what was counted: nothing more to count
+    assert counter.calls == 3
+    assert window.cut(10**9).first_kept_entry_index == 0  # everything kept...
+    assert counter.calls == 50  # ...after counting everything, once

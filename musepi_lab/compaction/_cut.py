@@ -8,9 +8,10 @@ only in what counts: pi counts `message` entries alone (a `custom_message` or
 
 from __future__ import annotations
 
+import threading
 from bisect import bisect_left
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
 from ..session._model import Entry
 from ..session._profiles import check_profile
@@ -104,20 +105,21 @@ def find_turn_start_index(entries: Sequence[Entry], index: int, start: int) -> i
     return -1
 
 
-def _counts_in_walk(kind: str, profile: str) -> bool:
-    if profile == "pi":
-        return kind == "message"
-    return kind in _CONTEXT_VISIBLE_TYPES
+# What the backward walk counts: pi `message` entries alone, MusePi every context-visible one.
+_MESSAGE_ONLY = frozenset({"message"})
 
 
 @dataclass(frozen=True, slots=True)
 class CutWindow:
     """The tables `find_cut_point` needs for one window `[start, end)` of entries.
 
-    Built once per window (token counts from the counter, valid cut points, suffix sums
-    of the counted tokens), it answers `cut(keep_recent_tokens)` for any budget in
-    O(log n) plus the pull-back and turn-start scans, which is what makes a sweep over
-    budgets cheap. Indices are absolute (into the entries the window was built from).
+    Built once per window (valid cut points, the entries the walk counts), it answers
+    `cut(keep_recent_tokens)` for any budget in O(log n) plus the pull-back and turn-start
+    scans, which is what makes a sweep over budgets cheap. Token counts are taken as the
+    backward walk needs them, newest first, and their running sums kept: like pi's own
+    walk, a cut counts only the entries inside its budget (and the next one), and a larger
+    budget later extends the sums. Indices are absolute (into the entries the window was
+    built from).
 
     Attributes:
         start: First index of the window.
@@ -126,7 +128,6 @@ class CutWindow:
         roles: Message role of every entry (None for non-message entries).
         cut_points: Valid cut points, ascending.
         counted: Indices whose tokens the walk counts, ascending.
-        suffix: `suffix[k]` = tokens counted from `counted[k]` to the end of the window.
     """
 
     start: int
@@ -135,7 +136,25 @@ class CutWindow:
     roles: tuple[str | None, ...]
     cut_points: tuple[int, ...]
     counted: tuple[int, ...]
-    suffix: tuple[int, ...]
+    # Token count of the entry at an index; and the running sums from the newest counted
+    # entry back (`_walked[j]`: tokens of counted[-1 - j:]), extended under the lock.
+    _count: Callable[[int], int] = field(repr=False, compare=False)
+    _walked: list[int] = field(default_factory=list, repr=False, compare=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def _newest_reaching(self, keep_recent_tokens: int) -> int:
+        """Position in `counted` of the newest entry at which the backward walk's running
+        sum reaches the budget, or -1 if the whole window stays under it."""
+        walked, counted = self._walked, self.counted
+        n = len(counted)
+        if (not walked or walked[-1] < keep_recent_tokens) and len(walked) < n:
+            with self._lock:
+                count = self._count
+                while (not walked or walked[-1] < keep_recent_tokens) and len(walked) < n:
+                    total = walked[-1] if walked else 0
+                    walked.append(total + count(counted[n - 1 - len(walked)]))
+        j = bisect_left(walked, keep_recent_tokens)
+        return len(counted) - 1 - j if j < len(walked) else -1
 
     def cut(self, keep_recent_tokens: int) -> CutPointResult:
         """The cut for a keep budget (see `find_cut_point`)."""
@@ -143,18 +162,9 @@ class CutWindow:
         if not cut_points:
             return CutPointResult(start, -1, False)
         cut = cut_points[0]
-        # The backward walk stops at the newest counted entry whose suffix sum reaches
-        # the budget; suffix sums shrink with the index, so that is a binary search.
-        suffix = self.suffix
-        lo, hi = 0, len(suffix)
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if suffix[mid] >= keep_recent_tokens:
-                lo = mid + 1
-            else:
-                hi = mid
-        if lo > 0:
-            crossing = self.counted[lo - 1]
+        reaching = self._newest_reaching(keep_recent_tokens)
+        if reaching >= 0:
+            crossing = self.counted[reaching]
             # When the entry that crosses the budget lies after the last cut point (a
             # trailing tool result), pi finds no cut point at or after it and keeps its
             # default, the first cut point: everything is kept. Reproduced as is.
@@ -192,7 +202,8 @@ def cut_window(
         entries: Path entries or any entry sequence.
         start: First index considered.
         end: One past the last index considered.
-        counter: Token counter (default: the profile's estimator).
+        counter: Token counter (default: the profile's estimator); entries are counted
+            as the cuts need them.
         profile: `"musepi"` or `"pi"`.
         counts: Token counts of `entries[start:end]` if already known (else the counter's).
     """
@@ -200,31 +211,36 @@ def cut_window(
     _check_range(entries, start, end)
     if counts is not None and len(counts) != end - start:
         raise ValueError("counts must hold one count per entry of the window")
-    counter = counter if counter is not None else TokenCounter(profile)
     roles_allowed = _CUT_ROLES[profile]
     kinds: list[str | None] = [None] * end
     roles: list[str | None] = [None] * end
     cut_points: list[int] = []
     counted: list[int] = []
-    tokens: list[int] = []
+    walk_counts = _CONTEXT_VISIBLE_TYPES if profile == "musepi" else _MESSAGE_ONLY
     for index in range(start, end):
         entry = entries[index]
         kind = entry.type
-        role = entry.role if kind == "message" else None
-        kinds[index] = kind
-        roles[index] = role
-        if (kind == "message" and role in roles_allowed) or kind in _USER_ROLE_ENTRY_TYPES:
+        if kind == "message":
+            role = entry.role
+            roles[index] = role
+            if role in roles_allowed:
+                cut_points.append(index)
+        elif kind in _USER_ROLE_ENTRY_TYPES:
             cut_points.append(index)
-        if _counts_in_walk(kind, profile):
+        kinds[index] = kind
+        if kind in walk_counts:
             counted.append(index)
-            tokens.append(
-                counts[index - start] if counts is not None else counter.count_entry(entry)
-            )
-    suffix = [0] * len(tokens)
-    running = 0
-    for k in range(len(tokens) - 1, -1, -1):
-        running += tokens[k]
-        suffix[k] = running
+    if counts is not None:
+        known = counts
+
+        def count(index: int) -> int:
+            return known[index - start]
+    else:
+        count_entry = (counter if counter is not None else TokenCounter(profile)).count_entry
+
+        def count(index: int) -> int:
+            return count_entry(entries[index])
+
     return CutWindow(
         start=start,
         end=end,
@@ -232,7 +248,7 @@ def cut_window(
         roles=tuple(roles),
         cut_points=tuple(cut_points),
         counted=tuple(counted),
-        suffix=tuple(suffix),
+        _count=count,
     )
 
 

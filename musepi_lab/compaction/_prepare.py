@@ -23,7 +23,7 @@ from bisect import bisect_left
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from .._repr import html_of, text_of
 from ..session._messages import entry_to_message
@@ -163,6 +163,28 @@ def _entry_counts(counter: TokenCounter, entries: Sequence[Entry]) -> list[int]:
     return [counter.count_entry(e) for e in entries]
 
 
+class _EntryCounts(Sequence[int]):
+    """The token counts of some entries, each counted when first read (a lazy list)."""
+
+    __slots__ = ("_count", "_entries")
+
+    def __init__(self, counter: TokenCounter, entries: Sequence[Entry]) -> None:
+        self._count = counter.count_entry
+        self._entries = entries
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    @overload
+    def __getitem__(self, index: int) -> int: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[int]: ...
+    def __getitem__(self, index: int | slice) -> int | list[int]:
+        if isinstance(index, slice):
+            return [self._count(e) for e in self._entries[index]]
+        return self._count(self._entries[index])
+
+
 def _summary_text(entry: Entry | None) -> str | None:
     if entry is None:
         return None
@@ -225,7 +247,7 @@ class _Plan:
     estimate: ContextEstimate
     tokens_before: int
     prompt_tokens: int | None
-    estimated_tokens: int
+    estimated_tokens: int | None
     previous_index: int
     reset_index: int
     previous: Entry | None
@@ -253,15 +275,14 @@ def _pi_plan(path: tuple[Entry, ...], counter: TokenCounter) -> _Plan:
     # tokensBefore counts from the previous compaction itself: its summary is a message.
     estimate_from = max(previous_index, 0)
     region = path[estimate_from:]
-    counts = _entry_counts(counter, region)
     region_messages = [entry_to_message(e) for e in region]
+    # pi counts only what its walks reach: the messages after the last usage (the
+    # estimate) and, in the window, those inside the keep budget. So does this plan.
     estimate = _at_path_index(
-        estimate_from_counts(region_messages, counts, profile="pi"),
+        estimate_from_counts(region_messages, _EntryCounts(counter, region), profile="pi"),
         lambda i: i + estimate_from,
     )
-    window = cut_window(
-        path, start, end, counter=counter, profile="pi", counts=counts[start - estimate_from :]
-    )
+    window = cut_window(path, start, end, counter=counter, profile="pi")
     bearing = tuple(i for i in range(start, end) if region_messages[i - estimate_from] is not None)
     messages = tuple(region_messages[i - estimate_from] for i in bearing)
     return _Plan(
@@ -277,7 +298,7 @@ def _pi_plan(path: tuple[Entry, ...], counter: TokenCounter) -> _Plan:
         estimate=estimate,
         tokens_before=estimate.tokens,
         prompt_tokens=None,
-        estimated_tokens=sum(counts),
+        estimated_tokens=None,  # pi does not adapt the keep budget
         previous_index=previous_index,
         reset_index=-1,
         previous=previous,
@@ -380,7 +401,7 @@ def _prepare_from_plan(
 ) -> CompactionPreparation | None:
     keep = settings.keep_recent_tokens
     ratio: float | None = None
-    if plan.prompt_tokens is not None:
+    if plan.prompt_tokens is not None and plan.estimated_tokens is not None:
         estimated = plan.estimated_tokens
         ratio = plan.prompt_tokens / estimated if estimated > 0 else 0.0
         keep = adapt_keep_recent_tokens(keep, plan.prompt_tokens, estimated)
