@@ -21,8 +21,9 @@ largest corpus file of every format, `read_session` against reading the same byt
 `orjson.loads` of every line (`bench_read.parse_lines`), in the same run.
 
 The peers' figures are medians of N runs inside their own process after a warm-up (their JIT
-is warm); ours are medians of N interleaved runs. The machine is shared and noisy: read the
-ratios, run it more than once and quote the range.
+is warm); ours are medians of N interleaved runs. Each peer runs once before and once after
+our timing: the ratio is against the mean of its two medians, the range against each. The
+machine is shared and noisy: run it more than once and quote the ranges.
 
     python perf/bench_peer.py [--quick] [--check] [--repeat N] [--no-peers]
 
@@ -159,16 +160,24 @@ def _ms(seconds: float) -> str:
 
 
 def peer_table(file: Path, repeat: int, with_peers: bool) -> list[tuple[str, str, float]]:
-    """Print our figures beside each peer's for one file; returns (agent, figure, ratio)."""
+    """Print our figures beside each peer's for one file; returns (agent, figure, ratio).
+
+    The peer runs before and after our timing; the ratio is given against each of its two
+    medians (a range), and the one returned is against their mean.
+    """
     ratios: list[tuple[str, str, float]] = []
     for agent, profile in (("pi", "pi"), ("musepi", "musepi")):
-        peer = run_peer(agent, file, repeat) if with_peers else "peers skipped (--no-peers)"
+        skipped = "peers skipped (--no-peers)"
+        before = run_peer(agent, file, repeat) if with_peers else skipped
         ours = median_seconds(our_functions(file, profile, repeat), repeat)
+        after = run_peer(agent, file, repeat) if with_peers else skipped
         label = "pi 0.58.3 on node" if agent == "pi" else "oh-my-pi 18.2.3 under Bun"
         print(f"\n{file.name}, profile {profile} against {label}")
-        if isinstance(peer, str):
-            print(f"  peer: {peer}")
+        peers = [p for p in (before, after) if not isinstance(p, str)]
+        if not peers:
+            print(f"  peer: {before}")
         else:
+            peer = peers[0]
             ours_kept = our_first_kept(file, profile)
             same = peer["first_kept_file_index"] == ours_kept
             print(
@@ -176,14 +185,16 @@ def peer_table(file: Path, repeat: int, with_peers: bool) -> list[tuple[str, str
                 f"file index {peer['first_kept_file_index']}"
                 f" ({'same as ours' if same else f'ours: {ours_kept}, DIFFERENT'})"
             )
-        print(f"  {'figure':<16} {'ours ms':>9} {'peer ms':>9} {'ratio':>7}")
+        print(f"  {'figure':<16} {'ours ms':>9} {'peer ms':>9} {'ratio':>7} {'range':>13}")
         for figure in FIGURES:
             line = f"  {figure:<16} {_ms(ours[figure])}"
-            if not isinstance(peer, str):
-                theirs = peer["figures"][PEER_FIGURE[figure]]["median_ms"] / 1000
+            if peers:
+                medians = [p["figures"][PEER_FIGURE[figure]]["median_ms"] / 1000 for p in peers]
+                theirs = sum(medians) / len(medians)
                 ratio = ours[figure] / theirs
+                each = sorted(ours[figure] / m for m in medians)
                 ratios.append((agent, figure, ratio))
-                line += f" {_ms(theirs)} {ratio:6.2f}x"
+                line += f" {_ms(theirs)} {ratio:6.2f}x {each[0]:5.2f}-{each[-1]:5.2f}x"
             print(line)
     return ratios
 
