@@ -231,6 +231,8 @@ _EXACT = 2**53  # past this a count is no longer exact as a double, and 2**63 br
 
 
 def _bad_count(value: Any) -> bool:
+    if type(value) is int:  # nearly every count: the exact checks below only for the rest
+        return not -_EXACT < value < _EXACT
     if isinstance(value, bool):
         return True
     if isinstance(value, int):
@@ -248,8 +250,8 @@ def safe_record(record: dict[str, Any], line: int, log: ProblemLog) -> dict[str,
     null becomes null (the original kept as `sourceFirstKeptEntryId`).
     """
     message = record.get("message")
-    usage = message.get("usage") if isinstance(message, dict) else None
-    if isinstance(usage, dict):
+    usage = message.get("usage") if type(message) is dict else None
+    if type(usage) is dict:
         bad = [k for k in _USAGE_COUNTS if k in usage and _bad_count(usage[k])]
         if bad:
             log.add(
@@ -350,7 +352,10 @@ def session_from_values(path: str, values: list[tuple[int, Any]], log: ProblemLo
         header["version"] = version
     migrate_records(header, records)
     records = [safe_record(r, n, log) for n, r in zip(lines, records, strict=True)]
-    entries = [Entry.from_record(r, line=n) for n, r in zip(lines, records, strict=True)]
+    # The records were parsed here and nothing else holds them: no defensive copy.
+    entries = [
+        Entry.from_record(r, line=n, owned=True) for n, r in zip(lines, records, strict=True)
+    ]
     for entry in entries:
         check_entry(entry, log)
     check_tree(entries, log)

@@ -32,6 +32,8 @@ _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
 
 def may_nest_deeper(raw: bytes | str, limit: int = MAX_NESTING) -> bool:
     """Whether raw JSON text holds enough brackets to nest past `limit` (a cheap filter)."""
+    if len(raw) <= limit:  # fewer characters than the limit: fewer brackets too
+        return False
     if isinstance(raw, bytes):
         return raw.count(b"[") + raw.count(b"{") > limit
     return raw.count("[") + raw.count("{") > limit

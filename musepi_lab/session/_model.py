@@ -101,16 +101,34 @@ class Entry:
 
     @classmethod
     def from_record(
-        cls, record: Mapping[str, Any], *, line: int | None = None, source_id: str | None = None
+        cls,
+        record: Mapping[str, Any],
+        *,
+        line: int | None = None,
+        source_id: str | None = None,
+        owned: bool = False,
     ) -> Entry:
-        """Wrap a v3 record (a dict as parsed from JSON) into an entry."""
-        rec = record if isinstance(record, MappingProxyType) else _FROZEN(dict(record))
-        entry_id = rec.get("id")
-        parent = rec.get("parentId")
-        ts = rec.get("timestamp")
-        if source_id is None and isinstance(rec.get("sourceId"), str):
-            source_id = rec["sourceId"]
-        kind = rec.get("type")
+        """Wrap a v3 record (a dict as parsed from JSON) into an entry.
+
+        The record is copied (shallow) unless `owned`: a reader that parsed the dict itself
+        and keeps no other reference hands it over without the copy.
+        """
+        fields: Mapping[str, Any]
+        if isinstance(record, MappingProxyType):
+            rec: Mapping[str, Any] = record
+            fields = record
+        else:
+            fields = record if owned and type(record) is dict else dict(record)
+            rec = _FROZEN(fields)
+        get = fields.get
+        entry_id = get("id")
+        parent = get("parentId")
+        ts = get("timestamp")
+        if source_id is None:
+            given = get("sourceId")
+            if isinstance(given, str):
+                source_id = given
+        kind = get("type")
         return _make_entry(
             kind if isinstance(kind, str) else str(kind),
             entry_id if isinstance(entry_id, str) else None,
