@@ -35,10 +35,11 @@ and our figures are still printed.
 
 from __future__ import annotations
 
+import gc
 import json
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -112,9 +113,15 @@ def run_peer(agent: str, session_file: Path, repeat: int) -> dict[str, Any] | st
 
 
 # -- our side ---------------------------------------------------------------------------
-def fresh_sessions(file: Path, count: int) -> Iterator[Session]:
-    """`count` sessions read anew (no entry counted yet), one per timed call."""
-    return iter([read_session(file) for _ in range(count)])
+def fresh_sessions(file: Path, count: int) -> Callable[[], Session]:
+    """A supply of `count` sessions read anew (no entry counted yet), one per timed call.
+
+    They are read before the timing; each is dropped once used. The harness collects
+    garbage before every call: frozen, the waiting sessions are not walked each time.
+    """
+    supply = [read_session(file) for _ in range(count)]
+    gc.freeze()
+    return supply.pop
 
 
 def our_functions(file: Path, profile: str, repeat: int) -> dict[str, Callable[[], object]]:
@@ -127,7 +134,7 @@ def our_functions(file: Path, profile: str, repeat: int) -> dict[str, Callable[[
     cold, sweeps = fresh_sessions(file, repeat), fresh_sessions(file, repeat)
 
     def sweep() -> None:
-        one = next(sweeps)
+        one = sweeps()
         counter = TokenCounter.for_profile(profile)
         for each in sweep_settings:
             prepare_compaction(one, each, counter)
@@ -136,7 +143,7 @@ def our_functions(file: Path, profile: str, repeat: int) -> dict[str, Callable[[
         "load": lambda: read_session(file),
         "context": lambda: build_session_context(session, profile=profile),
         "prepare_cold": lambda: prepare_compaction(
-            next(cold), settings, TokenCounter.for_profile(profile)
+            cold(), settings, TokenCounter.for_profile(profile)
         ),
         "prepare_counted": lambda: prepare_compaction(
             counted, settings, TokenCounter.for_profile(profile)
@@ -170,6 +177,7 @@ def peer_table(file: Path, repeat: int, with_peers: bool) -> list[tuple[str, str
         skipped = "peers skipped (--no-peers)"
         before = run_peer(agent, file, repeat) if with_peers else skipped
         ours = median_seconds(our_functions(file, profile, repeat), repeat)
+        gc.unfreeze()
         after = run_peer(agent, file, repeat) if with_peers else skipped
         label = "pi 0.58.3 on node" if agent == "pi" else "oh-my-pi 18.2.3 under Bun"
         print(f"\n{file.name}, profile {profile} against {label}")
