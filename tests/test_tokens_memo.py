@@ -165,3 +165,58 @@ def test_a_cut_counts_only_what_its_walk_reaches(profile: str) -> None:
     assert counter.calls == 3
     assert window.cut(10**9).first_kept_entry_index == 0  # everything kept...
     assert counter.calls == 50  # ...after counting everything, once
+
+
+def _fragment_estimate(message: Any) -> int:
+    # The estimate as spec §3.4 defines it: per fragment, then the extras.
+    from musepi_lab.tokens._estimate import extra_tokens, text_fragments
+
+    units = sum((len(f.encode("utf-8", "surrogatepass")) + 3) >> 2 for f in text_fragments(message))
+    return units + extra_tokens(message)
+
+
+MESSAGES = [
+    {"role": "user", "content": "plain ascii"},
+    {"role": "user", "content": [{"type": "text", "text": "ünï"}, {"type": "image"}]},
+    {"role": "toolResult", "content": [{"type": "image"}, {"type": "text", "text": 3}]},
+    {
+        "role": "assistant",
+        "content": [
+            {"type": "thinking", "thinking": "hmm", "thinkingSignature": "sig" * 9},
+            {"type": "redactedThinking", "data": "xyz"},
+            {"type": "toolCall", "name": "edit", "arguments": {"path": "é.py", "n": 2.0}},
+            {"type": "text", "text": None},
+            "not a block",
+        ],
+    },
+    {"role": "bashExecution", "command": "ls -la", "output": "a\nb"},
+    {"role": "pythonExecution", "code": "print(1)", "output": ""},
+    {
+        "role": "compactionSummary",
+        "summary": "so far",
+        "blocks": [{"type": "text", "text": "head"}, {"type": "image"}, {"type": "image"}],
+    },
+    {"role": "branchSummary", "summary": "ünïcode"},
+    {"role": "unknown", "content": "ignored"},
+]
+
+
+@pytest.mark.parametrize("message", MESSAGES)
+def test_fused_musepi_estimate_equals_the_fragment_definition(message: Any) -> None:
+    from musepi_lab.tokens._estimate import estimate_tokens_musepi
+
+    assert estimate_tokens_musepi(message) == _fragment_estimate(message)
+
+
+def test_fused_musepi_estimate_on_a_corpus_session() -> None:
+    from _corpus import corpus_file
+
+    from musepi_lab.formats._pi import read_pi_jsonl
+    from musepi_lab.session._messages import entry_to_message
+    from musepi_lab.tokens._estimate import estimate_tokens_musepi
+
+    session = read_pi_jsonl(corpus_file("pi", "large-session.jsonl"))
+    messages = [m for m in map(entry_to_message, session.entries) if m is not None]
+    assert messages
+    for message in messages:
+        assert estimate_tokens_musepi(message) == _fragment_estimate(message)

@@ -227,15 +227,64 @@ def extra_tokens(message: Mapping[str, Any]) -> int:
     return 0
 
 
+def _units(text: str) -> int:
+    """oh-my-pi's per-fragment estimate: `(utf8_bytes + 3) >> 2`."""
+    return (len(text) + 3) >> 2 if text.isascii() else (utf8_len(text) + 3) >> 2
+
+
+_CONTENT_ROLES = frozenset({"user", "developer", "custom", "hookMessage", "toolResult"})
+
+
 def estimate_tokens_musepi(
     message: Mapping[str, Any], *, exclude_encrypted_reasoning: bool = False
 ) -> int:
     """oh-my-pi's fallback estimate: Σ `(utf8_bytes(fragment) + 3) >> 2` per fragment,
-    plus 1200 per image and 5024 per snapcompact frame (spec §3.4)."""
+    plus 1200 per image and 5024 per snapcompact frame (spec §3.4).
+
+    One pass over the message: the fragments of `text_fragments` and the extras of
+    `extra_tokens`, summed as they are met (tests hold the two definitions equal).
+    """
+    role = message.get("role")
     total = 0
-    for fragment in _fragments(message, exclude_encrypted_reasoning):
-        if type(fragment) is bytes or fragment.isascii():
-            total += (len(fragment) + 3) >> 2
-        else:
-            total += (utf8_len(fragment) + 3) >> 2
-    return total + extra_tokens(message)
+    if role in _CONTENT_ROLES:
+        content = message.get("content")
+        if type(content) is str:
+            return _units(content)
+        for block in _blocks(content):
+            kind = block.get("type")
+            if kind == "text":
+                text = block.get("text")
+                if type(text) is str:
+                    total += _units(text)
+            elif kind == "image":
+                total += MUSEPI_IMAGE_TOKENS
+        return total
+    if role == "assistant":
+        for block in _blocks(message.get("content")):
+            kind = block.get("type")
+            if kind == "text":
+                total += _units(_str(block.get("text")))
+            elif kind == "thinking":
+                total += _units(_str(block.get("thinking")))
+                signature = block.get("thinkingSignature")
+                if not exclude_encrypted_reasoning and type(signature) is str:
+                    total += _units(signature)
+            elif kind == "redactedThinking":
+                total += _units(_str(block.get("data")))
+            elif kind == "toolCall":
+                arguments = js_stringify_bytes(block.get("arguments", {}))
+                total += _units(_str(block.get("name"))) + ((len(arguments) + 3) >> 2)
+        return total
+    if role in ("bashExecution", "pythonExecution"):
+        command = _str(message.get("command") or message.get("code"))
+        return _units(command) + _units(_str(message.get("output")))
+    if role in ("branchSummary", "compactionSummary"):
+        total = _units(_str(message.get("summary")))
+        for block in _blocks(message.get("blocks")):
+            kind = block.get("type")
+            if kind == "text" and isinstance(block.get("text"), str):
+                total += _units(block["text"])
+            elif kind == "image":
+                total += FRAME_TOKEN_ESTIMATE
+        return total
+    return 0
