@@ -220,3 +220,28 @@ def test_fused_musepi_estimate_on_a_corpus_session() -> None:
     assert messages
     for message in messages:
         assert estimate_tokens_musepi(message) == _fragment_estimate(message)
+
+
+@pytest.mark.parametrize("profile", ["pi", "musepi"])
+def test_a_session_keeps_its_plan_for_any_counter_of_the_method(
+    profile: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from musepi_lab.compaction import _prepare
+    from musepi_lab.compaction._prepare import prepare_compaction
+    from musepi_lab.compaction._settings import CompactionSettings
+    from musepi_lab.session._session import Session
+
+    session = Session({"type": "session", "id": "s"}, _chain(40))
+    settings = CompactionSettings.for_profile(profile, keep_recent_tokens=250)
+    first = prepare_compaction(session, settings, TokenCounter.for_profile(profile))
+    assert first is not None
+
+    def fail(*_: Any, **__: Any) -> None:
+        raise AssertionError("planned again")
+
+    monkeypatch.setattr(_prepare, "_build_plan", fail)
+    again = prepare_compaction(session, settings, TokenCounter.for_profile(profile))
+    assert again is not None and again.first_kept_entry_id == first.first_kept_entry_id
+    # A copy is a new value: planned on its own.
+    with pytest.raises(AssertionError, match="planned again"):
+        prepare_compaction(session.copy_with(), settings, TokenCounter.for_profile(profile))

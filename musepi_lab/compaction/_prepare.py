@@ -29,7 +29,7 @@ from .._repr import html_of, text_of
 from ..session._messages import entry_to_message
 from ..session._model import Entry, Message
 from ..session._profiles import check_profile
-from ..session._session import Session
+from ..session._session import Session, session_memo_get, session_memo_put
 from ..tokens._counter import TokenCounter
 from ._cut import CutWindow, cut_window
 from ._file_ops import FileOpsPrefix, seed_file_ops
@@ -481,6 +481,16 @@ def _plan_for(
     profile: str,
 ) -> _Plan | None:
     variant = (profile, profile == "musepi" and settings.remote_enabled)
+    if isinstance(source, Session) and type(counter) is TokenCounter:
+        # A plain counter's counts live on the entries, so any counter of the method gives
+        # the same plan: it is kept with the session, for every later preparation.
+        memo_key = ("plan", *variant, counter.method, leaf_id)
+        kept = session_memo_get(source, memo_key)
+        if kept is None:
+            kept = (_build_plan(_as_path(source, leaf_id), settings, counter, profile),)
+            session_memo_put(source, memo_key, kept)
+        plan: _Plan | None = kept[0]
+        return plan
     try:
         with _plan_lock:
             cache = _plan_caches.setdefault(counter, OrderedDict())
@@ -529,7 +539,9 @@ def prepare_compaction(
     Repeated calls with the same counter on the same session or path (e.g. a sweep over
     `keep_recent_tokens`) reuse the token counts and everything else that does not
     depend on the budget; the counter keeps the plans of its last 8 paths (and so those
-    sessions) alive.
+    sessions) alive. On a `Session` with a plain `TokenCounter` (whose counts live on the
+    entries) the plan is kept with the session instead, so any later call with a counter
+    of the same method reuses it.
 
     Args:
         path_or_session: A `Session` (its path to `leaf_id`, default the session leaf) or

@@ -138,6 +138,7 @@ class Session:
         "_children",
         "_labels",
         "_leaf",
+        "_memo",
         "_paths",
         "entries",
         "errors",
@@ -158,6 +159,7 @@ class Session:
     _labels: dict[str, str] | None
     _leaf: Any
     _paths: dict[str | None, tuple[Entry, ...]]
+    _memo: dict[Any, Any]
 
     def __init__(
         self,
@@ -188,6 +190,7 @@ class Session:
             "_labels": None,
             "_leaf": _FILE_ORDER_LEAF,
             "_paths": {},
+            "_memo": {},
         }
         for name, value in fields.items():
             object.__setattr__(self, name, value)
@@ -551,3 +554,23 @@ class Session:
                 os.unlink(tmp)
             raise
         return dest
+
+
+_MEMO_KEPT = 8
+
+
+def session_memo_get(session: Session, key: Any) -> Any:
+    """A value derived from the session and stored with `session_memo_put`, or None.
+
+    Sessions are immutable, so a value computed once from one (a compaction plan, say)
+    holds for as long as the session lives; the memo is not part of its value.
+    """
+    return session._memo.get(key)
+
+
+def session_memo_put(session: Session, key: Any, value: Any) -> None:
+    """Store a derived value with the session; the oldest goes past the last few."""
+    memo = session._memo
+    memo[key] = value
+    while len(memo) > _MEMO_KEPT:
+        memo.pop(next(iter(memo)), None)
