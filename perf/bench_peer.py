@@ -13,7 +13,7 @@ For each pi corpus file (`pi/large-session.jsonl`, `pi/before-compaction.jsonl`)
 | load | `read_session` | pi: `loadEntriesFromFile` + `migrateSessionEntries`; omp: `SessionManager.open` |
 | context | `build_session_context` | `buildSessionContext` |
 | prepare, cold | `prepare_compaction`, a freshly read session and a fresh counter | `prepareCompaction` (omp: a fresh `Tokenizer`) |
-| prepare, counted entries | `prepare_compaction`, a fresh counter on entries already counted once (the per-entry memo) | same as cold (the peers keep no counts) |
+| prepare, again | `prepare_compaction`, a fresh counter on a session prepared before (counts memoised on the entries, the plan kept with the session) | same as cold (the peers keep nothing between calls) |
 | sweep | 6 budgets, one counter, a freshly read session | 6 budgets (omp: one `Tokenizer`) |
 
 and prints each median and the ratio ours / theirs. The parse floor rides along: for the
@@ -65,12 +65,12 @@ BUDGETS = (1000, 2000, 5000, 10000, 20000, 40000)
 DRIVERS = {"pi": "bench-pi.mjs", "musepi": "bench-omp.ts"}
 TARGETS = {"prepare_cold": 1.0, "context": 1.0, "read_orjson": 1.5}
 WIDE_MARGIN = 1.5
-FIGURES = ("load", "context", "prepare_cold", "prepare_counted", "sweep")
+FIGURES = ("load", "context", "prepare_cold", "prepare_again", "sweep")
 PEER_FIGURE = {
     "load": "load",
     "context": "buildSessionContext",
     "prepare_cold": "prepareCompaction",
-    "prepare_counted": "prepareCompaction",
+    "prepare_again": "prepareCompaction",
     "sweep": "sweep",
 }
 
@@ -147,7 +147,7 @@ def our_functions(file: Path, profile: str, repeat: int) -> dict[str, Callable[[
         "prepare_cold": lambda: prepare_compaction(
             cold(), settings, TokenCounter.for_profile(profile)
         ),
-        "prepare_counted": lambda: prepare_compaction(
+        "prepare_again": lambda: prepare_compaction(
             counted, settings, TokenCounter.for_profile(profile)
         ),
         "sweep": sweep,
