@@ -41,11 +41,10 @@ typecheck: install-test
 	$(VENV)/bin/mypy
 
 # ruff, mypy (strict on the core layers), then one pytest run: the test suite (including a
-# papermill run of the benchmark notebook, the wheel check and the real-browser checks) and
+# papermill run of the benchmark notebook, the wheel check and the JupyterLab browser check) and
 # every notebook under nbval, on both cores (`--dist loadfile` keeps the cells of one notebook
 # in one kernel).
 test: install-test
 	$(VENV)/bin/ruff check musepi_lab tests perf notebooks conformance
 	$(VENV)/bin/mypy
-	$(PY) -m pytest -q -p no:cacheprovider -n 2 --dist loadfile --nbval-lax tests notebooks \
-		--ignore=tests/browser/fixtures
+	$(PY) -m pytest -q -p no:cacheprovider -n 2 --dist loadfile --nbval-lax tests notebooks
