@@ -53,8 +53,10 @@ class LabServer:
     log: Path
 
     def notebook_url(self, name: str) -> str:
-        """The JupyterLab URL that opens notebook `name` (a file in `root`)."""
-        return f"{self.base_url}/lab/tree/{name}?token={self.token}"
+        """The JupyterLab URL that opens notebook `name` (a file in `root`) alone, in a
+        fresh workspace of its own (JupyterLab otherwise restores every tab opened before)."""
+        workspace = "".join(c if c.isalnum() else "-" for c in name)
+        return f"{self.base_url}/lab/workspaces/{workspace}/tree/{name}?reset&token={self.token}"
 
 
 def free_port() -> int:

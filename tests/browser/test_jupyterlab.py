@@ -37,6 +37,8 @@ RUN_TIMEOUT_MS = 60_000
 REDRAW_TIMEOUT_MS = 15_000
 KEEP_LABEL = "keep recent"
 DRAG_PX = 160
+CELL_PROMPTS = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell .jp-InputArea-prompt"
+"""The execution prompts of the notebook on show (a workspace could hold others)."""
 ERROR_LINE = re.compile(r"^(Traceback|\w*(Error|Exception)\b)", re.MULTILINE)
 
 
@@ -117,14 +119,15 @@ def run_all(page: Any) -> None:
 
     try:
         page.wait_for_function(
-            """() => {
-                const prompts = [...document.querySelectorAll('.jp-CodeCell .jp-InputArea-prompt')];
+            """selector => {
+                const prompts = [...document.querySelectorAll(selector)];
                 return prompts.length > 0 && prompts.every(p => /\\[\\d+\\]/.test(p.textContent));
             }""",
+            arg=CELL_PROMPTS,
             timeout=RUN_TIMEOUT_MS,
         )
     except PlaywrightTimeoutError:
-        prompts = page.locator(".jp-CodeCell .jp-InputArea-prompt").all_inner_texts()
+        prompts = page.locator(CELL_PROMPTS).all_inner_texts()
         shot = screenshot(page, "jupyterlab-run-all-timeout.png")
         pytest.fail(f"cells not all run in {RUN_TIMEOUT_MS} ms: {prompts}; see {shot}")
     page.wait_for_selector(
