@@ -73,7 +73,8 @@ def lab() -> Iterator[LabServer]:
         with run_lab(scratch, REPO_ROOT, [CUT_NOTEBOOK, *BRANCH_NOTEBOOKS]) as server:
             yield server
     except ServerStartError as error:
-        pytest.fail(str(error), pytrace=False)
+        pytest.fail(str(error), pytrace=False)  # the scratch folder keeps the server's log
+    shutil.rmtree(scratch, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
