@@ -172,3 +172,16 @@ def test_a_zip_that_is_no_inspect_log(tmp_path: Path) -> None:
     assert [p.kind for p in session.errors] == ["not-an-inspect-log"]
     with pytest.raises(SessionReadError, match=r"no header\.json"):
         read_session(path, strict=True)
+
+
+def test_convert_writes_every_sample_and_reads_back_the_same(
+    logs: dict[str, Path], tmp_path: Path
+) -> None:
+    from musepi_lab.formats._convert import plan_conversion, write_plan
+
+    plan = plan_conversion(logs["eval"], tmp_path)
+    assert plan.not_carried == () and len(plan.writes) == SAMPLES
+    written = write_plan(plan)
+    raw = raw_samples(logs["eval"])
+    for sample, path in zip(raw, written, strict=True):
+        assert session_counts(read_session(path, strict=True)) == raw_counts(sample)
