@@ -1,9 +1,11 @@
 """Inspect AI logs made by the real library: a small task run offline on `mockllm`.
 
-The task is a `react` agent with one tool and Inspect's own trimming compaction at a tiny
+The task is a `react` agent with one tool and one of Inspect's own compactions at a tiny
 threshold, so the logs hold system, user, assistant and tool messages, paired tool calls
-and results, and `compaction` events. Samples run one after another (`max_samples=1`), so
-the scripted outputs reach them in order.
+and results, and `compaction` events: `trim` (messages dropped from the model's input) or
+`summary` (a summary message appended to the history, written by a second mockllm model
+that answers with its default output). Samples run one after another (`max_samples=1`),
+so the scripted outputs reach them in order.
 """
 
 from __future__ import annotations
@@ -53,11 +55,11 @@ def _outputs() -> list[Any]:
     return outputs
 
 
-def _task() -> Any:
+def _task(compaction: str) -> Any:
     from inspect_ai import Task
     from inspect_ai.agent import react
     from inspect_ai.dataset import Sample
-    from inspect_ai.model import CompactionTrim
+    from inspect_ai.model import CompactionSummary, CompactionTrim, get_model
     from inspect_ai.scorer import match
     from inspect_ai.tool import tool
 
@@ -85,33 +87,39 @@ def _task() -> Any:
     agent = react(
         prompt="You add numbers with the add tool.",
         tools=[add()],
-        compaction=CompactionTrim(threshold=400, preserve=0.5),
+        compaction=(
+            CompactionTrim(threshold=400, preserve=0.5)
+            if compaction == "trim"
+            else CompactionSummary(threshold=600, model=get_model("mockllm/model"))
+        ),
     )
     return Task(dataset=samples, solver=agent, scorer=match())
 
 
 def write_inspect_logs(log_dir: Path) -> dict[str, Path]:
-    """Run the task once (an `.eval` log), then have Inspect write the same log as `.json`.
+    """Run the task with each compaction (`.eval` logs), then have Inspect write the trim
+    log again as `.json`.
 
     Returns:
-        `{"eval": path, "json": path}`.
+        `{"eval": trim .eval, "json": the same log as .json, "summary": summary .eval}`.
     """
     from inspect_ai import eval as inspect_eval
     from inspect_ai.log import read_eval_log, write_eval_log
     from inspect_ai.model import get_model
 
+    written: dict[str, Path] = {}
     with offline_tiktoken():
-        model = get_model("mockllm/model", custom_outputs=_outputs())
-        logs = inspect_eval(
-            _task(),
-            model=model,
-            log_dir=str(log_dir),
-            log_format="eval",
-            display="none",
-            max_samples=1,
-            score=False,
-        )
-    eval_path = Path(logs[0].location)
-    json_path = eval_path.with_suffix(".json")
-    write_eval_log(read_eval_log(str(eval_path)), str(json_path), format="json")
-    return {"eval": eval_path, "json": json_path}
+        for compaction, key in (("trim", "eval"), ("summary", "summary")):
+            logs = inspect_eval(
+                _task(compaction),
+                model=get_model("mockllm/model", custom_outputs=_outputs()),
+                log_dir=str(log_dir / compaction),
+                log_format="eval",
+                display="none",
+                max_samples=1,
+                score=False,
+            )
+            written[key] = Path(logs[0].location)
+    written["json"] = written["eval"].with_suffix(".json")
+    write_eval_log(read_eval_log(str(written["eval"])), str(written["json"]), format="json")
+    return written

@@ -12,13 +12,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _inspect_logs import CALLS_PER_SAMPLE, SAMPLES, write_inspect_logs
 
 from musepi_lab import read_session, read_sessions
 from musepi_lab.formats import detect_format, iter_session_files
 from musepi_lab.session import SessionReadError
 
 pytest.importorskip("inspect_ai")
-from _inspect_logs import CALLS_PER_SAMPLE, SAMPLES, write_inspect_logs
+# inspect_ai warns about its own use of a tenacity parameter; not ours to fix.
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +46,8 @@ def raw_samples(path: Path) -> list[dict[str, Any]]:
 def raw_counts(sample: dict[str, Any]) -> Counter[str]:
     counts: Counter[str] = Counter()
     for message in sample["messages"]:
-        counts[message["role"]] += 1
+        summary = (message.get("metadata") or {}).get("summary") is True
+        counts["summaries" if summary else message["role"]] += 1
         counts["tool_calls"] += len(message.get("tool_calls") or [])
     counts["compactions"] = sum(1 for e in sample["events"] if e["event"] == "compaction")
     return counts
@@ -57,6 +60,8 @@ def session_counts(session: Any) -> Counter[str]:
             counts["system"] += 1
         elif entry.type == "custom" and entry.record["customType"] == "inspect-ai:compaction":
             counts["compactions"] += 1
+        elif entry.type == "compaction":
+            counts["summaries"] += 1
         elif entry.type == "message":
             message = entry.record["message"]
             role = {"toolResult": "tool"}.get(message["role"], message["role"])
@@ -75,7 +80,7 @@ def test_detected_and_listed(logs: dict[str, Path], kind: str) -> None:
     assert logs[kind] in list(iter_session_files(logs[kind].parent))
 
 
-@pytest.mark.parametrize("kind", ["eval", "json"])
+@pytest.mark.parametrize("kind", ["eval", "json", "summary"])
 def test_one_session_per_sample_nothing_lost(logs: dict[str, Path], kind: str) -> None:
     raw = raw_samples(logs[kind])
     sessions = read_sessions(logs[kind])
@@ -89,7 +94,7 @@ def test_one_session_per_sample_nothing_lost(logs: dict[str, Path], kind: str) -
         assert session_counts(session) == expected
 
 
-@pytest.mark.parametrize("kind", ["eval", "json"])
+@pytest.mark.parametrize("kind", ["eval", "json", "summary"])
 def test_tool_calls_and_results_are_paired(logs: dict[str, Path], kind: str) -> None:
     for session in read_sessions(logs[kind]):
         calls, results = [], []
@@ -102,6 +107,29 @@ def test_tool_calls_and_results_are_paired(logs: dict[str, Path], kind: str) -> 
             elif message["role"] == "toolResult":
                 results.append(message["toolCallId"])
         assert results and sorted(results) == sorted(calls)
+
+
+def test_summary_compactions_become_compaction_entries(logs: dict[str, Path]) -> None:
+    from musepi_lab import build_session_context
+
+    sample = raw_samples(logs["summary"])[0]
+    summaries = [m for m in sample["messages"] if (m.get("metadata") or {}).get("summary")]
+    events = [e for e in sample["events"] if e["event"] == "compaction"]
+    assert summaries and all(e["type"] == "summary" for e in events)
+    session = read_sessions(logs["summary"])[0]
+    compactions = [e for e in session.entries if e.type == "compaction"]
+    assert [c.record["summary"] for c in compactions] == [m["content"] for m in summaries]
+    assert [c.record["tokensBefore"] for c in compactions] == [e["tokens_before"] for e in events]
+    ids = [e.id for e in session.entries]
+    for compaction in compactions:
+        at = ids.index(compaction.id)
+        assert compaction.record["firstKeptEntryId"] == ids[min(at + 1, len(ids) - 1)]
+    # The context opens with the last summary and holds what the agent did after it.
+    context = build_session_context(session)
+    assert context.messages[0]["role"] == "compactionSummary"
+    assert context.messages[0]["summary"] == summaries[-1]["content"]
+    after = sample["messages"][sample["messages"].index(summaries[-1]) + 1 :]
+    assert len(context.messages) == 1 + len(after)
 
 
 def test_usage_comes_from_the_model_events(logs: dict[str, Path]) -> None:

@@ -6,7 +6,11 @@ from the sample's `messages` (the conversation as the agent kept it) and `events
 
 - `system` → `custom_message` entry, customType `inspect-ai:system` (context-visible
   instructions, not a user turn).
-- `user` → user message.
+- `user` → user message; a summary Inspect's `summary` compaction appended (metadata
+  `summary: true`) → a pi `compaction` entry with that text as its summary, whose kept
+  context starts at the next entry (as Codex compactions are read), `tokensBefore` from the
+  matching `summary` compaction event. Inspect also keeps the system message and the
+  sample input ahead of its summary; a pi context keeps only what follows a compaction.
 - `assistant` → assistant message: text and `reasoning` content (→ thinking, with its
   signature), `tool_calls` → toolCall blocks. Usage comes from the `model` event whose
   output is that message (`input_tokens`, `output_tokens`, cache reads and writes).
@@ -17,7 +21,7 @@ from the sample's `messages` (the conversation as the agent kept it) and `events
   entries, customType `inspect-ai:compaction`, just before the first message the model
   produced after them, with the event (type, tokens before and after, trigger) as data.
   Inspect keeps the whole history in `messages` and a trim or edit names neither a summary
-  nor a first kept message, so they are recorded where they happened, not replayed.
+  nor a first kept message, so those are recorded where they happened, not replayed.
 
 Long strings are stored once as `attachment://<hash>` references; they are resolved from
 the sample's `attachments`. Content the entry model has no place for (audio, video, data
@@ -52,6 +56,7 @@ from ._records import (
     message_record,
     stable_id,
     text_block,
+    token_count,
     tool_call_block,
     tool_result_message,
     usage,
@@ -252,6 +257,11 @@ def _compactions_before(events: list[Any]) -> tuple[dict[str, list[Mapping[str, 
     return keyed, pending
 
 
+def _is_summary(message: Mapping[str, Any]) -> bool:
+    metadata = message.get("metadata")
+    return isinstance(metadata, Mapping) and metadata.get("summary") is True
+
+
 def _usage_of(found: Mapping[str, Any]) -> dict[str, Any]:
     return usage(
         input=found.get("input_tokens", 0),
@@ -295,6 +305,14 @@ class _SampleBuilder:
         self.outputs = _model_outputs(self.events)
         self.compactions, self.trailing = _compactions_before(self.events)
         self.calls: dict[str, str] = {}  # tool call id → tool name
+        self.summary_events = [
+            e
+            for e in self.events
+            if isinstance(e, Mapping)
+            and e.get("event") == "compaction"
+            and e.get("type") == "summary"
+        ]
+        self.summary_rows: list[int] = []
         started = sample.get("started_at")
         self.started = started if isinstance(started, str) else None
 
@@ -309,6 +327,10 @@ class _SampleBuilder:
             self._message(message, index, where)
         for event in self.trailing:
             self._compaction(event)
+        for row in self.summary_rows:
+            # The kept context is the entry after the summary; the last entry names itself.
+            kept = self.records[row + 1] if row + 1 < len(self.records) else self.records[row]
+            self.records[row]["firstKeptEntryId"] = kept["id"]
         return self.records
 
     def _compaction(self, event: Mapping[str, Any]) -> None:
@@ -340,6 +362,8 @@ class _SampleBuilder:
                     "sourceId": source_id,
                 }
             )
+        elif role == "user" and _is_summary(message):
+            self._summary(message, entry_id, stamp, source_id, where)
         elif role == "user":
             blocks = content_blocks(message.get("content"), where, self.log)
             self._add(entry_id, stamp, user_message(blocks, ms), source_id)
@@ -362,6 +386,31 @@ class _SampleBuilder:
                     "sourceId": source_id,
                 }
             )
+
+    def _summary(
+        self, message: Mapping[str, Any], entry_id: str, stamp: str | None, source: Any, where: str
+    ) -> None:
+        text = "\n".join(
+            b["text"]
+            for b in content_blocks(message.get("content"), where, self.log)
+            if b["type"] == "text"
+        )
+        k = len(self.summary_rows)
+        event = self.summary_events[k] if k < len(self.summary_events) else {}
+        self.summary_rows.append(len(self.records))
+        self.records.append(
+            {
+                "type": "compaction",
+                "id": entry_id,
+                "parentId": None,
+                "timestamp": stamp,
+                "summary": text,
+                "firstKeptEntryId": None,  # filled in `build`: the next entry
+                "tokensBefore": token_count(event.get("tokens_before")),
+                "details": {"readFiles": [], "modifiedFiles": []},
+                "sourceId": source,
+            }
+        )
 
     def _add(self, entry_id: str, stamp: str | None, message: dict[str, Any], source: Any) -> None:
         self.records.append(message_record(entry_id, None, stamp, message, source_id=source))
