@@ -191,7 +191,8 @@ def test_cut_point_explorer_follows_the_slider_in_jupyterlab(browser: Any, lab: 
         # The notebook sets the smallest budget of its sweep before showing the explorer.
         assert before["keep"].replace(",", "") == "2000", before
         assert before["figure"].startswith("data:image/png")
-        explorer.scroll_into_view_if_needed()
+        # The sliders at the top of the screenshot, the figure below them.
+        explorer.evaluate("e => e.scrollIntoView({block: 'start'})")
         screenshot(page, "jupyterlab-02-before.png")
 
         drag_keep_slider(page, explorer, DRAG_PX)
@@ -207,6 +208,7 @@ def test_cut_point_explorer_follows_the_slider_in_jupyterlab(browser: Any, lab: 
             timeout=REDRAW_TIMEOUT_MS,
         )
         after = explorer_state(explorer)
+        explorer.evaluate("e => e.scrollIntoView({block: 'start'})")
         screenshot(page, "jupyterlab-02-after.png")
         assert int(after["keep"].replace(",", "")) > int(before["keep"].replace(",", ""))
         assert after["cut"] != before["cut"]
