@@ -847,9 +847,7 @@ def render_legacy(messages: Sequence[Message]) -> str:
             if p_calls:
                 parts.append("[Tool Call]: " + "; ".join(p_calls))
         elif role == "toolResult":
-            text = "".join(
-                str(b.get("text", "")) for b in _blocks(msg) if b.get("type") == "text"
-            )
+            text = "".join(str(b.get("text", "")) for b in _blocks(msg) if b.get("type") == "text")
             if text:
                 parts.append(f"[Tool Result]: {truncate_tool_result(text)}")
     return "\n\n".join(parts)
@@ -861,7 +859,9 @@ def useless_call_ids(messages: Iterable[Message]) -> frozenset[str]:
     return frozenset(
         str(m.get("toolCallId"))
         for m in messages
-        if m.get("role") == "toolResult" and m.get("useless") is True and m.get("isError") is not True
+        if m.get("role") == "toolResult"
+        and m.get("useless") is True
+        and m.get("isError") is not True
     )
 
 
@@ -912,9 +912,7 @@ def dialect_input(messages: Sequence[Message], dialect: str) -> list[Message]:
         elif role == "toolResult":
             if str(msg.get("toolCallId")) in useless:
                 continue
-            text = "".join(
-                str(b.get("text", "")) for b in _blocks(msg) if b.get("type") == "text"
-            )
+            text = "".join(str(b.get("text", "")) for b in _blocks(msg) if b.get("type") == "text")
             if text:
                 out.append(
                     {**msg, "content": [{"type": "text", "text": truncate_tool_result(text)}]}
@@ -1101,7 +1099,7 @@ def _bounded(value: str, token: str) -> bool:
     if not value.startswith(token):
         return False
     follow = value[len(token) : len(token) + 1]
-    return follow != "" and (follow in "-_.:" or follow.isdigit() and follow.isascii())
+    return follow != "" and (follow in "-_.:" or (follow.isdigit() and follow.isascii()))
 
 
 def _glob(pattern: str, value: str) -> bool:
@@ -1128,9 +1126,7 @@ def _matches(m: _Matcher, lower: str, bare: str) -> bool:
         return _bounded(bare, m.token)
     if m.kind == "namespace":
         parts = re.split(r"[/.:]", lower) if m.bounded else lower.split("/")
-        return any(
-            (_bounded(p, m.token) if m.bounded else p == m.token) for p in parts if p
-        )
+        return any((_bounded(p, m.token) if m.bounded else p == m.token) for p in parts if p)
     if m.kind == "prefix":
         return bare.startswith(m.token)
     return _glob(m.token, bare)
