@@ -41,7 +41,7 @@ from musepi_lab.compaction._dialect_conformance import (
     wording_only,
 )
 from musepi_lab.compaction._summary_dialects import (
-    DIALECTS,
+    SUMMARY_DIALECTS,
     js_keys,
     js_number,
     preferred_dialect,
@@ -212,7 +212,7 @@ EXPECTED: dict[str, str] = {
 
 
 def test_every_dialect_has_an_expected_text() -> None:
-    assert set(EXPECTED) == set(MEASURE_DIALECTS) == {"none", *DIALECTS}
+    assert set(EXPECTED) == set(MEASURE_DIALECTS) == {"none", *SUMMARY_DIALECTS}
 
 
 @pytest.mark.parametrize("dialect", sorted(EXPECTED))

@@ -17,9 +17,9 @@ from typing import Any
 from ..context._llm import convert_to_llm
 from ..session._messages import entry_to_message
 from ..session._session import Session
-from ._summary_dialects import DIALECTS, LEGACY_DIALECT, serialize_for_summary
+from ._summary_dialects import LEGACY_DIALECT, SUMMARY_DIALECTS, serialize_for_summary
 
-MEASURE_DIALECTS = (LEGACY_DIALECT, *DIALECTS)
+MEASURE_DIALECTS = (LEGACY_DIALECT, *SUMMARY_DIALECTS)
 """The dialects the reference reports, `none` (the legacy serializer) first."""
 _CONTEXT_CHARS = 24
 SUMMARY_ROLES = ("compactionSummary", "branchSummary")

@@ -38,7 +38,7 @@ from ._serialize import JS_WHITESPACE, neutralize_boundary_tags, truncate_tool_r
 
 Message = Mapping[str, Any]
 
-DIALECTS: Final = (
+SUMMARY_DIALECTS: Final = (
     "anthropic",
     "harmony",
     "xml",
@@ -943,7 +943,7 @@ def serialize_for_summary(messages: Iterable[Message], dialect: str | None) -> s
 
     Args:
         messages: LLM messages (after `convert_to_llm`, MusePi profile).
-        dialect: One of `DIALECTS`, or None / `"none"` for the legacy labelled serializer.
+        dialect: One of `SUMMARY_DIALECTS`, or None / `"none"` for the legacy labelled serializer.
 
     Raises:
         ValueError: An unknown dialect.
@@ -954,7 +954,7 @@ def serialize_for_summary(messages: Iterable[Message], dialect: str | None) -> s
     else:
         render = RENDERERS.get(dialect)
         if render is None:
-            known = ", ".join((LEGACY_DIALECT, *DIALECTS))
+            known = ", ".join((LEGACY_DIALECT, *SUMMARY_DIALECTS))
             raise ValueError(f"unknown summary dialect {dialect!r} (known: {known})")
         text = render(dialect_input(listed, dialect))
         if dialect == "harmony":
