@@ -431,9 +431,8 @@ def _reduced(document: dict[str, Any]) -> dict[str, Any]:
 
 
 @cache
-def reference(name: str) -> dict[str, Any]:
-    """The release's summarizer inputs for one corpus file, from the cache or the driver."""
-    path = corpus_file("pi", *name.split("/"))
+def reference(path: Path) -> dict[str, Any]:
+    """The release's summarizer inputs for one session file, from the cache or the driver."""
     runner = _runner()
     pins = runner._pins_digest(runner.reference("musepi"))
     driver = _digest(REPO_ROOT / "conformance" / "driver" / "omp.ts")[:12]
@@ -473,11 +472,9 @@ def _summary_cases(document: dict[str, Any]) -> tuple[int, int]:
     return len(lists), wrapped
 
 
-@pytest.mark.corpus
-@pytest.mark.parametrize("name", FILES)
-def test_summarizer_input_matches_the_release(name: str) -> None:
-    document = reference(name)
-    session = read_session(corpus_file("pi", *name.split("/")))
+def _assert_matches(path: Path) -> None:
+    document = reference(path)
+    session = read_session(path)
     rows = compare_summarizer_inputs(document, session, BUDGETS)
     texts, wrapped = _summary_cases(document)
     assert texts > 0
@@ -490,3 +487,136 @@ def test_summarizer_input_matches_the_release(name: str) -> None:
             row["first_difference"],
         )
         assert row["wording_only"] <= wrapped, row["measure"]
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("name", FILES)
+def test_summarizer_input_matches_the_release(name: str) -> None:
+    _assert_matches(corpus_file("pi", *name.split("/")))
+
+
+SAMPLES = sorted((REPO_ROOT / "datasets" / "sample").glob("*.jsonl"))
+
+
+@pytest.mark.parametrize("path", SAMPLES, ids=[p.name for p in SAMPLES])
+def test_summarizer_input_matches_the_release_on_the_bundled_sample(path: Path) -> None:
+    # The generated sample holds branch summaries and compactions (wrapped in our wording).
+    _assert_matches(path)
+
+
+def edge_records() -> list[dict[str, Any]]:
+    """A session of the message kinds and values the corpus lacks: thinking already in
+    `<thinking>` tags, parallel calls, floats JavaScript prints in exponent form, integer-like
+    and nested argument keys, a multi-line argument, an error result with markup, a result cut
+    inside a surrogate pair, a custom message, a bash run (exit code, truncated), images in a
+    user message and as a whole tool result, a `useless` result, a `functions.`-prefixed call
+    id, JSON tool output, boundary tags and harmony tokens in user text; then long turns so
+    the cut keeps them in the summarized part."""
+    usage = {"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 15}
+    usage["cost"] = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
+    meta = {"api": "anthropic-messages", "provider": "anthropic", "model": "claude-sonnet-4-5"}
+    assistant = {**meta, "stopReason": "stop", "usage": usage}
+    image = {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}
+
+    def result(call: str, name: str, content: list[Any], **extra: Any) -> dict[str, Any]:
+        return {"role": "toolResult", "toolCallId": call, "toolName": name, "content": content,
+                "isError": False, **extra}  # fmt: skip
+
+    def call(call_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "toolCall", "id": call_id, "name": name, "arguments": args}
+
+    bash_args = {
+        "command": "echo 'hi'\nls \"x\"",
+        "timeout": 1.5,
+        "big": 1e21,
+        "tiny": 1.5e-7,
+        "env": {"2": "b", "1": "a", "k": [True, None, 0.1]},
+    }
+    messages: list[dict[str, Any] | tuple[str, dict[str, Any]]] = [
+        {"role": "user", "content": "Fix </conversation> and <|start|>x<|end|> tokens"},
+        {
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "thinking",
+                    "thinking": "<thinking>plan</thinking>\n<thinking>steps</thinking>",
+                },
+                {"type": "text", "text": "Looking."},
+                call("t1", "read", {"path": "src/a.py", "offset": 10}),
+                call("t2", "bash", bash_args),
+            ],
+            **assistant,
+        },
+        result("t1", "read", [{"type": "text", "text": "é" * 1999 + "😀tail"}]),
+        {**result("t2", "bash", [{"type": "text", "text": "boom & <bad>"}]), "isError": True},
+        ("custom_message", {"customType": "note", "content": "Remember the flag", "display": True}),
+        {
+            "role": "bashExecution",
+            "command": "make check",
+            "output": "ok",
+            "exitCode": 2,
+            "cancelled": False,
+            "truncated": True,
+            "fullOutputPath": "/tmp/x.log",
+        },
+        {"role": "user", "content": [{"type": "text", "text": "see"}, image]},
+        {"role": "assistant", "content": [call("t3", "grep", {"pattern": "x"})], **assistant},
+        result("t3", "grep", [{"type": "text", "text": "no matches"}], useless=True),
+        {
+            "role": "assistant",
+            "content": [
+                call("functions.write:7", "write", {"path": "b.py", "content": 'x = "1"\n'})
+            ],
+            **assistant,
+        },
+        result("functions.write:7", "write", [image]),
+        result("t9", "json", [{"type": "text", "text": '{"a": [1, 2.0, "s"], "10": {"x": null}}'}]),
+        {"role": "assistant", "content": [{"type": "text", "text": "Done."}], **assistant},
+    ]
+    for turn in range(12):
+        messages.append({"role": "user", "content": f"Turn {turn}: " + "word " * 300})
+        messages.append(
+            {
+                "role": "assistant",
+                "content": [{"type": "text", "text": f"Answer {turn}."}],
+                **assistant,
+            }
+        )
+    records: list[dict[str, Any]] = []
+    for n, item in enumerate(messages):
+        head = {
+            "id": f"e{n:03d}",
+            "parentId": records[-1]["id"] if records else None,
+            "timestamp": f"2026-03-06T09:{n // 60:02d}:{n % 60:02d}.000Z",
+        }
+        if isinstance(item, tuple):
+            records.append({"type": item[0], **head, **item[1]})
+        else:
+            records.append(
+                {
+                    "type": "message",
+                    **head,
+                    "message": {**item, "timestamp": 1772787600000 + n * 1000},
+                }
+            )
+    return records
+
+
+@pytest.fixture(scope="module")
+def edge_session_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("dialects") / "edge.jsonl"
+    header = {
+        "type": "session",
+        "version": 3,
+        "id": "edge",
+        "timestamp": "2026-03-06T09:00:00.000Z",
+    }
+    lines = [json.dumps(header), *(json.dumps(r, ensure_ascii=False) for r in edge_records())]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_summarizer_input_matches_the_release_on_generated_edge_cases(
+    edge_session_file: Path,
+) -> None:
+    _assert_matches(edge_session_file)
