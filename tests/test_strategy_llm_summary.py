@@ -518,14 +518,23 @@ def test_short_summary_musepi_only(server):
         parser_session(),
         "llm-summary",
         settings=settings("musepi", keep_recent_tokens=100, reserve_tokens=2000),
-        summarizer=summarizer(server),
+        summarizer=summarizer(server, supports_reasoning=True),
         short_summary=True,
     )
     assert len(server.requests) == 2
     _, body = server.requests[1]
     # Spec §5.7: min(512, floor(0.2 · 2000)) = 400.
     assert body["max_tokens"] == 400
-    assert by_role(body, "user").endswith(prompt("compaction-short-summary"))
+    # oh-my-pi 18.2.3 (`generateShortSummary`): the kept messages as the conversation, in the
+    # summarizer's dialect (xml for "m1"), then the summary just made (max_tokens
+    # min(floor(0.8 · 2000), 16384) = 1600) as the previous summary, then the ask; the
+    # reasoning effort of the summary (no thinking level on the path: "high").
+    assert by_role(body, "user") == (
+        f"<conversation>\n\n\nHuman: {words(300, 'k')}\n\nAssistant: Sure.\n</conversation>\n\n"
+        "<previous-summary>\nHISTORY 1600\n</previous-summary>\n\n"
+        + prompt("compaction-short-summary")
+    )
+    assert body["reasoning_effort"] == "high"
     assert result.short_summary == "SHORT one line"
     assert result.to_entry_record("e07", entry_id="x", timestamp="t")["shortSummary"] == (
         "SHORT one line"
@@ -813,3 +822,21 @@ def test_musepi_renders_for_the_summarizer_model(server):
     assert harmony_body.startswith(
         "<conversation>\n<\\|start\\|>user<\\|message\\|>Fix the parser in src/parse.py<\\|end\\|>"
     )
+
+
+def test_summary_dialect_rule():
+    from types import SimpleNamespace
+
+    from musepi_lab.strategies._llm_summary import summary_dialect
+
+    c = Chain("d", assistant_fields={"provider": "anthropic", "model": "claude-sonnet-4-5"})
+    c.user("x")
+    c.assistant("y")
+    path = c.session().path()
+    # The summarizer's model first, then the session's default model (the release's own
+    # summarizer), then the `xml` fallback; a named dialect wins; pi has none.
+    assert summary_dialect(SimpleNamespace(model="gpt-5"), "musepi", path=path) == "harmony"
+    assert summary_dialect(SimpleNamespace(model=None), "musepi", path=path) == "anthropic"
+    assert summary_dialect(None, "musepi") == "xml"
+    assert summary_dialect(None, "musepi", "glm", path=path) == "glm"
+    assert summary_dialect(SimpleNamespace(model="gpt-5"), "pi", path=path) is None

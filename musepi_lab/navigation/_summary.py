@@ -185,7 +185,7 @@ def generate_branch_summary(
         prompts=prompt_set,
         custom_instructions=custom_instructions,
         replace_instructions=replace_instructions,
-        dialect=summary_dialect(summarizer, profile, dialect),
+        dialect=summary_dialect(summarizer, profile, dialect, path=entries),
     )
     if request is None:
         return BranchSummary(NOTHING_TO_SUMMARIZE, (), (), prep, budget)

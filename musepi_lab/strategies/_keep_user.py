@@ -150,7 +150,7 @@ def _summarized(
         agent,
         profile=prep.profile,
         prompts=prompts,
-        dialect=summary_dialect(summarizer, prep.profile),
+        dialect=summary_dialect(summarizer, prep.profile, path=prep.path),
     )
     text, responses = generate_text(
         summarizer,

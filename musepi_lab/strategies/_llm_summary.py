@@ -45,7 +45,7 @@ from ..compaction._serialize import (
     truncate_tool_result,
 )
 from ..compaction._summary_dialects import preferred_dialect, serialize_for_summary
-from ..context._build import build_session_context
+from ..context._build import build_session_context, default_model
 from ..context._llm import convert_to_llm
 from ..context._summaries import snapcompact_archive
 from ..llm._summarizer import Summarizer, SummarizerError, SummaryRequest, SummaryResponse
@@ -230,16 +230,24 @@ class Transcript:
 
 
 def summary_dialect(
-    summarizer: Summarizer | None, profile: str, dialect: str | None = None
+    summarizer: Summarizer | None,
+    profile: str,
+    dialect: str | None = None,
+    *,
+    path: Sequence[Entry] = (),
 ) -> str | None:
     """The dialect a profile's summary input is rendered in (None for pi).
 
-    MusePi: `dialect` when given, else the one oh-my-pi picks for the summarizer's `model`
-    (`preferred_dialect`; `xml` when the summarizer names no model).
+    MusePi: `dialect` when given, else the one oh-my-pi picks (`preferred_dialect`) for the
+    model that reads it: the summarizer's `model`, or, when the summarizer names none (a
+    custom endpoint), the session's default model at the end of `path`, which is the model
+    the release itself summarizes with; `xml` when neither is known.
     """
     if profile == "pi":
         return None
-    return dialect or preferred_dialect(getattr(summarizer, "model", None))
+    if dialect:
+        return dialect
+    return preferred_dialect(getattr(summarizer, "model", None) or default_model(path))
 
 
 def summary_transcript(
@@ -443,17 +451,31 @@ def with_file_operations(summary: str, prep: CompactionPreparation) -> tuple[str
 
 
 def short_summary_request(
-    system_prompt: str, summary: str, instruction: str, cap: int
+    system_prompt: str,
+    summary: str,
+    instruction: str,
+    cap: int,
+    *,
+    conversation: str = "",
+    additional_context: Sequence[str] = (),
+    reasoning_effort: str | None = None,
 ) -> SummaryRequest:
-    """MusePi's display-summary request: the summary as a previous summary, then the ask."""
+    """MusePi's display-summary request, as oh-my-pi 18.2.3's `generateShortSummary`.
+
+    The kept (recent) messages as the conversation, the summary just made as the previous
+    summary (boundary tags neutralized), the additional context, then the ask; the same
+    reasoning effort as the summary.
+    """
     return SummaryRequest(
         system_prompt=system_prompt,
-        prompt=(
-            f"<previous-summary>\n{neutralize_boundary_tags(summary)}\n"
-            f"</previous-summary>\n\n{instruction}"
+        prompt=build_summary_prompt(
+            conversation,
+            base_prompt=instruction,
+            previous_summary=neutralize_boundary_tags(summary),
+            additional_context=additional_context,
         ),
         max_tokens=cap,
-        reasoning_effort=None,
+        reasoning_effort=reasoning_effort,
         purpose="short-summary",
     )
 
@@ -533,7 +555,7 @@ def summarize_preparation(
     prep = ctx.preparation
     if prep is None:
         raise ValueError("summarize_preparation needs a preparation")
-    dialect = summary_dialect(summarizer, prep.profile, options.dialect)
+    dialect = summary_dialect(summarizer, prep.profile, options.dialect, path=prep.path)
     run = _Run(ctx, prep, summarizer, options.fold, dialect)
     prompts, settings = ctx.prompts, ctx.settings
     level = options.thinking_level
@@ -577,7 +599,18 @@ def summarize_preparation(
     short: str | None = None
     cap = settings.short_summary_max_tokens
     if options.short_summary and cap is not None:
-        request = short_summary_request(system, text, prompts.text("compaction-short-summary"), cap)
+        recent = summary_transcript(
+            prep.recent_messages, profile=prep.profile, prompts=prompts, dialect=run.dialect
+        )
+        request = short_summary_request(
+            system,
+            text,
+            prompts.text("compaction-short-summary"),
+            cap,
+            conversation=recent.text(),
+            additional_context=history_ask.additional_context,
+            reasoning_effort=effort,
+        )
         response = _checked(summarizer.summarize(request), "short-summary")
         responses.append(response)
         short = response.text.strip() or None

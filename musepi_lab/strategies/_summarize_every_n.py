@@ -148,7 +148,7 @@ class SummarizeEveryN(Strategy):
         ask = compaction_ask(ctx)
         responses: list[SummaryResponse] = []
         checkpoint = previous
-        dialect = summary_dialect(summarizer, profile)
+        dialect = summary_dialect(summarizer, profile, path=ctx.session.path(ctx.leaf_id))
         for lo, hi in bounds:
             transcript = summary_transcript(
                 messages[lo:hi], profile=profile, prompts=prompts, dialect=dialect
