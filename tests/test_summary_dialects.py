@@ -393,6 +393,13 @@ def _missing(reason: str) -> NoReturn:
 
 @cache
 def _runner() -> Any:
+    """The reference runner: `musepi_lab.conformance._reference` where the conformance
+    package exists, else the script `conformance/run.py` (both give `run_reference`,
+    `reference`, `_pins_digest` and `ReferenceToolMissing`)."""
+    try:
+        return importlib.import_module("musepi_lab.conformance._reference")
+    except ImportError:
+        pass
     spec = importlib.util.spec_from_file_location(
         "musepi_conformance_run_dialects", REPO_ROOT / "conformance" / "run.py"
     )
