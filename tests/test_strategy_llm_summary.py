@@ -528,9 +528,12 @@ def test_short_summary_musepi_only(server):
     # oh-my-pi 18.2.3 (`generateShortSummary`): the kept messages as the conversation, in the
     # summarizer's dialect (xml for "m1"), then the summary just made (max_tokens
     # min(floor(0.8 · 2000), 16384) = 1600) as the previous summary, then the ask; the
-    # reasoning effort of the summary (no thinking level on the path: "high").
+    # reasoning effort of the summary (no thinking level on the path: "high"). Which entries
+    # are kept is the cut rule's business: each kept entry's xml form is written out here.
+    kept_xml = {"e06": f"\n\nHuman: {words(300, 'k')}", "e07": "\n\nAssistant: Sure."}
+    kept = list(kept_xml)[list(kept_xml).index(result.first_kept_entry_id) :]
     assert by_role(body, "user") == (
-        f"<conversation>\n\n\nHuman: {words(300, 'k')}\n\nAssistant: Sure.\n</conversation>\n\n"
+        f"<conversation>\n{''.join(kept_xml[i] for i in kept)}\n</conversation>\n\n"
         "<previous-summary>\nHISTORY 1600\n</previous-summary>\n\n"
         + prompt("compaction-short-summary")
     )
