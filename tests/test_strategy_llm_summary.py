@@ -531,7 +531,8 @@ def test_short_summary_musepi_only(server):
     # reasoning effort of the summary (no thinking level on the path: "high"). Which entries
     # are kept is the cut rule's business: each kept entry's xml form is written out here.
     kept_xml = {"e06": f"\n\nHuman: {words(300, 'k')}", "e07": "\n\nAssistant: Sure."}
-    kept = list(kept_xml)[list(kept_xml).index(result.first_kept_entry_id) :]
+    ids = [e.id for e in parser_session().path()]
+    kept = ids[ids.index(result.first_kept_entry_id) :]
     assert by_role(body, "user") == (
         f"<conversation>\n{''.join(kept_xml[i] for i in kept)}\n</conversation>\n\n"
         "<previous-summary>\nHISTORY 1600\n</previous-summary>\n\n"
