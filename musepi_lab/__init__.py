@@ -18,9 +18,11 @@ from .compaction import (
     CompactionResult,
     CompactionSettings,
     find_cut_point,
+    preferred_dialect,
     prepare_compaction,
     prune_tool_outputs,
     serialize_conversation,
+    serialize_for_summary,
     should_compact,
 )
 from .context._build import SessionContext, build_session_context
@@ -84,6 +86,7 @@ __all__ = [
     "iter_sessions",
     "messages_df",
     "navigate_tree",
+    "preferred_dialect",
     "prepare_compaction",
     "prune_tool_outputs",
     "read_session",
@@ -92,6 +95,7 @@ __all__ = [
     "replay",
     "run_benchmark",
     "serialize_conversation",
+    "serialize_for_summary",
     "sessions_df",
     "should_compact",
     "tool_calls_df",

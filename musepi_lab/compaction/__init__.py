@@ -1,7 +1,7 @@
 """The compaction engine: pure functions, faithful to MusePi (default) and pi.
 
 Thresholds and triggers, cut points and split turns, `prepare_compaction`, the summary
-inputs (serialization, file operations), tool-output pruning, branch-summary preparation, and
+inputs (serialization: pi's labels, or MusePi's per-dialect transcript; file operations), tool-output pruning, branch-summary preparation, and
 `CompactionResult.apply`. No IO and no model calls here.
 """
 
@@ -42,6 +42,7 @@ from ._serialize import (
     serialize_conversation,
 )
 from ._settings import CompactionSettings
+from ._summary_dialects import SUMMARY_DIALECTS, preferred_dialect, serialize_for_summary
 from ._threshold import (
     ContextEstimate,
     adapt_keep_recent_tokens,
@@ -59,6 +60,7 @@ from ._threshold import (
 __all__ = [
     "NO_PRIOR_HISTORY",
     "PROFILES",
+    "SUMMARY_DIALECTS",
     "SUPERSEDED_NOTICE",
     "USELESS_NOTICE",
     "BranchPreparation",
@@ -91,12 +93,14 @@ __all__ = [
     "merge_split_turn",
     "navigation_leaf",
     "neutralize_boundary_tags",
+    "preferred_dialect",
     "prepare_branch_entries",
     "prepare_compaction",
     "prune_superseded_tool_results",
     "prune_tool_outputs",
     "resolve_threshold_tokens",
     "serialize_conversation",
+    "serialize_for_summary",
     "should_compact",
     "strip_read_selector",
     "threshold_tokens",
