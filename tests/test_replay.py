@@ -298,6 +298,7 @@ def test_billing_follows_the_prompt_cache_model():
         b.session(),
         window=25_000,
         prices={"cache_read": 1.0, "cache_write": 10.0, "output": 0.0, "input": 0.0},
+        system_tokens=0,
     )
     tl = r.timeline
     assert (tl.cache_read + tl.cache_write == tl.context_tokens).all()

@@ -23,7 +23,11 @@ How it works:
   snapcompact first tries its local rescue (smaller re-renders, then no images) when a
   pass does not reach 80% of the threshold. A compaction that cannot shrink the context is
   recorded as a `CompactionFailure` and the context stays as it was.
-- Billing is one step (`_billing.bill_request`) over what the walk measured.
+- Billing is one step over what the walk measured: the provider's cache model
+  (`_cache`, chosen from each reply's recorded provider unless `cache=` says otherwise)
+  with the gaps between requests taken from the recorded timestamps, the context in the
+  provider's tokens plus the harness's system prompt and tools, and the model's prices.
+  Codex texts the corpus redacted count from the length their marker keeps.
 """
 
 from __future__ import annotations
@@ -49,7 +53,14 @@ from ..session._model import Entry
 from ..session._session import Session, parse_timestamp_ms, timestamp_after
 from ..strategies._base import Strategy, compact
 from ..tokens._counter import TokenCounter
-from ._billing import bill_request, recorded_output_tokens, summarizer_cost
+from ._billing import recorded_output_tokens, summarizer_cost
+from ._cache import (
+    bill_cached,
+    provider_tokens,
+    redacted_extra_tokens,
+    request_prices,
+    system_prompt_tokens,
+)
 from ._guard import DROP_IMAGES, choose, progress_band, rescue_ladder, without_images
 from ._log import SimulatedPath
 from ._result import COLUMNS, TRIGGERS, CompactionEvent, CompactionFailure, ReplayResult
@@ -95,7 +106,8 @@ def replay(
     triggers: Collection[str] = ("threshold", "mid-turn", "overflow", "incomplete", "manual"),
     manual_at: Collection[str] = (),
     prices: Mapping[str, float] | None = None,
-    system_tokens: int = 0,
+    system_tokens: int | None = None,
+    cache: str = "auto",
     leaf_id: str | None = None,
     **params: Any,
 ) -> ReplayResult:
@@ -115,8 +127,15 @@ def replay(
         triggers: Which triggers may fire (any of `TRIGGERS`; idle is off by default, as
             MusePi's `idleEnabled`).
         manual_at: Entry ids after which a manual compaction runs.
-        prices: USD per million tokens: `input`, `cache_write`, `cache_read`, `output`.
-        system_tokens: Tokens of the system prompt and tools, added to every request.
+        prices: USD per million tokens (`input`, `cache_write`, `cache_write_1h`,
+            `cache_read`, `output`), overriding the prices of each reply's model
+            (`metrics.prices_for`; `DEFAULT_PRICES` for unknown models).
+        system_tokens: Tokens of the system prompt and tools. Given, they are added to
+            every request's `context_tokens` and billed; None (default) bills the
+            harness's declared estimate (`_cache.SYSTEM_PROMPT_TOKENS`) and leaves
+            `context_tokens` the conversation alone.
+        cache: The prompt-cache model: "auto" (from each reply's recorded provider),
+            "anthropic", "anthropic-1h", "openai" or "neutral".
         leaf_id: Replay the path to this leaf (default: the session leaf).
         **params: Strategy parameters when `strategy` is a name.
 
@@ -124,14 +143,17 @@ def replay(
         A `ReplayResult` whose timeline has one row per request: `request`, `entry_id`,
         `line`, `timestamp`, `context_tokens` (what is sent, estimated), `agent_tokens`
         (what the agent measures), `recorded_tokens` (prompt tokens the provider recorded,
-        when present), `cache_read`, `cache_write`, `output_tokens`, `cost_usd`,
+        when present), `cache_model`, `prompt_tokens` (the billed prompt in provider
+        tokens, system prompt included), `input_tokens` (uncached), `cache_read`,
+        `cache_write`, `output_tokens`, `cost_usd`,
         `compaction` (method fired before this request, or ""), `trigger`, `tokens_before`,
         `tokens_after`, `summarizer_cost_usd`, `compactions` (cumulative),
         `recorded_compaction` (the recorded session compacted before this request),
         `failed_compaction` (method of a compaction refused before this request, or "").
 
     Raises:
-        ValueError: Unknown triggers, or a strategy window that contradicts `window`.
+        ValueError: Unknown triggers, an unknown cache model, or a strategy window that
+            contradicts `window`.
     """
     config = configure(
         strategy,
@@ -142,8 +164,12 @@ def replay(
         triggers=triggers,
         manual_at=manual_at,
         prices=prices,
-        system_tokens=system_tokens,
+        system_tokens=system_tokens or 0,
         params=params,
+        cache=cache,
+        billed_system_tokens=(
+            system_prompt_tokens(session.source_format) if system_tokens is None else system_tokens
+        ),
     )
     path = session.path(leaf_id)
     log = SimulatedPath(session, profile=config.profile)
@@ -206,7 +232,11 @@ def append(
     """Append the recorded entry to the simulated path and add its tokens (once)."""
     appended = log.append(entry)
     measure = state.measure
-    context = measure.context + config.counter.count_entry(appended)
+    context = (
+        measure.context
+        + config.counter.count_entry(appended)
+        + redacted_extra_tokens(appended.message)
+    )
     return state._replace(measure=measure._replace(context=context))
 
 
@@ -227,12 +257,19 @@ def request(
         state, outcome = compaction(config, log, out, state, trigger)
     message = entry.message or {}
     sent = state.measure.context + config.system_tokens
-    bill = bill_request(
-        sent,
-        previous_sent=state.previous_sent,
-        kept_prefix=None if state.kept_prefix is None else state.kept_prefix + config.system_tokens,
+    model = config.cache_for(message)
+    reusable = state.kept_prefix
+    bill, cache = bill_cached(
+        model,
+        state.cache,
+        prompt=config.billed_system_tokens + provider_tokens(state.measure.context, model),
+        reusable=None
+        if reusable is None
+        else config.billed_system_tokens + provider_tokens(reusable, model),
+        now_ms=parse_timestamp_ms(entry.timestamp),
+        model_id=str(message.get("model") or ""),
         output_tokens=recorded_output_tokens(message) or config.counter.count_message(message),
-        prices=config.prices,
+        prices=request_prices(message, config.price_override),
     )
     usage = message_usage(message, profile=config.profile) if state.measure.comparable else None
     event = outcome if isinstance(outcome, CompactionEvent) else None
@@ -245,6 +282,9 @@ def request(
             "context_tokens": sent,
             "agent_tokens": state.measure.agent_view() + config.system_tokens,
             "recorded_tokens": calculate_prompt_tokens(usage) if usage is not None else None,
+            "cache_model": model.name,
+            "prompt_tokens": bill.input_tokens + bill.cache_read + bill.cache_write,
+            "input_tokens": bill.input_tokens,
             "cache_read": bill.cache_read,
             "cache_write": bill.cache_write,
             "output_tokens": bill.output_tokens,
@@ -267,6 +307,7 @@ def request(
         request=state.request + 1,
         previous_sent=sent,
         kept_prefix=None,
+        cache=cache,
         recorded_compaction=False,
         failed="",
     )

@@ -14,6 +14,7 @@ from ..llm._summarizer import Summarizer
 from ..metrics._metrics import DEFAULT_PRICES
 from ..strategies._base import Strategy, get
 from ..tokens._counter import TokenCounter
+from ._cache import CACHE_MODELS, CacheModel, CacheState, cache_model, cache_model_for
 from ._result import TRIGGERS
 
 
@@ -32,11 +33,18 @@ class ReplayConfig:
     manual_at: frozenset[str]
     prices: Mapping[str, float]
     system_tokens: int
+    cache: str = "auto"
+    price_override: Mapping[str, float] | None = None
+    billed_system_tokens: int = 0
 
     @property
     def profile(self) -> str:
         """The settings profile."""
         return self.settings.profile
+
+    def cache_for(self, message: Mapping[str, Any]) -> CacheModel:
+        """The cache model of a request: the chosen one, else from the reply's provider."""
+        return cache_model_for(message) if self.cache == "auto" else cache_model(self.cache)
 
     def enabled(self, trigger: str) -> bool:
         """Whether a trigger may fire (mid-turn also needs the settings' switch)."""
@@ -84,6 +92,7 @@ class ReplayState(NamedTuple):
         recorded_compaction: The recorded session compacted since the previous request.
         failed: Method of a compaction refused since the previous request, or "".
         last_ms: Timestamp of the last entry that had one (ms).
+        cache: What the provider has cached after the previous request.
     """
 
     measure: AgentMeasure = AgentMeasure()
@@ -95,6 +104,7 @@ class ReplayState(NamedTuple):
     recorded_compaction: bool = False
     failed: str = ""
     last_ms: float | None = None
+    cache: CacheState | None = None
 
 
 def bind_window(strategy: Strategy, window: int) -> Strategy:
@@ -128,12 +138,17 @@ def configure(
     prices: Mapping[str, float] | None,
     system_tokens: int,
     params: Mapping[str, Any],
+    cache: str = "auto",
+    billed_system_tokens: int = 0,
 ) -> ReplayConfig:
     """Resolve `replay`'s arguments into one `ReplayConfig`.
 
     Raises:
-        ValueError: Unknown triggers, or a strategy window that contradicts `window`.
+        ValueError: Unknown triggers, an unknown cache model, or a strategy window that
+            contradicts `window`.
     """
+    if cache != "auto" and cache not in CACHE_MODELS:
+        raise ValueError(f"unknown cache model {cache!r}; expected 'auto' or one of {CACHE_MODELS}")
     unknown = set(triggers) - set(TRIGGERS)
     if unknown:
         raise ValueError(f"unknown triggers {sorted(unknown)}; expected some of {TRIGGERS}")
@@ -151,4 +166,7 @@ def configure(
         manual_at=frozenset(manual_at),
         prices={**DEFAULT_PRICES, **(prices or {})},
         system_tokens=system_tokens,
+        cache=cache,
+        price_override=dict(prices) if prices else None,
+        billed_system_tokens=billed_system_tokens,
     )

@@ -1,0 +1,248 @@
+"""Provider prompt-cache models: what one request reads from cache, writes to it, and pays.
+
+Three models, chosen per request from the reply's recorded provider/API (overridable):
+
+- `anthropic`: explicit breakpoints on the last message (as pi and Claude Code place them),
+  so a request reads the previous request's whole prompt when that prefix is unchanged and
+  still alive, and writes the rest. The cache lives 5 minutes after its last use (1 hour
+  with `anthropic-1h`); a model change or a changed prefix (a compaction) invalidates it.
+  Writes are billed at their own price (`cache_write`, `cache_write_1h`).
+- `openai`: automatic prefix caching; prefixes of at least 1,024 tokens are cached in
+  128-token blocks, writes cost nothing extra (the uncached part is billed as input), and
+  an idle cache is evicted after 5 to 10 minutes (`OPENAI_TTL_SECONDS`, the middle).
+- `neutral`: the first wave's model: the previous prompt is always cached, the rest is
+  written, nothing expires. Used when the provider is unknown.
+
+What the model sees: the simulated context (the counter's estimate, scaled to the
+provider's tokenizer by a declared ratio), the system prompt and tools (a declared estimate
+per harness), the recorded timestamps and the provider. Recorded usage is never an input:
+the calibration test compares against it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..metrics._prices import prices_for
+from ._billing import Bill
+
+ANTHROPIC_TTL_SECONDS = 300.0
+"""Anthropic's default cache lifetime after last use (5 minutes)."""
+
+ANTHROPIC_1H_TTL_SECONDS = 3600.0
+"""Anthropic's optional 1-hour cache lifetime."""
+
+OPENAI_TTL_SECONDS = 450.0
+"""OpenAI evicts an idle prefix after 5 to 10 minutes; the middle of that range."""
+
+OPENAI_BLOCK = 128
+"""OpenAI caches prefixes in 128-token increments."""
+
+MIN_CACHED_PREFIX = 1024
+"""Shortest cacheable prefix for both providers (Sonnet/Opus-class and GPT models)."""
+
+TOKENIZER_RATIO: Mapping[str, float] = {"anthropic": 1.45, "openai": 1.0, "neutral": 1.0}
+"""Provider tokens per counter-estimated token (the MusePi/pi estimators, ~4 bytes a token).
+
+Anthropic's tokenizer is not public. 1.45 is the median, over the nine Anthropic corpus
+sessions with usage (pi fixtures and Claude Code, requests before any recorded
+compaction), of the slope of a least-squares line of recorded prompt tokens against the
+estimated context (slopes ranged 1.10 to 1.88, so a single session can be off by up to
+~30%). OpenAI's models use o200k_base, which the ~4-bytes estimate tracks on the Codex
+session with text (1.0, declared, not fitted).
+"""
+
+SYSTEM_PROMPT_TOKENS: Mapping[str, int] = {
+    "claude-code": 25_800,
+    "codex": 10_000,
+    "pi": 2_000,
+}
+"""System prompt plus tool definitions, in provider tokens, per harness (`source_format`).
+
+None of the corpus formats records them, so each is declared: the recorded prompt tokens
+of the first request minus its estimated context (the first user message), taken as the
+median over the harness's corpus sessions (Claude Code 2026 builds: 25.8k; its 2025 builds
+send ~15k. Codex 0.58: ~9.7k, 0.104: ~17k. pi: 1.6k and 2.5k). Other formats: 0.
+"""
+
+CACHE_MODELS: tuple[str, ...] = ("anthropic", "anthropic-1h", "openai", "neutral")
+"""The names `replay(cache=...)` accepts, plus "auto" (from each reply's provider)."""
+
+_REDACTED = re.compile(r"\[REDACTED_TEXT len=(\d+)[^\]]*\]")
+
+
+@dataclass(frozen=True, slots=True)
+class CacheModel:
+    """How one provider caches and bills a prompt.
+
+    Attributes:
+        name: One of `CACHE_MODELS`.
+        provider: The tokenizer family for `TOKENIZER_RATIO` ("anthropic", "openai",
+            "neutral").
+        ttl_seconds: Lifetime of a cached prefix after its last use; None: forever.
+        bills_writes: Whether writes have their own price (else the uncached part is
+            billed as plain input and nothing is "written").
+        write_price: The price key of a write (`cache_write` or `cache_write_1h`).
+        block: Cached prefixes are whole multiples of this many tokens.
+        min_prefix: Shortest prefix that is cached at all.
+    """
+
+    name: str
+    provider: str
+    ttl_seconds: float | None
+    bills_writes: bool
+    write_price: str
+    block: int
+    min_prefix: int
+
+
+ANTHROPIC = CacheModel(
+    "anthropic", "anthropic", ANTHROPIC_TTL_SECONDS, True, "cache_write", 1, MIN_CACHED_PREFIX
+)
+ANTHROPIC_1H = CacheModel(
+    "anthropic-1h",
+    "anthropic",
+    ANTHROPIC_1H_TTL_SECONDS,
+    True,
+    "cache_write_1h",
+    1,
+    MIN_CACHED_PREFIX,
+)
+OPENAI = CacheModel(
+    "openai", "openai", OPENAI_TTL_SECONDS, False, "input", OPENAI_BLOCK, MIN_CACHED_PREFIX
+)
+NEUTRAL = CacheModel("neutral", "neutral", None, True, "cache_write", 1, 0)
+
+_BY_NAME = {m.name: m for m in (ANTHROPIC, ANTHROPIC_1H, OPENAI, NEUTRAL)}
+
+
+@dataclass(frozen=True, slots=True)
+class CacheState:
+    """What the provider holds after a request.
+
+    Attributes:
+        prefix: Prompt tokens (provider tokens) of the last request, now cached.
+        last_ms: When the cache was last used (ms), or None without timestamps.
+        model: The model id that holds it (a different model has its own cache).
+    """
+
+    prefix: int
+    last_ms: float | None
+    model: str
+
+
+def cache_model(name: str) -> CacheModel:
+    """The cache model of a name in `CACHE_MODELS`.
+
+    Raises:
+        ValueError: An unknown name.
+    """
+    try:
+        return _BY_NAME[name]
+    except KeyError:
+        raise ValueError(f"unknown cache model {name!r}; expected one of {CACHE_MODELS}") from None
+
+
+def cache_model_for(message: Mapping[str, Any]) -> CacheModel:
+    """The cache model of a recorded reply, from its `provider` and `api`."""
+    provider = str(message.get("provider") or "").lower()
+    api = str(message.get("api") or "").lower()
+    if "anthropic" in provider or api.startswith("anthropic"):
+        return ANTHROPIC
+    if "openai" in provider or api.startswith("openai"):
+        return OPENAI
+    return NEUTRAL
+
+
+def system_prompt_tokens(source_format: str | None) -> int:
+    """The declared system prompt and tools estimate of a harness (0 when unknown)."""
+    return SYSTEM_PROMPT_TOKENS.get(source_format or "", 0)
+
+
+def provider_tokens(estimate: int, model: CacheModel) -> int:
+    """The counter's estimate in the provider's tokens (`TOKENIZER_RATIO`)."""
+    return round(estimate * TOKENIZER_RATIO[model.provider])
+
+
+def redacted_extra_tokens(message: Mapping[str, Any] | None, chars_per_token: float = 4.0) -> int:
+    """Tokens a redacted text had beyond its marker: `[REDACTED_TEXT len=N …]` stands for
+    N characters, counted as N / `chars_per_token`, less the marker's own length."""
+    if message is None:
+        return 0
+    raw = str(message)
+    if "REDACTED_TEXT" not in raw:
+        return 0
+    extra = 0.0
+    for match in _REDACTED.finditer(raw):
+        extra += int(match.group(1)) / chars_per_token - len(match.group(0)) / chars_per_token
+    return max(0, math.ceil(extra))
+
+
+def is_alive(
+    model: CacheModel, cache: CacheState | None, *, now_ms: float | None, model_id: str
+) -> bool:
+    """Whether a cached prefix is still there for this request."""
+    if cache is None or cache.model != model_id:
+        return False
+    if model.ttl_seconds is None or now_ms is None or cache.last_ms is None:
+        return True
+    return now_ms - cache.last_ms <= model.ttl_seconds * 1000
+
+
+def cached_tokens(model: CacheModel, reusable: int) -> int:
+    """Tokens of a reusable prefix the provider serves from cache (blocks, minimum)."""
+    if reusable < model.min_prefix:
+        return 0
+    return reusable - reusable % model.block
+
+
+def bill_cached(
+    model: CacheModel,
+    cache: CacheState | None,
+    *,
+    prompt: int,
+    reusable: int | None,
+    now_ms: float | None,
+    model_id: str,
+    output_tokens: int,
+    prices: Mapping[str, float],
+) -> tuple[Bill, CacheState]:
+    """Bill one request under a cache model and return what is cached after it.
+
+    Args:
+        model: The provider's cache model.
+        cache: What was cached after the previous request (None for the first).
+        prompt: Prompt tokens of this request (provider tokens, system prompt included).
+        reusable: Tokens of the cached prefix this request shares unchanged (the previous
+            prompt, or what a compaction kept of it); None: the previous prompt.
+        now_ms: This request's timestamp (ms), or None.
+        model_id: The model the request went to.
+        output_tokens: Tokens of the reply.
+        prices: USD per million tokens (`input`, `cache_write`, `cache_write_1h`,
+            `cache_read`, `output`).
+    """
+    shared = 0
+    if is_alive(model, cache, now_ms=now_ms, model_id=model_id) and cache is not None:
+        shared = min(prompt, cache.prefix if reusable is None else reusable)
+    read = cached_tokens(model, shared)
+    rest = prompt - read
+    write, uncached = (rest, 0) if model.bills_writes else (0, rest)
+    cost = (
+        uncached * prices["input"]
+        + read * prices["cache_read"]
+        + write * prices.get(model.write_price, prices["cache_write"])
+        + output_tokens * prices["output"]
+    ) / 1e6
+    return Bill(read, write, output_tokens, cost, uncached), CacheState(prompt, now_ms, model_id)
+
+
+def request_prices(
+    message: Mapping[str, Any], override: Mapping[str, float] | None
+) -> Mapping[str, float]:
+    """Prices of a request: the reply's model's (`prices_for`), overridden by `override`."""
+    base = prices_for(str(message.get("model") or ""))
+    return {**base, **override} if override else base
