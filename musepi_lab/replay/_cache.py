@@ -56,23 +56,28 @@ estimated context (slopes ranged 1.10 to 1.88, so a single session can be off by
 session with text (1.0, declared, not fitted).
 """
 
-SYSTEM_PROMPT_TOKENS: Mapping[str, int] = {
-    "claude-code": 25_800,
-    "codex": 10_000,
-    "pi": 2_000,
-}
-"""System prompt plus tool definitions, in provider tokens, per harness (`source_format`).
+SYSTEM_PROMPT_TOKENS: tuple[tuple[str, tuple[int, ...], int], ...] = (
+    ("claude-code", (2,), 25_800),
+    ("claude-code", (0,), 15_000),
+    ("codex", (0, 100), 17_000),
+    ("codex", (0,), 9_700),
+    ("pi", (0,), 2_000),
+)
+"""System prompt plus tool definitions, in provider tokens: `(harness, from version,
+tokens)`, the first row whose harness matches and whose version the session's is at least.
 
 None of the corpus formats records them, so each is declared: the recorded prompt tokens
-of the first request minus its estimated context (the first user message), taken as the
-median over the harness's corpus sessions (Claude Code 2026 builds: 25.8k; its 2025 builds
-send ~15k. Codex 0.58: ~9.7k, 0.104: ~17k. pi: 1.6k and 2.5k). Other formats: 0.
+of a session's first request minus its estimated context (the first user message), taken
+over the harness's corpus sessions of that version (Claude Code 2.1: 25.4k to 26.0k over
+five sessions; 1.0.98: 15.1k and 15.5k; Codex 0.104: 17.0k and 17.1k; Codex 0.58: 9.7k;
+pi: 1.6k and 2.5k). They were fitted on the sessions the calibration test checks. Other
+harnesses: 0.
 """
 
 CACHE_MODELS: tuple[str, ...] = ("anthropic", "anthropic-1h", "openai", "neutral")
 """The names `replay(cache=...)` accepts, plus "auto" (from each reply's provider)."""
 
-_REDACTED = re.compile(r"\[REDACTED_TEXT len=(\d+)[^\]]*\]")
+_REDACTED = re.compile(r"\[REDACTED_[A-Z_]+ len=(\d+)[^\]]*\]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,9 +163,20 @@ def cache_model_for(message: Mapping[str, Any]) -> CacheModel:
     return NEUTRAL
 
 
-def system_prompt_tokens(source_format: str | None) -> int:
-    """The declared system prompt and tools estimate of a harness (0 when unknown)."""
-    return SYSTEM_PROMPT_TOKENS.get(source_format or "", 0)
+def _version(text: object) -> tuple[int, ...]:
+    parts = re.findall(r"\d+", str(text or ""))
+    return tuple(int(p) for p in parts[:3])
+
+
+def system_prompt_tokens(header: Mapping[str, Any]) -> int:
+    """The declared system prompt and tools estimate for a session header (its
+    `sourceFormat` and `sourceVersion` / `cliVersion`; 0 when unknown)."""
+    harness = str(header.get("sourceFormat") or "pi")
+    version = _version(header.get("sourceVersion") or header.get("cliVersion"))
+    for name, since, tokens in SYSTEM_PROMPT_TOKENS:
+        if name == harness and version >= since:
+            return tokens
+    return 0
 
 
 def provider_tokens(estimate: int, model: CacheModel) -> int:
@@ -169,12 +185,12 @@ def provider_tokens(estimate: int, model: CacheModel) -> int:
 
 
 def redacted_extra_tokens(message: Mapping[str, Any] | None, chars_per_token: float = 4.0) -> int:
-    """Tokens a redacted text had beyond its marker: `[REDACTED_TEXT len=N …]` stands for
+    """Tokens a redacted text had beyond its marker: `[REDACTED_TEXT len=N …]` (or `REDACTED_OUTPUT`, …) stands for
     N characters, counted as N / `chars_per_token`, less the marker's own length."""
     if message is None:
         return 0
     raw = str(message)
-    if "REDACTED_TEXT" not in raw:
+    if "[REDACTED_" not in raw:
         return 0
     extra = 0.0
     for match in _REDACTED.finditer(raw):

@@ -168,7 +168,7 @@ def replay(
         params=params,
         cache=cache,
         billed_system_tokens=(
-            system_prompt_tokens(session.source_format) if system_tokens is None else system_tokens
+            system_prompt_tokens(session.header) if system_tokens is None else system_tokens
         ),
     )
     path = session.path(leaf_id)
