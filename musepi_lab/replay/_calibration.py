@@ -58,7 +58,7 @@ def calibration_rows(session: Session, result: ReplayResult) -> pd.DataFrame:
     compacted = False
     for row in result.timeline.itertuples(index=False):
         compacted = compacted or bool(row.recorded_compaction)
-        message = messages.get(row.entry_id)
+        message = messages.get(str(row.entry_id))
         bill = recorded_bill(message) if message is not None else None
         if bill is None:
             continue
@@ -117,8 +117,8 @@ def calibration_summary(rows: pd.DataFrame) -> dict[str, float]:
         diff = out[f"replayed_{p}"] - out[f"recorded_{p}"]
         out[f"share_error_{p}"] = diff / prompt if prompt else 0.0
     if len(rows):
-        rec_prompt = sum(rows[f"recorded_{p}"] for p in parts)
-        rep_prompt = sum(rows[f"replayed_{p}"] for p in parts)
+        rec_prompt = rows[[f"recorded_{p}" for p in parts]].sum(axis=1)
+        rep_prompt = rows[[f"replayed_{p}" for p in parts]].sum(axis=1)
         out["prompt_error_median"] = float((rep_prompt / rec_prompt - 1).abs().median())
     else:
         out["prompt_error_median"] = 0.0
