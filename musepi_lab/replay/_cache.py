@@ -185,16 +185,23 @@ def provider_tokens(estimate: int, model: CacheModel) -> int:
 
 
 def redacted_extra_tokens(message: Mapping[str, Any] | None, chars_per_token: float = 4.0) -> int:
-    """Tokens a redacted text had beyond its marker: `[REDACTED_TEXT len=N …]` (or `REDACTED_OUTPUT`, …) stands for
-    N characters, counted as N / `chars_per_token`, less the marker's own length."""
+    """Tokens a redacted text had beyond its marker: `[REDACTED_TEXT len=N …]` (or
+    `REDACTED_OUTPUT`, …) stands for N characters, counted as N / `chars_per_token`, less
+    the marker's own length. Image blocks are skipped: an image is billed per image, not
+    by the length of its redacted data."""
     if message is None:
         return 0
-    raw = str(message)
-    if "[REDACTED_" not in raw:
-        return 0
+    content = message.get("content")
+    blocks = content if isinstance(content, list) else [content]
     extra = 0.0
-    for match in _REDACTED.finditer(raw):
-        extra += int(match.group(1)) / chars_per_token - len(match.group(0)) / chars_per_token
+    for block in blocks:
+        if isinstance(block, Mapping) and block.get("type") == "image":
+            continue
+        raw = str(block)
+        if "[REDACTED_" not in raw:
+            continue
+        for match in _REDACTED.finditer(raw):
+            extra += (int(match.group(1)) - len(match.group(0))) / chars_per_token
     return max(0, math.ceil(extra))
 
 

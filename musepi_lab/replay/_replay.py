@@ -63,6 +63,7 @@ from ._cache import (
 )
 from ._guard import DROP_IMAGES, choose, progress_band, rescue_ladder, without_images
 from ._log import SimulatedPath
+from ._recorded import follow_recorded
 from ._result import COLUMNS, TRIGGERS, CompactionEvent, CompactionFailure, ReplayResult
 from ._state import AgentMeasure, ReplayConfig, ReplayState, configure
 
@@ -115,8 +116,9 @@ def replay(
 
     Args:
         session: The recorded session (not changed).
-        strategy: A strategy name or value (`none` replays without compacting). A strategy
-            with a `window` parameter (`hybrid`) gets the replay's window.
+        strategy: A strategy name or value (`none` replays without compacting;
+            `recorded` follows the agent's own recorded compactions and fires no trigger).
+            A strategy with a `window` parameter (`hybrid`) gets the replay's window.
         window: The context window of the model, in tokens.
         settings: Compaction settings (default: MusePi's); their profile picks the
             threshold rule, `mid_turn_enabled` gates the mid-turn trigger and
@@ -207,6 +209,8 @@ def step(
 ) -> ReplayState:
     """One recorded entry: a request (compact if a trigger is pending, then bill), the
     idle check, the entry appended, then the triggers it sets for the next request."""
+    if entry.type == "compaction" and config.follows_recorded:
+        return follow_recorded(config, log, out.events, state, entry)
     if entry.type == "compaction":
         # The recorded agent compacted here; the replay makes its own decisions.
         measure = state.measure._replace(comparable=False)

@@ -42,12 +42,20 @@ class ReplayConfig:
         """The settings profile."""
         return self.settings.profile
 
+    @property
+    def follows_recorded(self) -> bool:
+        """Whether the strategy follows the recorded compactions (`recorded`)."""
+        return bool(getattr(self.strategy, "follows_recorded", False))
+
     def cache_for(self, message: Mapping[str, Any]) -> CacheModel:
         """The cache model of a request: the chosen one, else from the reply's provider."""
         return cache_model_for(message) if self.cache == "auto" else cache_model(self.cache)
 
     def enabled(self, trigger: str) -> bool:
-        """Whether a trigger may fire (mid-turn also needs the settings' switch)."""
+        """Whether a trigger may fire (mid-turn also needs the settings' switch; none
+        fires for a strategy that follows the recorded compactions)."""
+        if self.follows_recorded:
+            return False
         if trigger == "mid-turn":
             return trigger in self.triggers and self.settings.mid_turn_enabled
         return trigger in self.triggers
