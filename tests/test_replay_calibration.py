@@ -161,7 +161,8 @@ REDACTED = {
     ("codex", "rollout-2026-02-23T12-40-23-019c8a4c-ed82-79a1-aa28-7738fc5ab61a.jsonl"): "cost "
     "-13.8%, cache read +21.3% of prompt (text counted from redaction lengths)",
     ("codex", "rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl"): "cost "
-    "+699%, cache read +1380%: the recorded compaction is not followed (+34.0% before it)",
+    "+20.8%, cache read +97.5% of prompt: `none` does not follow the recorded compaction "
+    "(-9.3% cost before it; `recorded`: -20.9%)",
 }
 
 
