@@ -23,11 +23,14 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..metrics._prices import prices_for
+from ..session._messages import entry_to_message
+from ..session._model import Entry
+from ..tokens._estimate import estimate_tokens_musepi
 from ._billing import Bill
 
 ANTHROPIC_TTL_SECONDS = 300.0
@@ -45,33 +48,34 @@ OPENAI_BLOCK = 128
 MIN_CACHED_PREFIX = 1024
 """Shortest cacheable prefix for both providers (Sonnet/Opus-class and GPT models)."""
 
-TOKENIZER_RATIO: Mapping[str, float] = {"anthropic": 1.45, "openai": 1.0, "neutral": 1.0}
-"""Provider tokens per counter-estimated token (the MusePi/pi estimators, ~4 bytes a token).
+TOKENIZER_RATIO: Mapping[str, float] = {"anthropic": 1.5, "openai": 1.0, "neutral": 1.0}
+"""Provider tokens per billed-estimate token (`billed_message_tokens`, ~4 bytes a token).
 
-Anthropic's tokenizer is not public. 1.45 is the median, over the nine Anthropic corpus
+Anthropic's tokenizer is not public. 1.5 is the median, over the nine Anthropic corpus
 sessions with usage (pi fixtures and Claude Code, requests before any recorded
 compaction), of the slope of a least-squares line of recorded prompt tokens against the
-estimated context (slopes ranged 1.10 to 1.88, so a single session can be off by up to
-~30%). OpenAI's models use o200k_base, which the ~4-bytes estimate tracks on the Codex
-session with text (1.0, declared, not fitted).
+billed estimate of the context. The slopes range from 1.10 to 1.88, so one session can be
+off by up to ~25%; o200k_base counts instead of bytes/4 spread as widely (1.23 to 2.12).
+OpenAI's models use o200k_base, which bytes/4 roughly tracks: 1.0, declared, not fitted
+(the Codex sessions' slopes are 1.47, 0.93 and 0.68).
 """
 
 SYSTEM_PROMPT_TOKENS: tuple[tuple[str, tuple[int, ...], int], ...] = (
     ("claude-code", (2,), 25_800),
-    ("claude-code", (0,), 15_000),
-    ("codex", (0, 100), 17_000),
-    ("codex", (0,), 9_700),
+    ("claude-code", (0,), 14_700),
+    ("codex", (0, 100), 12_000),
+    ("codex", (0,), 10_000),
     ("pi", (0,), 2_000),
 )
 """System prompt plus tool definitions, in provider tokens: `(harness, from version,
 tokens)`, the first row whose harness matches and whose version the session's is at least.
 
 None of the corpus formats records them, so each is declared: the recorded prompt tokens
-of a session's first request minus its estimated context (the first user message), taken
-over the harness's corpus sessions of that version (Claude Code 2.1: 25.4k to 26.0k over
-five sessions; 1.0.98: 15.1k and 15.5k; Codex 0.104: 17.0k and 17.1k; Codex 0.58: 9.7k;
-pi: 1.6k and 2.5k). They were fitted on the sessions the calibration test checks. Other
-harnesses: 0.
+of a session's first request minus its billed context estimate times `TOKENIZER_RATIO`,
+over the harness's corpus sessions of that version (Claude Code 2.1: 24.2k to 26.0k over
+six sessions; 1.0.98: 14.5k and 14.9k; Codex 0.104: 11.9k and 12.0k, its redacted
+instructions counted from their length; Codex 0.58: 10.0k; pi: 1.6k and 2.5k). They were
+fitted on the sessions the calibration test checks. Other harnesses: 0.
 """
 
 CACHE_MODELS: tuple[str, ...] = ("anthropic", "anthropic-1h", "openai", "neutral")
@@ -177,6 +181,39 @@ def system_prompt_tokens(header: Mapping[str, Any]) -> int:
         if name == harness and version >= since:
             return tokens
     return 0
+
+
+def billed_message_tokens(message: Mapping[str, Any] | None) -> int:
+    """What a provider bills for one message, before `TOKENIZER_RATIO`: the MusePi
+    estimate (UTF-8 bytes / 4 per fragment, images and frames at their fixed counts)
+    without encrypted reasoning signatures (opaque data the provider does not bill as
+    text), plus the length of redacted texts (`redacted_extra_tokens`)."""
+    if message is None:
+        return 0
+    return estimate_tokens_musepi(message, exclude_encrypted_reasoning=True) + (
+        redacted_extra_tokens(message)
+    )
+
+
+def billed_entry_tokens(entry: Entry) -> int:
+    """`billed_message_tokens` of the message an entry contributes (0 for metadata)."""
+    return billed_message_tokens(entry_to_message(entry))
+
+
+def billed_tokens(messages: Iterable[Mapping[str, Any]]) -> int:
+    """`billed_message_tokens` summed over a rebuilt context."""
+    return sum(billed_message_tokens(m) for m in messages)
+
+
+def billed_prefix(before: Sequence[Mapping[str, Any]], after: Sequence[Mapping[str, Any]]) -> int:
+    """`billed_tokens` of the longest common message prefix of two contexts (what a
+    compaction leaves of the cached prompt, system prompt aside)."""
+    total = 0
+    for a, b in zip(before, after, strict=False):
+        if a != b:
+            break
+        total += billed_message_tokens(a)
+    return total
 
 
 def provider_tokens(estimate: int, model: CacheModel) -> int:

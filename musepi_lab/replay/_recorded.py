@@ -14,6 +14,7 @@ from ..metrics._facts import context_text
 from ..metrics._metrics import cache_prefix_tokens
 from ..session._model import Entry
 from ..strategies._recorded import result_from_entry
+from ._cache import billed_prefix, billed_tokens
 from ._log import SimulatedPath
 from ._result import CompactionEvent
 from ._state import ReplayConfig, ReplayState
@@ -73,4 +74,10 @@ def follow_recorded(
         )
     )
     measure = state.measure._replace(context=tokens_after, comparable=False)
-    return state._replace(measure=measure, kept_prefix=prefix, recorded_compaction=True)
+    return state._replace(
+        measure=measure,
+        kept_prefix=prefix,
+        recorded_compaction=True,
+        billed=billed_tokens(messages),
+        billed_prefix=billed_prefix(before, messages),
+    )

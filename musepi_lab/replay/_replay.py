@@ -56,6 +56,9 @@ from ..tokens._counter import TokenCounter
 from ._billing import recorded_output_tokens, summarizer_cost
 from ._cache import (
     bill_cached,
+    billed_entry_tokens,
+    billed_prefix,
+    billed_tokens,
     provider_tokens,
     redacted_extra_tokens,
     request_prices,
@@ -241,7 +244,8 @@ def append(
         + config.counter.count_entry(appended)
         + redacted_extra_tokens(appended.message)
     )
-    return state._replace(measure=measure._replace(context=context))
+    billed = state.billed + billed_entry_tokens(appended)
+    return state._replace(measure=measure._replace(context=context), billed=billed)
 
 
 def request(
@@ -262,11 +266,11 @@ def request(
     message = entry.message or {}
     sent = state.measure.context + config.system_tokens
     model = config.cache_for(message)
-    reusable = state.kept_prefix
+    reusable = state.billed_prefix
     bill, cache = bill_cached(
         model,
         state.cache,
-        prompt=config.billed_system_tokens + provider_tokens(state.measure.context, model),
+        prompt=config.billed_system_tokens + provider_tokens(state.billed, model),
         reusable=None
         if reusable is None
         else config.billed_system_tokens + provider_tokens(reusable, model),
@@ -311,6 +315,7 @@ def request(
         request=state.request + 1,
         previous_sent=sent,
         kept_prefix=None,
+        billed_prefix=None,
         cache=cache,
         recorded_compaction=False,
         failed="",
@@ -441,7 +446,14 @@ def compaction(
     )
     out.events.append(event)
     measure = state.measure._replace(context=kept.tokens, comparable=False)
-    return state._replace(measure=measure, retry_at=0, kept_prefix=prefix), event
+    billed = billed_tokens(kept.messages)
+    return state._replace(
+        measure=measure,
+        retry_at=0,
+        kept_prefix=prefix,
+        billed=billed,
+        billed_prefix=billed_prefix(before, kept.messages),
+    ), event
 
 
 def run_strategy(

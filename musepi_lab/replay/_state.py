@@ -101,6 +101,10 @@ class ReplayState(NamedTuple):
         failed: Method of a compaction refused since the previous request, or "".
         last_ms: Timestamp of the last entry that had one (ms).
         cache: What the provider has cached after the previous request.
+        billed: The simulated context as the provider bills it (`_cache.billed_tokens`,
+            before the tokenizer ratio).
+        billed_prefix: `billed` of the cached prefix a compaction kept (`kept_prefix`
+            in the same units), or None.
     """
 
     measure: AgentMeasure = AgentMeasure()
@@ -113,6 +117,8 @@ class ReplayState(NamedTuple):
     failed: str = ""
     last_ms: float | None = None
     cache: CacheState | None = None
+    billed: int = 0
+    billed_prefix: int | None = None
 
 
 def bind_window(strategy: Strategy, window: int) -> Strategy:
