@@ -41,7 +41,6 @@ from ..compaction._settings import CompactionSettings
 from ..compaction._threshold import (
     calculate_context_tokens,
     calculate_prompt_tokens,
-    is_context_overflow,
     message_usage,
 )
 from ..context._build import build_session_context
@@ -69,6 +68,7 @@ from ._log import SimulatedPath
 from ._recorded import follow_recorded
 from ._result import COLUMNS, TRIGGERS, CompactionEvent, CompactionFailure, ReplayResult
 from ._state import AgentMeasure, ReplayConfig, ReplayState, configure
+from ._triggers import Fired, event_fired, refused_recovery, reply_fired
 
 __all__ = ["TRIGGERS", "CompactionEvent", "CompactionFailure", "ReplayResult", "replay"]
 
@@ -227,9 +227,14 @@ def step(
     if message is not None and is_request:
         state = after_reply(config, state, message, out.rows[-1]["context_tokens"])
     elif message is not None and mid_turn_due(config, state, message, following):
-        state = state._replace(pending="mid-turn")
+        state = state._replace(pending="mid-turn", pending_source="measured")
+    if message is not None and message.get("role") == "user":
+        state = state._replace(overflow_retried=False)
+    fired = event_fired(entry) if message is None else None
+    if fired is not None and config.enabled(fired.trigger):
+        state = state._replace(pending=fired.trigger, pending_source=fired.source)
     if entry.id in config.manual_at and config.enabled("manual"):
-        state = state._replace(pending="manual")
+        state = state._replace(pending="manual", pending_source="manual")
     return state
 
 
@@ -252,17 +257,13 @@ def request(
     config: ReplayConfig, log: SimulatedPath, out: _Output, state: ReplayState, entry: Entry
 ) -> ReplayState:
     """A provider request: fire the pending (or overflow) trigger, then bill and record it."""
-    trigger = state.pending
-    if (
-        trigger is None
-        and config.enabled("overflow")
-        and state.measure.agent_view() > config.window
-    ):
-        trigger = "overflow"
-    state = state._replace(pending=None)
+    fired = Fired(state.pending, state.pending_source) if state.pending is not None else None
+    if fired is None and config.enabled("overflow") and state.measure.agent_view() > config.window:
+        fired = Fired("overflow", overflow_source(state.measure, config.window))
+    state = state._replace(pending=None, pending_source="")
     outcome: CompactionEvent | CompactionFailure | None = None
-    if trigger is not None:
-        state, outcome = compaction(config, log, out, state, trigger)
+    if fired is not None:
+        state, outcome = recover(config, log, out, state, fired)
     message = entry.message or {}
     sent = state.measure.context + config.system_tokens
     model = config.cache_for(message)
@@ -299,6 +300,7 @@ def request(
             "cost_usd": bill.cost_usd,
             "compaction": event.method if event else "",
             "trigger": event.trigger if event else "",
+            "trigger_source": event.source if event else "",
             "tokens_before": event.tokens_before if event else None,
             "tokens_after": event.tokens_after if event else None,
             "summarizer_cost_usd": summarizer_cost(
@@ -337,24 +339,68 @@ def after_reply(
             context_at_usage=measure.context,
             ratio=ratio,
         )
-    return state._replace(measure=measure, pending=reply_trigger(config, measure, message))
-
-
-def reply_trigger(config: ReplayConfig, measure: AgentMeasure, message: Message) -> str | None:
-    """The trigger a reply sets: incomplete (cut by length), overflow (a recorded overflow
-    error), threshold (a finished turn over the threshold), or None."""
     stop = message.get("stopReason")
-    if stop == "length" and config.enabled("incomplete"):
-        return "incomplete"
-    if (
-        stop == "error"
-        and config.enabled("overflow")
-        and is_context_overflow(message, config.window)
-    ):
-        return "overflow"
+    if stop != "error":
+        state = state._replace(overflow_retried=False)
+    if stop != "length":
+        state = state._replace(incomplete_streak=0)
+    fired = reply_trigger(config, measure, message)
+    return state._replace(
+        measure=measure,
+        pending=fired.trigger if fired else None,
+        pending_source=fired.source if fired else "",
+    )
+
+
+def reply_trigger(config: ReplayConfig, measure: AgentMeasure, message: Message) -> Fired | None:
+    """The trigger a reply sets: incomplete (cut by length), overflow (a recorded overflow
+    error, or silent overflow), threshold (a finished turn over the threshold), or None."""
+    fired = reply_fired(message, window=config.window)
+    if fired is not None and config.enabled(fired.trigger):
+        return fired
+    stop = message.get("stopReason")
     if stop == "stop" and config.enabled("threshold") and measure.agent_view() > config.threshold:
-        return "threshold"
+        return Fired("threshold", "measured")
     return None
+
+
+def overflow_source(measure: AgentMeasure, window: int) -> str:
+    """`recorded-usage` when the recorded usage alone is above the window, else
+    `simulated` (the replay's estimate of what was added says the request would not fit)."""
+    if measure.comparable and measure.usage_tokens is not None and measure.usage_tokens > window:
+        return "recorded-usage"
+    return "simulated"
+
+
+def recover(
+    config: ReplayConfig, log: SimulatedPath, out: _Output, state: ReplayState, fired: Fired
+) -> tuple[ReplayState, CompactionEvent | CompactionFailure | None]:
+    """Run a fired trigger's compaction under the recovery guards (one compact-and-retry
+    for overflow, three consecutive incomplete recoveries)."""
+    reason = refused_recovery(
+        fired,
+        overflow_retried=state.overflow_retried,
+        incomplete_streak=state.incomplete_streak,
+    )
+    if reason:
+        failure = CompactionFailure(
+            request=state.request,
+            trigger=fired.trigger,
+            method=config.strategy.name,
+            tokens_before=state.measure.context,
+            tokens_after=state.measure.context,
+            attempts=0,
+            reason=reason,
+            source=fired.source,
+        )
+        out.failures.append(failure)
+        return state._replace(failed=failure.method), failure
+    state, outcome = compaction(config, log, out, state, fired.trigger, fired.source)
+    if fired.trigger == "overflow":
+        state = state._replace(overflow_retried=True)
+    elif fired.trigger == "incomplete":
+        state = state._replace(incomplete_streak=state.incomplete_streak + 1)
+    return state, outcome
 
 
 def mid_turn_due(
@@ -386,13 +432,18 @@ def check_idle(
         and ms - state.last_ms > config.settings.idle_timeout_seconds * 1000
         and state.measure.agent_view() > config.settings.idle_threshold_tokens
     ):
-        state, _ = compaction(config, log, out, state, "idle")
+        state, _ = compaction(config, log, out, state, "idle", "measured")
     return state if ms is None else state._replace(last_ms=ms)
 
 
 # -- one compaction -------------------------------------------------------------------------
 def compaction(
-    config: ReplayConfig, log: SimulatedPath, out: _Output, state: ReplayState, trigger: str
+    config: ReplayConfig,
+    log: SimulatedPath,
+    out: _Output,
+    state: ReplayState,
+    trigger: str,
+    source: str = "",
 ) -> tuple[ReplayState, CompactionEvent | CompactionFailure | None]:
     """Run the strategy on the live window; keep the result only if it shrinks the context
     (after snapcompact's rescue if needed), else record a failure. None: nothing to do."""
@@ -419,6 +470,7 @@ def compaction(
             tokens_after=min(a.tokens for a in attempts),
             attempts=len(attempts),
             reason="the compaction did not shrink the context",
+            source=source,
         )
         out.failures.append(failure)
         return back_off(state)._replace(failed=failure.method), failure
@@ -443,6 +495,7 @@ def compaction(
         result=kept.result,
         context=context_text(list(kept.messages)),
         rescue=kept.rescue,
+        source=source,
     )
     out.events.append(event)
     measure = state.measure._replace(context=kept.tokens, comparable=False)

@@ -105,6 +105,10 @@ class ReplayState(NamedTuple):
             before the tokenizer ratio).
         billed_prefix: `billed` of the cached prefix a compaction kept (`kept_prefix`
             in the same units), or None.
+        pending_source: Where the pending trigger came from (`_triggers.TRIGGER_SOURCES`).
+        overflow_retried: An overflow recovery compacted and no new user message or reply
+            without error came since (spec §3.3: one compact-and-retry).
+        incomplete_streak: Consecutive incomplete-output recoveries (spec §6.5: three).
     """
 
     measure: AgentMeasure = AgentMeasure()
@@ -119,6 +123,9 @@ class ReplayState(NamedTuple):
     cache: CacheState | None = None
     billed: int = 0
     billed_prefix: int | None = None
+    pending_source: str = ""
+    overflow_retried: bool = False
+    incomplete_streak: int = 0
 
 
 def bind_window(strategy: Strategy, window: int) -> Strategy:
