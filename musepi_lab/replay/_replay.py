@@ -228,7 +228,9 @@ def step(
         state = after_reply(config, state, message, out.rows[-1]["context_tokens"])
     elif message is not None and mid_turn_due(config, state, message, following):
         state = state._replace(pending="mid-turn", pending_source="measured")
-    if message is not None and message.get("role") == "user":
+    if message is not None and message.get("role") == "user" and state.pending != "overflow":
+        # A new user message ends an overflow recovery; one still pending was decided
+        # when its error reply came (pi checks right after the reply, spec §3.3).
         state = state._replace(overflow_retried=False)
     fired = event_fired(entry) if message is None else None
     if fired is not None and config.enabled(fired.trigger):
