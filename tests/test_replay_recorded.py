@@ -67,6 +67,18 @@ def test_replay_follows_each_recorded_compaction_with_its_summary(parts):
     assert [e.request for e in small.events] == [e.request for e in r.events]
 
 
+@pytest.mark.parametrize("parts", SESSIONS[:4], ids=["/".join(p) for p in SESSIONS[:4]])
+def test_compact_recorded_at_a_point_gives_that_compaction(parts):
+    session = read_session(corpus_file(*parts))
+    points = [e for e in session.path() if e.type == "compaction"]
+    for entry, summary in zip(points, raw_summaries(parts), strict=True):
+        result = compact(session, "recorded", leaf_id=entry.parent_id)
+        assert result is not None and result.summary.strip()[:200] == summary.strip()[:200]
+        assert (
+            0 < result.tokens_after < compact(session, "none", leaf_id=entry.parent_id).tokens_after
+        )
+
+
 def test_compact_recorded_gives_the_newest_recorded_summary_or_none():
     parts = ("pi", "before-compaction.jsonl")
     result = compact(read_session(corpus_file(*parts)), "recorded")

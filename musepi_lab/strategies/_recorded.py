@@ -8,9 +8,12 @@ metrics.
 
 - In a replay, `recorded` fires at each recorded compaction entry (trigger `recorded`) and
   nowhere else: the replay appends the recorded entry itself (`replay/_recorded.py`).
-- Run directly (`compact(session, "recorded")`), it returns the newest recorded compaction
-  on the path as a result: its summary, first kept entry, details and preserved data, to be
-  applied at the leaf. None when the agent never compacted on that path.
+- Run directly (`compact(session, "recorded", leaf_id=...)`), it returns the compaction the
+  agent made right after that leaf (a compaction entry among the leaf's children), else the
+  newest recorded compaction on the path: its summary, first kept entry, details and
+  preserved data, to be applied at the leaf. None when the agent never compacted there.
+  So `compact(session, name, leaf_id=c.parent_id)` for a recorded compaction `c` compares
+  any strategy with what the agent did at the same point.
 """
 
 from __future__ import annotations
@@ -64,8 +67,17 @@ class Recorded(Strategy):
     follows_recorded: ClassVar[bool] = True
 
     def run(self, ctx: CompactionContext) -> CompactionResult | None:
-        """The newest recorded compaction on the path; None when there is none."""
-        entry = latest_compaction(ctx.session.path(ctx.leaf_id))
+        """The compaction recorded right after the leaf, else the newest on the path;
+        None when there is none."""
+        leaf = ctx.leaf_id or (ctx.session.leaf.id if ctx.session.leaf else None)
+        here = [c for c in ctx.session.children(leaf) if c.type == "compaction"] if leaf else []
+        entry = here[0] if here else latest_compaction(ctx.session.path(ctx.leaf_id))
         if entry is None:
             return None
-        return result_from_entry(entry, leaf_id=ctx.leaf_id, profile=ctx.settings.profile)
+        result = result_from_entry(entry, leaf_id=ctx.leaf_id, profile=ctx.settings.profile)
+        path_ids = {e.id for e in ctx.session.path(ctx.leaf_id)}
+        if result.first_kept_entry_id not in path_ids and leaf is not None:
+            # Claude Code keeps nothing from before its boundary (its entry names the first
+            # message after it); applied at the leaf, the nearest is keeping the leaf alone.
+            result = result.copy_with(first_kept_entry_id=leaf)
+        return result
