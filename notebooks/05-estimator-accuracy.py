@@ -217,7 +217,9 @@ columns = [
     "share_error_cache_write",
     "error_cost_usd",
 ]
-calibration.set_index(["session", "strategy"])[columns].round(3) if len(calibration) else calibration
+calibration.set_index(["session", "strategy"])[columns].round(3) if len(
+    calibration
+) else calibration
 
 # %%
 if len(calibration):
