@@ -19,13 +19,13 @@ from ._result import ReplayResult
 if TYPE_CHECKING:
     import pandas as pd
 
-MEASURES: tuple[str, ...] = ("input", "cache_read", "cache_write", "cost_usd")
+MEASURES: tuple[str, ...] = ("input", "cache_read", "cache_write", "output", "cost_usd")
 """What a calibration compares, each as `recorded_<m>` and `replayed_<m>`."""
 
 
 def recorded_bill(message: Mapping[str, Any]) -> dict[str, float] | None:
-    """A reply's recorded usage as `{input, cache_read, cache_write, cost_usd}`, or None
-    when it recorded no prompt tokens."""
+    """A reply's recorded usage as `{input, cache_read, cache_write, output, cost_usd}`, or
+    None when it recorded no prompt tokens."""
     usage = message.get("usage")
     if not isinstance(usage, Mapping):
         return None
@@ -34,16 +34,22 @@ def recorded_bill(message: Mapping[str, Any]) -> dict[str, float] | None:
         return None
     cost = usage.get("cost")
     total = cost.get("total") if isinstance(cost, Mapping) else None
+    output = finite_count(usage.get("output"))
     if not isinstance(total, (int, float)) or total <= 0:
         prices = prices_for(str(message.get("model") or ""))
-        output = finite_count(usage.get("output"))
         total = (
             inp * prices["input"]
             + read * prices["cache_read"]
             + write * prices["cache_write"]
             + output * prices["output"]
         ) / 1e6
-    return {"input": inp, "cache_read": read, "cache_write": write, "cost_usd": float(total)}
+    return {
+        "input": inp,
+        "cache_read": read,
+        "cache_write": write,
+        "output": output,
+        "cost_usd": float(total),
+    }
 
 
 def calibration_rows(session: Session, result: ReplayResult) -> pd.DataFrame:
@@ -66,6 +72,7 @@ def calibration_rows(session: Session, result: ReplayResult) -> pd.DataFrame:
             "input": row.input_tokens,
             "cache_read": row.cache_read,
             "cache_write": row.cache_write,
+            "output": row.output_tokens,
             "cost_usd": row.cost_usd,
         }
         record: dict[str, Any] = {"entry_id": row.entry_id, "after_recorded_compaction": compacted}

@@ -52,10 +52,11 @@ from ..session._model import Entry
 from ..session._session import Session, parse_timestamp_ms, timestamp_after
 from ..strategies._base import Strategy, compact
 from ..tokens._counter import TokenCounter
-from ._billing import recorded_output_tokens, summarizer_cost
+from ._billing import summarizer_cost
 from ._cache import (
     bill_cached,
     billed_entry_tokens,
+    billed_message_tokens,
     billed_prefix,
     billed_tokens,
     provider_tokens,
@@ -279,7 +280,7 @@ def request(
         else config.billed_system_tokens + provider_tokens(reusable, model),
         now_ms=parse_timestamp_ms(entry.timestamp),
         model_id=str(message.get("model") or ""),
-        output_tokens=recorded_output_tokens(message) or config.counter.count_message(message),
+        output_tokens=provider_tokens(billed_message_tokens(message), model),
         prices=request_prices(message, config.price_override),
     )
     usage = message_usage(message, profile=config.profile) if state.measure.comparable else None
