@@ -1,5 +1,6 @@
-"""The replay's billing values: one request's bill, recorded output tokens, summarizer
-cost. The provider cache models that fill a bill live in `_cache`."""
+"""The replay's billing values: one request's bill, usable token figures from recorded
+usage (for the calibration check), summarizer cost. The provider cache models that fill a
+bill live in `_cache`."""
 
 from __future__ import annotations
 
@@ -37,12 +38,6 @@ def finite_count(value: Any) -> int:
     if isinstance(value, float) and not math.isfinite(value):
         return 0
     return max(0, int(value))
-
-
-def recorded_output_tokens(message: Mapping[str, Any]) -> int:
-    """Output tokens the provider recorded for a reply (0 when none or unusable)."""
-    usage = message.get("usage")
-    return finite_count(usage.get("output")) if isinstance(usage, Mapping) else 0
 
 
 def summarizer_cost(input_tokens: int, output_tokens: int, prices: Mapping[str, float]) -> float:
