@@ -57,7 +57,10 @@ def test_replay_follows_each_recorded_compaction_with_its_summary(parts):
     assert summaries  # the raw file holds compactions
     r = replay(read_session(corpus_file(*parts)), "recorded", window=10**9)
     assert len(r.events) == len(summaries)
-    assert all(e.trigger == "recorded" for e in r.events)
+    assert all(e.trigger == e.source == "recorded" for e in r.events)
+    fired = r.timeline[r.timeline.compaction != ""]
+    assert list(fired.request) == [e.request for e in r.events]
+    assert set(fired.trigger) == {"recorded"}
     assert all(e.tokens_after < e.tokens_before for e in r.events)
     for event, summary in zip(r.events, summaries, strict=True):
         if summary is not None:

@@ -276,3 +276,33 @@ def test_codex_incomplete_response_triggers_incomplete(tmp_path):
     assert [(e.trigger, e.source, e.request) for e in r.events] == [
         ("incomplete", "recorded-error", 4)
     ]
+
+
+def test_a_request_answered_by_an_error_is_not_billed_and_keeps_the_cache(tmp_path):
+    """Claude Code's synthetic error reply (model `<synthetic>`) neither costs anything nor
+    counts as a model change that would empty the prompt cache."""
+    records = []
+    parent = None
+    for turn in range(3):
+        records.append(
+            cc_line(
+                f"u{turn}", parent, "user", {"role": "user", "content": f"t{turn} " + BIG}, 2 * turn
+            )
+        )
+        records.append(cc_reply(f"a{turn}", f"u{turn}", "done", 2 * turn + 1))
+        parent = f"a{turn}"
+    error = {
+        "id": "e1",
+        "model": "<synthetic>",
+        "role": "assistant",
+        "stop_reason": "stop_sequence",
+        "type": "message",
+        "usage": {"input_tokens": 0, "output_tokens": 0},
+        "content": [{"type": "text", "text": "API Error: 529 Overloaded"}],
+    }
+    records.append(cc_line("a8", parent, "assistant", error, 10, isApiErrorMessage=True))
+    records.append(cc_reply("a9", "a8", "ok", 12))
+    session = read_session(write_jsonl(tmp_path / "cc.jsonl", records))
+    tl = replay(session, "none", window=10**6).timeline
+    assert tl.cost_usd[3] == 0 and tl.prompt_tokens[3] == 0
+    assert tl.cache_read[4] == tl.prompt_tokens[2]  # the last billed prompt, still cached

@@ -71,6 +71,7 @@ def follow_recorded(
             latency_s=0.0,
             result=result.copy_with(tokens_after=tokens_after),
             context=context_text(list(messages)),
+            source=RECORDED_TRIGGER,
         )
     )
     measure = state.measure._replace(context=tokens_after, comparable=False)

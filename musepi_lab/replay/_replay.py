@@ -52,8 +52,9 @@ from ..session._model import Entry
 from ..session._session import Session, parse_timestamp_ms, timestamp_after
 from ..strategies._base import Strategy, compact
 from ..tokens._counter import TokenCounter
-from ._billing import summarizer_cost
+from ._billing import Bill, summarizer_cost
 from ._cache import (
+    CacheState,
     bill_cached,
     billed_entry_tokens,
     billed_message_tokens,
@@ -66,7 +67,7 @@ from ._cache import (
 )
 from ._guard import DROP_IMAGES, choose, progress_band, rescue_ladder, without_images
 from ._log import SimulatedPath
-from ._recorded import follow_recorded
+from ._recorded import RECORDED_TRIGGER, follow_recorded
 from ._result import COLUMNS, TRIGGERS, CompactionEvent, CompactionFailure, ReplayResult
 from ._state import AgentMeasure, ReplayConfig, ReplayState, configure
 from ._triggers import Fired, event_fired, refused_recovery, reply_fired
@@ -271,7 +272,7 @@ def request(
     sent = state.measure.context + config.system_tokens
     model = config.cache_for(message)
     reusable = state.billed_prefix
-    bill, cache = bill_cached(
+    bill, cache = refused_request(message, state) or bill_cached(
         model,
         state.cache,
         prompt=config.billed_system_tokens + provider_tokens(state.billed, model),
@@ -284,7 +285,7 @@ def request(
         prices=request_prices(message, config.price_override),
     )
     usage = message_usage(message, profile=config.profile) if state.measure.comparable else None
-    event = outcome if isinstance(outcome, CompactionEvent) else None
+    event = outcome if isinstance(outcome, CompactionEvent) else recorded_event(out, state)
     out.rows.append(
         {
             "request": state.request,
@@ -325,6 +326,23 @@ def request(
         recorded_compaction=False,
         failed="",
     )
+
+
+def refused_request(message: Message, state: ReplayState) -> tuple[Bill, CacheState | None] | None:
+    """A request the provider answered with an error (`stopReason: "error"`, such as Claude
+    Code's synthetic "Prompt is too long" reply) is not billed and leaves the cache as it
+    was; None for any other request."""
+    if message.get("stopReason") != "error":
+        return None
+    return Bill(0, 0, 0, 0.0, 0), state.cache
+
+
+def recorded_event(out: _Output, state: ReplayState) -> CompactionEvent | None:
+    """The agent's own compaction `recorded` followed just before this request, if any."""
+    last = out.events[-1] if out.events else None
+    if last is not None and last.request == state.request and last.trigger == RECORDED_TRIGGER:
+        return last
+    return None
 
 
 def after_reply(

@@ -63,7 +63,8 @@ class CompactionEvent:
         rescue: The local rescue that made the compaction acceptable (e.g.
             `max_frames=4`, `drop-images`), or "" when the first pass was kept.
         source: Where the trigger came from (`recorded-error`, `recorded-stop`,
-            `recorded-usage`, `simulated`, `measured`, `manual`; "" when unknown).
+            `recorded-usage`, `simulated`, `measured`, `manual`, `recorded`; "" when
+            unknown).
     """
 
     request: int

@@ -14,6 +14,7 @@ evidence, and the timeline's `trigger_source` says which:
 - `measured`: threshold, mid-turn and idle triggers, from what the agent measures (recorded
   usage plus estimates while it applies, spec §3.2).
 - `manual`: a manual compaction the caller asked for.
+- `recorded`: the agent's own compaction, followed by the `recorded` strategy.
 
 The guards on the recovery paths (spec §3.3, §6.5): overflow recovery compacts and retries
 once; a second overflow before a new user message or a reply without error is a failure
@@ -37,6 +38,7 @@ TRIGGER_SOURCES: tuple[str, ...] = (
     "simulated",
     "measured",
     "manual",
+    "recorded",
 )
 """Where a trigger came from (the timeline's `trigger_source`)."""
 
