@@ -134,7 +134,7 @@ def test_system_prompt_declared_per_harness_version():
 # token-measure error as a share of the recorded prompt. None reaches 5%. Output tokens are
 # estimated from the reply (never copied from the record), so hidden reasoning is missed.
 MEASURED = {
-    ("pi", "large-session.jsonl"): "cost -40.4%, cache write -8.2% of prompt: pi misses the "
+    ("pi", "large-session.jsonl"): "cost -40.8%, cache write -8.2% of prompt: pi misses the "
     "cache on ~half of its new user turns within 5 minutes, which no rule here predicts",
     ("pi", "before-compaction.jsonl"): "cost +99.8%, cache read +165.8%: `none` does not "
     "follow the two recorded compactions (`recorded`: cost -1.3%, cache read +16.3%)",
