@@ -194,3 +194,38 @@ def test_replay_none_reproduces_the_recorded_bill_of_redacted_codex(parts):
     summary = _summary(parts)
     assert summary["requests"] > 0
     assert within(summary), summary
+
+
+def test_calibration_summary_on_hand_counted_rows():
+    import pandas as pd
+
+    rows = pd.DataFrame(
+        {
+            "entry_id": ["a", "b"],
+            "after_recorded_compaction": [False, False],
+            # request a: a cold write; request b: a warm read
+            "recorded_input": [0, 10],
+            "replayed_input": [0, 0],
+            "recorded_cache_read": [0, 900],
+            "replayed_cache_read": [0, 1000],
+            "recorded_cache_write": [1000, 90],
+            "replayed_cache_write": [1100, 100],
+            "recorded_output": [10, 10],
+            "replayed_output": [10, 20],
+            "recorded_cost_usd": [1.0, 1.0],
+            "replayed_cost_usd": [1.0, 1.09],
+        }
+    )
+    s = calibration_summary(rows)
+    assert s["requests"] == 2
+    # 2,000 recorded prompt tokens: read 900 → 1,000 is +5% of the prompt, write +6%.
+    assert s["share_error_cache_read"] == pytest.approx(100 / 2000)
+    assert s["share_error_cache_write"] == pytest.approx(110 / 2000)
+    assert s["share_error_input"] == pytest.approx(-10 / 2000)
+    assert s["error_output"] == pytest.approx(0.5)
+    assert s["error_cost_usd"] == pytest.approx(0.045)
+    # Prompts per request: 1,000 → 1,100 (+10%), 1,000 → 1,100 (+10%).
+    assert s["prompt_error_median"] == pytest.approx(0.1)
+    assert s["hit_agreement"] == 1.0
+    assert not within(s)  # the write is 5.5% of the prompt off
+    assert within({**s, "share_error_cache_write": 0.04})

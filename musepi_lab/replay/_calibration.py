@@ -108,9 +108,10 @@ def calibration_summary(rows: pd.DataFrame) -> dict[str, float]:
     and `error_<m>` (relative, see `relative_error`) for each measure, `share_error_<m>`
     for the token measures (the difference as a share of the recorded prompt tokens, so a
     measure the provider barely uses, such as Anthropic's uncached input, does not
-    dominate), plus
-    `prompt_error_median`: the median over requests of the absolute relative error of the
-    whole prompt (input + cache read + cache write)."""
+    dominate), plus, request by request, `prompt_error_median` (the median absolute
+    relative error of the whole prompt, input + cache read + cache write) and
+    `hit_agreement` (the share of requests where the replay and the record agree on whether
+    most of the prompt was read from cache)."""
     out: dict[str, float] = {"requests": float(len(rows))}
     for m in MEASURES:
         rec = float(rows[f"recorded_{m}"].sum()) if len(rows) else 0.0
@@ -127,6 +128,10 @@ def calibration_summary(rows: pd.DataFrame) -> dict[str, float]:
         rec_prompt = rows[[f"recorded_{p}" for p in parts]].sum(axis=1)
         rep_prompt = rows[[f"replayed_{p}" for p in parts]].sum(axis=1)
         out["prompt_error_median"] = float((rep_prompt / rec_prompt - 1).abs().median())
+        rec_hit = rows["recorded_cache_read"] * 2 >= rec_prompt
+        rep_hit = rows["replayed_cache_read"] * 2 >= rep_prompt
+        out["hit_agreement"] = float((rec_hit == rep_hit).mean())
     else:
         out["prompt_error_median"] = 0.0
+        out["hit_agreement"] = 1.0
     return out
