@@ -190,6 +190,12 @@ for ax, (source, group) in zip(axes[0], points.groupby("source", sort=False), st
 # | pi/prompt-cache-replay-session | none | 3 | 32 / 0 | 0 / 0 | 47 / 37 | $0.00 / $0.00 | -27.4% | +0.0% | -21.3% | +18.3% |
 # | pi/large-session | none | 439 | 43,229,469 / 51,149,489 | 4,296,232 / 383,066 | 83,156 / 78,993 | $30.33 / $17.97 | +16.7% | -8.2% | -5.0% | -40.8% |
 #
+# Request by request (`prompt_error_median`, `hit_agreement`: whether replay and record agree
+# that most of the prompt came from cache): the median prompt error is 0.4% to 4.3% on the
+# Claude Code sessions except ae4a77f8 (15.7%), 8.0% on pi/large-session, 14.4% on
+# pi/before-compaction with `recorded`, 8.0% to 29.0% on Codex; hit agreement is 75% to
+# 100% (92.3% on pi/large-session, whose misses on new turns the model does not predict).
+#
 # Within 5%: the two Claude Code sessions `recorded` replays (258c7280, fa812bfe; the second
 # by compensating errors: output +21.8%, cache write -17%). What the model does not predict:
 # pi misses the cache on about half of its new user turns even within 5 minutes; each
@@ -226,6 +232,8 @@ columns = [
     "share_error_cache_write",
     "error_output",
     "error_cost_usd",
+    "prompt_error_median",
+    "hit_agreement",
 ]
 calibration.set_index(["session", "strategy"])[columns].round(3) if len(
     calibration
