@@ -152,8 +152,11 @@ def replay(
         (what the agent measures), `recorded_tokens` (prompt tokens the provider recorded,
         when present), `cache_model`, `prompt_tokens` (the billed prompt in provider
         tokens, system prompt included), `input_tokens` (uncached), `cache_read`,
-        `cache_write`, `output_tokens`, `cost_usd`,
-        `compaction` (method fired before this request, or ""), `trigger`, `tokens_before`,
+        `cache_write`, `output_tokens` (estimated from the reply), `cost_usd` (0 for a
+        request the provider answered with an error), `compaction` (method fired before
+        this request, or ""), `trigger`, `trigger_source` (where the trigger came from:
+        `recorded-error`, `recorded-stop`, `recorded-usage`, `simulated`, `measured`,
+        `manual`, `recorded`), `tokens_before`,
         `tokens_after`, `summarizer_cost_usd`, `compactions` (cumulative),
         `recorded_compaction` (the recorded session compacted before this request),
         `failed_compaction` (method of a compaction refused before this request, or "").
