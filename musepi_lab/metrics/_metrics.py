@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from types import MappingProxyType
 
 from ..session._model import Message
 from ..tokens._counter import TokenCounter
 from ._facts import Fact, retained
 from ._match import found_in
+from ._prices import DEFAULT_PRICES as DEFAULT_PRICES
 
 
 def token_reduction(tokens_before: int, tokens_after: int) -> float:
@@ -131,12 +131,6 @@ def decay_curve(retention_after_each: Sequence[float]) -> dict[str, float]:
     n = len(retention_after_each)
     out["slope"] = (retention_after_each[-1] - retention_after_each[0]) / (n - 1) if n > 1 else 0.0
     return out
-
-
-DEFAULT_PRICES: Mapping[str, float] = MappingProxyType(
-    {"input": 3.0, "cache_write": 3.75, "cache_read": 0.30, "output": 15.0}
-)
-"""USD per million tokens (Anthropic Sonnet-class list prices); pass your own `prices=`."""
 
 
 def summarizer_cost(input_tokens: int, output_tokens: int, prices: Mapping[str, float]) -> float:

@@ -34,6 +34,7 @@ from ._masking import ObservationMasking
 from ._none import NoCompaction
 from ._oversized_output import OversizedOutput
 from ._prune import Prune
+from ._recorded import Recorded
 from ._remote import Remote, RemoteEndpointSummarizer
 from ._summarize_every_n import SummarizeEveryN
 from ._truncate import Truncate
@@ -52,6 +53,7 @@ __all__ = [
     "OpenAICompatibleSummarizer",
     "OversizedOutput",
     "Prune",
+    "Recorded",
     "Remote",
     "RemoteEndpointSummarizer",
     "Snapcompact",
