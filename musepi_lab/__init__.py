@@ -30,7 +30,7 @@ from .formats._registry import iter_sessions, read_session, read_sessions
 from .navigation import NavigationResult, generate_branch_summary, navigate_tree
 from .replay import ReplayResult, replay
 from .session import Entry, ReadProblem, Session, SessionReadError
-from .strategies import compact
+from .strategies import HandoffResult, compact, handoff
 from .tokens import TokenCounter
 
 # Name → module that defines it, imported on first access (PEP 562).
@@ -64,6 +64,7 @@ __all__ = [
     "CompactionResult",
     "CompactionSettings",
     "Entry",
+    "HandoffResult",
     "NavigationResult",
     "ReadProblem",
     "ReplayResult",
@@ -79,6 +80,7 @@ __all__ = [
     "entries_df",
     "find_cut_point",
     "generate_branch_summary",
+    "handoff",
     "iter_sessions",
     "messages_df",
     "navigate_tree",

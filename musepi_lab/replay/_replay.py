@@ -378,7 +378,9 @@ def compaction(
         convert_to_llm(kept.messages, profile=config.profile),
         config.counter,
     )
-    log.commit(live, kept.after, kept.result.replacements)
+    log.commit(
+        live, kept.after, kept.result.replacements, restarted=kept.result.new_session is not None
+    )
     event = CompactionEvent(
         request=state.request,
         trigger=trigger,
