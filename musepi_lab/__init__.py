@@ -23,6 +23,7 @@ from .compaction import (
     serialize_conversation,
     should_compact,
 )
+from .compaction._hooks import SessionHooks
 from .context._build import SessionContext, build_session_context
 from .context._llm import convert_to_llm
 from .context._transcript import render_transcript, transcript
@@ -70,6 +71,7 @@ __all__ = [
     "ReplayResult",
     "Session",
     "SessionContext",
+    "SessionHooks",
     "SessionReadError",
     "TokenCounter",
     "__version__",

@@ -26,6 +26,7 @@ from ._file_ops import (
     strip_read_selector,
     upsert_file_operations,
 )
+from ._hooks import BeforeCompact, BeforeTree, Compacting, SessionHooks, TreePreparation
 from ._prepare import CompactionPreparation, prepare_compaction
 from ._pruning import (
     SUPERSEDED_NOTICE,
@@ -61,7 +62,10 @@ __all__ = [
     "PROFILES",
     "SUPERSEDED_NOTICE",
     "USELESS_NOTICE",
+    "BeforeCompact",
+    "BeforeTree",
     "BranchPreparation",
+    "Compacting",
     "CompactionPreparation",
     "CompactionResult",
     "CompactionSettings",
@@ -69,6 +73,8 @@ __all__ = [
     "CutPointResult",
     "FileOperations",
     "PruneResult",
+    "SessionHooks",
+    "TreePreparation",
     "adapt_keep_recent_tokens",
     "branch_summary_budget",
     "branch_with_summary",

@@ -32,6 +32,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..compaction._hooks import SessionHooks
 from ..compaction._result import CompactionResult
 from ..compaction._settings import CompactionSettings
 from ..compaction._threshold import (
@@ -97,6 +98,7 @@ def replay(
     prices: Mapping[str, float] | None = None,
     system_tokens: int = 0,
     leaf_id: str | None = None,
+    hooks: SessionHooks | None = None,
     **params: Any,
 ) -> ReplayResult:
     """Replay a session under a context window with a compaction strategy.
@@ -118,6 +120,9 @@ def replay(
         prices: USD per million tokens: `input`, `cache_write`, `cache_read`, `output`.
         system_tokens: Tokens of the system prompt and tools, added to every request.
         leaf_id: Replay the path to this leaf (default: the session leaf).
+        hooks: The seed's touchpoints: `session_before_compact` and `session_compacting`
+            are asked at every compaction attempt, `session_compact` is told each
+            compaction the replay keeps.
         **params: Strategy parameters when `strategy` is a name.
 
     Returns:
@@ -144,6 +149,7 @@ def replay(
         prices=prices,
         system_tokens=system_tokens,
         params=params,
+        hooks=hooks,
     )
     path = session.path(leaf_id)
     log = SimulatedPath(session, profile=config.profile)
@@ -397,6 +403,8 @@ def compaction(
         rescue=kept.rescue,
     )
     out.events.append(event)
+    if config.hooks.session_compact:
+        config.hooks.session_compact(kept.result)
     measure = state.measure._replace(context=kept.tokens, comparable=False)
     return state._replace(measure=measure, retry_at=0, kept_prefix=prefix), event
 
@@ -411,6 +419,7 @@ def run_strategy(
         settings=config.settings,
         counter=config.counter,
         summarizer=config.summarizer,
+        hooks=config.hooks.without_compact_notice(),
     )
 
 

@@ -8,6 +8,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from ..compaction._hooks import NO_HOOKS, SessionHooks
 from ..compaction._settings import CompactionSettings
 from ..compaction._threshold import threshold_tokens
 from ..llm._summarizer import Summarizer
@@ -32,6 +33,7 @@ class ReplayConfig:
     manual_at: frozenset[str]
     prices: Mapping[str, float]
     system_tokens: int
+    hooks: SessionHooks = NO_HOOKS
 
     @property
     def profile(self) -> str:
@@ -128,6 +130,7 @@ def configure(
     prices: Mapping[str, float] | None,
     system_tokens: int,
     params: Mapping[str, Any],
+    hooks: SessionHooks | None = None,
 ) -> ReplayConfig:
     """Resolve `replay`'s arguments into one `ReplayConfig`.
 
@@ -151,4 +154,5 @@ def configure(
         manual_at=frozenset(manual_at),
         prices={**DEFAULT_PRICES, **(prices or {})},
         system_tokens=system_tokens,
+        hooks=hooks or NO_HOOKS,
     )
