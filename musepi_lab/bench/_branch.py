@@ -1,8 +1,8 @@
 """The branch bench: navigate back from every abandoned leaf with each branch-summary
 strategy, and score what the returning context still holds of the abandoned side.
 
-A branch point is a leaf of the session other than its main leaf (the last entry in file
-order). From there the agent navigates to the main leaf, abandoning the entries from the
+A branch point is a leaf of the session off its main path (the path to the session leaf,
+the last entry in file order; leaves below the main leaf abandon nothing). From there the agent navigates to the main leaf, abandoning the entries from the
 branch leaf back to the common ancestor. The facts scored are the planted ones on those
 entries (generated sessions) or, for recorded sessions, `extract_facts` of their messages;
 either way only facts absent from the main path's own context count, so the score is what
@@ -69,9 +69,15 @@ class BranchCase:
 
 
 def branch_points(session: Session) -> tuple[str, ...]:
-    """The leaves other than the main leaf, in file order."""
+    """The leaves off the main path (not the main leaf, nor below it), in file order."""
     main = session.leaf_id
-    return tuple(str(leaf.id) for leaf in session.leaves if leaf.id is not None and leaf.id != main)
+    points: list[str] = []
+    for leaf in session.leaves:
+        if leaf.id is None or leaf.id == main:
+            continue
+        if main not in {e.id for e in session.path(leaf.id)}:
+            points.append(str(leaf.id))
+    return tuple(points)
 
 
 def abandoned_ids(session: Session, branch_leaf: str) -> frozenset[str]:
