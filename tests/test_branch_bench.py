@@ -122,3 +122,51 @@ def test_cli_branch_mode(server, tmp_path, monkeypatch, capsys):
     # leaves), each point with three strategies.
     assert len(frame) == (3 + 6) * 3 and set(frame.strategy) == {"llm", "extractive", "none"}
     assert "extractive" in capsys.readouterr().out
+
+
+def test_navigating_back_from_a_nested_leaf_sends_its_text_exactly(server):
+    # Spec §7.1 (pi): abandoned = the nested leaf back to the fork on the trunk; tool results
+    # skipped; §5.1 serialization and §5.2 framing, written here from the generator's design.
+    from _builders import prompt
+
+    from musepi_lab.context._build import build_session_context
+    from musepi_lab.navigation import navigate_tree
+
+    made = generate_branch_session(9, forks=2)
+    nested_leaf = branch_points(made.session)[-1]
+    on_path = {e.id for e in made.session.path(nested_leaf)}
+    # The nested leaf's path holds three planted facts: the helper, the read path, and the
+    # nested fork's command (the explored branch's own command is on the other leaf).
+    facts = {f.kind: f.fact for f in made.facts if f.entry_id in on_path}
+    assert sorted(facts) == ["command", "identifier", "path"]
+    helper, path, command = facts["identifier"], facts["path"], facts["command"]
+    result = navigate_tree(
+        made.session.with_leaf(nested_leaf),
+        made.session.leaf_id,
+        summarize=True,
+        summarizer=summarizer(server),
+        profile="pi",
+    )
+    conversation = "\n\n".join(
+        [
+            f"[User]: Try another way: start from the helper {helper} and see.",
+            "[Assistant]: Reading it first.",
+            f'[Assistant tool calls]: read(path="{path}")',
+            "[Assistant]: Or first this.",
+            f'[Assistant tool calls]: bash(command="{command}")',
+            "[Assistant]: No better.",
+        ]
+    )
+    ((_, body),) = server.requests
+    assert body["messages"] == [
+        {"role": "system", "content": prompt("summarization-system")},
+        {
+            "role": "user",
+            "content": f"<conversation>\n{conversation}\n</conversation>\n\n"
+            + prompt("branch-summary"),
+        },
+    ]
+    assert len(result.abandoned) == 5
+    context = build_session_context(result.session, profile="pi")
+    assert context.messages[-1]["role"] == "branchSummary"
+    assert context.messages[-1]["summary"].endswith(f"<read-files>\n{path}\n</read-files>")
