@@ -358,8 +358,8 @@ def branch_cases(spec: str, *, verify: bool, generated: int) -> list[Any]:
 def cmd_branch_bench(args: argparse.Namespace) -> int:
     """`bench --mode branch`: navigate back from every branch leaf with each branch-summary
     strategy (the LLM one when an endpoint is configured) and score what returns."""
-    from .bench._branch import BRANCH_STRATEGIES, branch_table, run_branch_bench
     from ._atomic import write_bytes_atomic
+    from .bench._branch import BRANCH_STRATEGIES, branch_table, run_branch_bench
     from .llm import OpenAICompatibleSummarizer, SummarizerNotConfigured
 
     cases = branch_cases(args.dataset, verify=not args.no_verify, generated=args.generated)
