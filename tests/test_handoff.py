@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from _builders import Chain, prompt, stub_server_fixtures
+from _builders import Chain, prompt, stub_server_fixtures, words
 
 from musepi_lab.context._build import build_session_context
 from musepi_lab.formats._registry import read_session
@@ -176,3 +176,27 @@ def test_replay_continues_in_the_new_session(server):
     assert rows["compaction"].tolist() == ["", "", "handoff", ""]
     assert rows["context_tokens"].iloc[2] < rows["context_tokens"].iloc[1]
     assert event.tokens_after < event.tokens_before
+
+
+def test_the_replayed_prefix_is_billed_as_cache_reads(server):
+    from musepi_lab.compaction._settings import CompactionSettings
+    from musepi_lab.metrics._metrics import DEFAULT_PRICES, summarizer_cost
+    from musepi_lab.strategies._base import compact
+
+    # 1000 input tokens of which 600 cached, 100 output, at $3 / $0.30 / $15 per million.
+    assert summarizer_cost(1000, 100, DEFAULT_PRICES, cached_input_tokens=600) == pytest.approx(
+        (400 * 3.0 + 600 * 0.30 + 100 * 15.0) / 1e6
+    )
+    c = Chain("cost")
+    c.user(words(300, "a"))
+    c.assistant("one")
+    c.user(words(300, "b"))
+    c.assistant("two")
+    result = compact(
+        c.session(),
+        "handoff",
+        settings=CompactionSettings.musepi(keep_recent_tokens=100),
+        summarizer=summarizer(server),
+    )
+    # Part of the input, never all of it: the system prompt and the handoff request are new.
+    assert 0 < result.summarizer_cached_input_tokens < result.summarizer_input_tokens

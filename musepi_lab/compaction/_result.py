@@ -74,6 +74,9 @@ class CompactionResult:
         from_extension: True when produced by an extension (pi `fromHook`).
         summarizer_input_tokens: Input tokens billed for producing the summary.
         summarizer_output_tokens: Output tokens billed.
+        summarizer_cached_input_tokens: Of the input tokens, those that repeat the live
+            context's prefix, so a provider's prompt cache serves them (a handoff replays
+            the context; 0 for summaries of a serialized transcript).
         latency_s: Wall time spent producing the summary.
         strategy: Name of the strategy that produced the result.
         params: The strategy's parameters.
@@ -101,6 +104,7 @@ class CompactionResult:
     from_extension: bool = False
     summarizer_input_tokens: int = 0
     summarizer_output_tokens: int = 0
+    summarizer_cached_input_tokens: int = 0
     latency_s: float = 0.0
     strategy: str | None = None
     params: Mapping[str, Any] | None = None

@@ -79,6 +79,18 @@ def bill_request(
     return Bill(cache_read, sent - cache_read, output_tokens, cost)
 
 
-def summarizer_cost(input_tokens: int, output_tokens: int, prices: Mapping[str, float]) -> float:
-    """USD of a compaction's summarizer calls (uncached input, output)."""
-    return (input_tokens * prices["input"] + output_tokens * prices["output"]) / 1e6
+def summarizer_cost(
+    input_tokens: int,
+    output_tokens: int,
+    prices: Mapping[str, float],
+    *,
+    cached_input_tokens: int = 0,
+) -> float:
+    """USD of a compaction's summarizer calls: input (the part that repeats the live
+    context's cached prefix, as a handoff's does, at the cache-read price), output."""
+    cached = max(0, min(cached_input_tokens, input_tokens))
+    return (
+        (input_tokens - cached) * prices["input"]
+        + cached * prices["cache_read"]
+        + output_tokens * prices["output"]
+    ) / 1e6

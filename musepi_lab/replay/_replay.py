@@ -260,7 +260,10 @@ def request(
             "tokens_before": event.tokens_before if event else None,
             "tokens_after": event.tokens_after if event else None,
             "summarizer_cost_usd": summarizer_cost(
-                event.summarizer_input_tokens, event.summarizer_output_tokens, config.prices
+                event.summarizer_input_tokens,
+                event.summarizer_output_tokens,
+                config.prices,
+                cached_input_tokens=event.summarizer_cached_input_tokens,
             )
             if event
             else 0.0,
@@ -401,6 +404,9 @@ def compaction(
         result=kept.result,
         context=context_text(list(kept.messages)),
         rescue=kept.rescue,
+        summarizer_cached_input_tokens=sum(
+            a.result.summarizer_cached_input_tokens for a in attempts
+        ),
     )
     out.events.append(event)
     if config.hooks.session_compact:

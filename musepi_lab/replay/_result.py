@@ -58,6 +58,8 @@ class CompactionEvent:
         context: Text of the context right after the compaction (for retention metrics).
         rescue: The local rescue that made the compaction acceptable (e.g.
             `max_frames=4`, `drop-images`), or "" when the first pass was kept.
+        summarizer_cached_input_tokens: Of the input tokens, those served from the
+            provider's cache (a handoff's replayed context prefix).
     """
 
     request: int
@@ -73,6 +75,7 @@ class CompactionEvent:
     result: CompactionResult = field(repr=False)
     context: str = field(repr=False)
     rescue: str = ""
+    summarizer_cached_input_tokens: int = 0
 
 
 @dataclass(frozen=True)

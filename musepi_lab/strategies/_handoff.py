@@ -384,6 +384,10 @@ class Handoff(Strategy):
             method="handoff",
             summarizer_input_tokens=done.response.input_tokens,
             summarizer_output_tokens=done.response.output_tokens,
+            # The replayed live context is the request's prefix: a prompt cache serves it.
+            summarizer_cached_input_tokens=min(
+                done.request.cache_prefix_tokens, done.response.input_tokens
+            ),
             latency_s=done.response.latency_s,
             params=params,
             new_session=done.session,
