@@ -61,9 +61,21 @@ with figure_output:
     display(figure)
 widgets.VBox([summary, cut_at, figure_output])"""
 
+_EXPLORER = """\
+from musepi_lab.widgets import SessionExplorer
+
+# "navigate here": from the session leaf to the tip of the first branch off the active path.
+on_path = {e.id for e in path}
+branch_tip = next(leaf.id for leaf in session.leaves if leaf.id not in on_path)
+explorer = SessionExplorer(session)
+explorer.select(branch_tip)
+navigation = explorer.navigate_here(apply=True)
+explorer"""
+
 _CHECKS = """\
 assert len(path) > 1
-assert cut_at.value == len(path) // 2"""
+assert cut_at.value == len(path) // 2
+assert navigation is not None and explorer.session.leaf_id == branch_tip"""
 
 
 def build_fixture_notebook() -> NotebookNode:
@@ -79,6 +91,7 @@ def build_fixture_notebook() -> NotebookNode:
         parameters,
         nbformat.v4.new_code_cell(_TREE),
         nbformat.v4.new_code_cell(_WIDGETS),
+        nbformat.v4.new_code_cell(_EXPLORER),
         nbformat.v4.new_code_cell(_CHECKS),
     ]
     # Fixed ids keep the stored file byte-stable across regenerations.

@@ -304,9 +304,15 @@ def test_widgets_are_rendered_from_the_saved_state(browser_run: BrowserRun) -> N
     by_name = {m["model_name"]: m["state"] for m in models.values()}
     assert {"IntSliderModel", "HTMLModel", "OutputModel", "VBoxModel"} <= set(by_name)
 
+    # The page's first slider is the fixture's own (the explorer's come later).
+    cut_at = next(
+        m["state"]
+        for m in models.values()
+        if m["model_name"] == "IntSliderModel" and m["state"]["description"] == "cut at"
+    )
     slider = browser_run.slider
-    assert slider["label"] == by_name["IntSliderModel"]["description"] == "cut at"
-    assert slider["readout"] == str(by_name["IntSliderModel"]["value"])
+    assert slider["label"] == cut_at["description"] == "cut at"
+    assert slider["readout"] == str(cut_at["value"])
     assert slider["handles"] == 1 and slider["width"] > 0
 
     session_id, entry_count = raw_sample_facts()
@@ -314,6 +320,19 @@ def test_widgets_are_rendered_from_the_saved_state(browser_run: BrowserRun) -> N
         text.startswith(f"{session_id}: {entry_count} entries")
         for text in browser_run.html_widget_texts
     ), browser_run.html_widget_texts
+
+
+def test_session_explorer_shows_its_navigation(browser_run: BrowserRun) -> None:
+    # The explorer navigated from the session leaf to a branch tip in the kernel; its
+    # buttons and the navigation it shows are drawn from the saved state.
+    buttons = [
+        m["state"]["description"]
+        for m in saved_widget_models(browser_run.executed).values()
+        if m.get("model_name") == "ButtonModel"
+    ]
+    assert {"navigate here", "preview: navigate here"} <= set(buttons)
+    shown = [t for t in browser_run.html_widget_texts if t.startswith("navigated from")]
+    assert shown and "entries abandoned" in shown[0], browser_run.html_widget_texts
 
 
 def test_screenshot_is_kept_as_an_artifact(browser_run: BrowserRun) -> None:
