@@ -200,3 +200,30 @@ def test_the_replayed_prefix_is_billed_as_cache_reads(server):
     )
     # Part of the input, never all of it: the system prompt and the handoff request are new.
     assert 0 < result.summarizer_cached_input_tokens < result.summarizer_input_tokens
+
+
+def test_strategy_comparer_measures_handoff(server):
+    pytest.importorskip("ipywidgets")
+    from musepi_lab.metrics._metrics import DEFAULT_PRICES
+    from musepi_lab.widgets import StrategyComparer
+
+    c = Chain("compare")
+    for letter in "abc":
+        c.user(words(300, letter))
+        c.assistant(f"reply {letter}")
+    session = c.session()
+    view = StrategyComparer(
+        session, strategies=["handoff"], budgets=[100], summarizer=summarizer(server)
+    )
+    (row,) = view.run().to_dict("records")
+    result = view.results[("handoff", 100)]
+    assert row["error"] is None and row["compacted"]
+    # The context after is the new session's: one handoff message.
+    assert row["tokens_after"] < row["tokens_before"]
+    cached = result.summarizer_cached_input_tokens
+    expected = (
+        (result.summarizer_input_tokens - cached) * DEFAULT_PRICES["input"]
+        + cached * DEFAULT_PRICES["cache_read"]
+        + result.summarizer_output_tokens * DEFAULT_PRICES["output"]
+    ) / 1e6
+    assert cached > 0 and row["summarizer_cost_usd"] == pytest.approx(expected)
