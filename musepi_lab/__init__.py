@@ -40,6 +40,7 @@ _LAZY: dict[str, str] = {
     "messages_df": "musepi_lab.analysis",
     "tool_calls_df": "musepi_lab.analysis",
     "compactions_df": "musepi_lab.analysis",
+    "context_composition_df": "musepi_lab.analysis",
     "sessions_df": "musepi_lab.analysis",
     "run_benchmark": "musepi_lab.bench",
 }
@@ -78,6 +79,7 @@ __all__ = [
     "build_session_context",
     "compact",
     "compactions_df",
+    "context_composition_df",
     "convert_to_llm",
     "entries_df",
     "find_cut_point",
