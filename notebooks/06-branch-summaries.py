@@ -154,13 +154,15 @@ assert table.loc["none", "facts_kept"] == 0
 # ## Explore and navigate interactively
 #
 # Pick a branch and an entry, then "preview: navigate here" (what would be abandoned) or
-# "navigate here" (the summary and the resulting tree).
+# "navigate here" (the summary and the resulting tree). The explorer opens on the branch tip
+# we navigated to above. (The loopback stub keeps serving it while the kernel runs.)
 
 # %%
 from musepi_lab.widgets import SessionExplorer
 
-SessionExplorer(session, summarizer=summarizer, profile=profile)
+explorer = SessionExplorer(session, summarizer=summarizer, profile=profile)
+explorer.select(target)
+explorer
 
 # %%
-if stub is not None:
-    stub.stop()
+assert explorer.selected_entry.id == target
