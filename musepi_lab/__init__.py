@@ -25,6 +25,7 @@ from .compaction import (
     serialize_for_summary,
     should_compact,
 )
+from .compaction._hooks import SessionHooks
 from .context._build import SessionContext, build_session_context
 from .context._llm import convert_to_llm
 from .context._transcript import render_transcript, transcript
@@ -32,7 +33,7 @@ from .formats._registry import iter_sessions, read_session, read_sessions
 from .navigation import NavigationResult, generate_branch_summary, navigate_tree
 from .replay import ReplayResult, replay
 from .session import Entry, ReadProblem, Session, SessionReadError
-from .strategies import compact
+from .strategies import HandoffResult, compact, handoff
 from .tokens import TokenCounter
 
 # Name → module that defines it, imported on first access (PEP 562).
@@ -67,11 +68,13 @@ __all__ = [
     "CompactionResult",
     "CompactionSettings",
     "Entry",
+    "HandoffResult",
     "NavigationResult",
     "ReadProblem",
     "ReplayResult",
     "Session",
     "SessionContext",
+    "SessionHooks",
     "SessionReadError",
     "TokenCounter",
     "__version__",
@@ -83,6 +86,7 @@ __all__ = [
     "entries_df",
     "find_cut_point",
     "generate_branch_summary",
+    "handoff",
     "iter_sessions",
     "messages_df",
     "navigate_tree",

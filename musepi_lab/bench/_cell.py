@@ -105,7 +105,12 @@ def _compact_cell(cell: Cell, session: Session, counter: TokenCounter) -> dict[s
         **_identity(cell, session, source),
         **scores,
         "compactions": int(scores["compacted"]),
-        "summarizer_cost_usd": cell_cost(s_in, s_out, cell.prices),
+        "summarizer_cost_usd": cell_cost(
+            s_in,
+            s_out,
+            cell.prices,
+            cached_input_tokens=result.summarizer_cached_input_tokens if result else 0,
+        ),
         "compact_seconds": compact_seconds,
     }
 

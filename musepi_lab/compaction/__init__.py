@@ -26,6 +26,7 @@ from ._file_ops import (
     strip_read_selector,
     upsert_file_operations,
 )
+from ._hooks import BeforeCompact, BeforeTree, Compacting, SessionHooks, TreePreparation
 from ._prepare import CompactionPreparation, prepare_compaction
 from ._pruning import (
     SUPERSEDED_NOTICE,
@@ -63,7 +64,10 @@ __all__ = [
     "SUMMARY_DIALECTS",
     "SUPERSEDED_NOTICE",
     "USELESS_NOTICE",
+    "BeforeCompact",
+    "BeforeTree",
     "BranchPreparation",
+    "Compacting",
     "CompactionPreparation",
     "CompactionResult",
     "CompactionSettings",
@@ -71,6 +75,8 @@ __all__ = [
     "CutPointResult",
     "FileOperations",
     "PruneResult",
+    "SessionHooks",
+    "TreePreparation",
     "adapt_keep_recent_tokens",
     "branch_summary_budget",
     "branch_with_summary",

@@ -133,9 +133,19 @@ def decay_curve(retention_after_each: Sequence[float]) -> dict[str, float]:
     return out
 
 
-def summarizer_cost(input_tokens: int, output_tokens: int, prices: Mapping[str, float]) -> float:
+def summarizer_cost(
+    input_tokens: int,
+    output_tokens: int,
+    prices: Mapping[str, float],
+    *,
+    cached_input_tokens: int = 0,
+) -> float:
     """Cost in USD of the summarizer calls, from per-million-token prices
-    (`{"input": …, "output": …}`)."""
+    (`{"input": …, "cache_read": …, "output": …}`); `cached_input_tokens` of the input
+    (a handoff's replayed prefix) are billed as cache reads."""
+    cached = max(0, min(cached_input_tokens, input_tokens))
     return (
-        input_tokens * prices.get("input", 0.0) + output_tokens * prices.get("output", 0.0)
+        (input_tokens - cached) * prices.get("input", 0.0)
+        + cached * prices.get("cache_read", prices.get("input", 0.0))
+        + output_tokens * prices.get("output", 0.0)
     ) / 1e6

@@ -5,7 +5,6 @@ bill live in `_cache`."""
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,8 +37,3 @@ def finite_count(value: Any) -> int:
     if isinstance(value, float) and not math.isfinite(value):
         return 0
     return max(0, int(value))
-
-
-def summarizer_cost(input_tokens: int, output_tokens: int, prices: Mapping[str, float]) -> float:
-    """USD of a compaction's summarizer calls (uncached input, output)."""
-    return (input_tokens * prices["input"] + output_tokens * prices["output"]) / 1e6

@@ -36,6 +36,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..compaction._hooks import SessionHooks
 from ..compaction._result import CompactionResult
 from ..compaction._settings import CompactionSettings
 from ..compaction._threshold import (
@@ -47,12 +48,12 @@ from ..context._build import build_session_context
 from ..context._llm import convert_to_llm
 from ..llm._summarizer import Summarizer
 from ..metrics._facts import context_text
-from ..metrics._metrics import cache_prefix_tokens
+from ..metrics._metrics import cache_prefix_tokens, summarizer_cost
 from ..session._model import Entry
 from ..session._session import Session, parse_timestamp_ms, timestamp_after
 from ..strategies._base import Strategy, compact
 from ..tokens._counter import TokenCounter
-from ._billing import Bill, summarizer_cost
+from ._billing import Bill
 from ._cache import (
     CacheState,
     bill_cached,
@@ -115,6 +116,7 @@ def replay(
     system_tokens: int | None = None,
     cache: str = "auto",
     leaf_id: str | None = None,
+    hooks: SessionHooks | None = None,
     **params: Any,
 ) -> ReplayResult:
     """Replay a session under a context window with a compaction strategy.
@@ -144,6 +146,9 @@ def replay(
         cache: The prompt-cache model: "auto" (from each reply's recorded provider),
             "anthropic", "anthropic-1h", "openai" or "neutral".
         leaf_id: Replay the path to this leaf (default: the session leaf).
+        hooks: The seed's touchpoints: `session_before_compact` and `session_compacting`
+            are asked at every compaction attempt, `session_compact` is told each
+            compaction the replay keeps.
         **params: Strategy parameters when `strategy` is a name.
 
     Returns:
@@ -180,6 +185,7 @@ def replay(
         billed_system_tokens=(
             system_prompt_tokens(session.header) if system_tokens is None else system_tokens
         ),
+        hooks=hooks,
     )
     path = session.path(leaf_id)
     log = SimulatedPath(session, profile=config.profile)
@@ -311,7 +317,10 @@ def request(
             "tokens_before": event.tokens_before if event else None,
             "tokens_after": event.tokens_after if event else None,
             "summarizer_cost_usd": summarizer_cost(
-                event.summarizer_input_tokens, event.summarizer_output_tokens, config.prices
+                event.summarizer_input_tokens,
+                event.summarizer_output_tokens,
+                config.prices,
+                cached_input_tokens=event.summarizer_cached_input_tokens,
             )
             if event
             else 0.0,
@@ -504,7 +513,9 @@ def compaction(
         convert_to_llm(kept.messages, profile=config.profile),
         config.counter,
     )
-    log.commit(live, kept.after, kept.result.replacements)
+    log.commit(
+        live, kept.after, kept.result.replacements, restarted=kept.result.new_session is not None
+    )
     event = CompactionEvent(
         request=state.request,
         trigger=trigger,
@@ -520,8 +531,13 @@ def compaction(
         context=context_text(list(kept.messages)),
         rescue=kept.rescue,
         source=source,
+        summarizer_cached_input_tokens=sum(
+            a.result.summarizer_cached_input_tokens for a in attempts
+        ),
     )
     out.events.append(event)
+    if config.hooks.session_compact:
+        config.hooks.session_compact(kept.result)
     measure = state.measure._replace(context=kept.tokens, comparable=False)
     billed = billed_tokens(kept.messages)
     return state._replace(
@@ -543,6 +559,7 @@ def run_strategy(
         settings=config.settings,
         counter=config.counter,
         summarizer=config.summarizer,
+        hooks=config.hooks.without_compact_notice(),
     )
 
 

@@ -65,6 +65,8 @@ class CompactionEvent:
         source: Where the trigger came from (`recorded-error`, `recorded-stop`,
             `recorded-usage`, `simulated`, `measured`, `manual`, `recorded`; "" when
             unknown).
+        summarizer_cached_input_tokens: Of the input tokens, those served from the
+            provider's cache (a handoff's replayed context prefix).
     """
 
     request: int
@@ -81,6 +83,7 @@ class CompactionEvent:
     context: str = field(repr=False)
     rescue: str = ""
     source: str = ""
+    summarizer_cached_input_tokens: int = 0
 
 
 @dataclass(frozen=True)

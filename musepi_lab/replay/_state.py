@@ -8,6 +8,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from ..compaction._hooks import NO_HOOKS, SessionHooks
 from ..compaction._settings import CompactionSettings
 from ..compaction._threshold import threshold_tokens
 from ..llm._summarizer import Summarizer
@@ -36,6 +37,7 @@ class ReplayConfig:
     cache: str = "auto"
     price_override: Mapping[str, float] | None = None
     billed_system_tokens: int = 0
+    hooks: SessionHooks = NO_HOOKS
 
     @property
     def profile(self) -> str:
@@ -161,6 +163,7 @@ def configure(
     params: Mapping[str, Any],
     cache: str = "auto",
     billed_system_tokens: int = 0,
+    hooks: SessionHooks | None = None,
 ) -> ReplayConfig:
     """Resolve `replay`'s arguments into one `ReplayConfig`.
 
@@ -190,4 +193,5 @@ def configure(
         cache=cache,
         price_override=dict(prices) if prices else None,
         billed_system_tokens=billed_system_tokens,
+        hooks=hooks or NO_HOOKS,
     )

@@ -569,15 +569,21 @@ def summarize_preparation(
     previous = prep.previous_summary or None
     if archive:
         previous = prompts.render("snapcompact-archive-context", archive=archive)
+    # The `session.compacting` hook may replace the instruction and add context lines.
+    hook = ctx.compacting
+    hook_prompt = hook.prompt if hook is not None else None
     history_ask = SummaryAsk(
         system_prompt=system,
-        base_prompt=prompts.text("compaction-summary"),
-        update_prompt=prompts.text("compaction-update-summary"),
+        base_prompt=hook_prompt or prompts.text("compaction-summary"),
+        update_prompt=None if hook_prompt else prompts.text("compaction-update-summary"),
         max_tokens=settings.summary_max_tokens,
         reasoning_effort=effort,
         purpose="summary",
         custom_instructions=options.custom_instructions or prep.custom_instructions,
-        additional_context=tuple(options.additional_context),
+        additional_context=(
+            *(hook.context if hook is not None else ()),
+            *options.additional_context,
+        ),
     )
     text, responses = _history(run, history_ask, previous, archive)
     if prep.is_split_turn:

@@ -5,7 +5,8 @@ bounded start), serving copies of the notebooks. Debian's chromium, driven by Pl
 (`executable_path`), opens notebook 02, runs all cells from the Run menu, then drags the
 `CutPointExplorer`'s keep-recent slider with the mouse and checks that the kernel answered:
 the cut text and the tree figure change. The branch-summary notebook (`notebooks/06-*`) is
-opened and run the same way when it exists. Screenshots go to `test-output/browser/`.
+opened and run the same way when it exists, and its `SessionExplorer` previews and then
+performs "navigate here" from mouse clicks (the branch summary must appear). Screenshots go to `test-output/browser/`.
 
 Missing chromium, Playwright or JupyterLab skips, except under CI=true, where it fails: CI
 must not pass by skipping the only check that the widgets work in JupyterLab.
@@ -229,5 +230,21 @@ def test_branch_summary_notebook_runs_in_jupyterlab(
         screenshot(page, f"jupyterlab-{notebook.stem}.png")
         assert error_outputs(page) == []
         assert page.locator(".jp-OutputArea-output").count() > 0
+        # The SessionExplorer's "navigate here": preview, then navigate, with the mouse.
+        explorer = page.locator(".jp-OutputArea-output").filter(
+            has=page.locator("button", has_text=re.compile(r"^navigate here$"))
+        )
+        assert explorer.count() == 1, "no SessionExplorer with navigate here among the outputs"
+        view = explorer.locator(".widget-html-content")
+        for button, shown in (
+            ("preview: navigate here", "would navigate from"),
+            ("navigate here", "branch summary"),
+        ):
+            explorer.locator("button", has_text=re.compile(f"^{re.escape(button)}$")).click()
+            view.filter(has_text=shown).first.wait_for(timeout=REDRAW_TIMEOUT_MS)
+        explorer.evaluate("e => e.scrollIntoView({block: 'start'})")
+        screenshot(page, f"jupyterlab-{notebook.stem}-navigated.png")
+        assert view.filter(has_text="entries abandoned").count() >= 1
+        assert error_outputs(page) == []
     finally:
         page.close()
