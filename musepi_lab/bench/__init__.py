@@ -8,6 +8,7 @@ lock of `_lock`) and the summary tables (`_summary`). Figures live in `musepi_la
 
 from typing import Any
 
+from ._branch import BRANCH_STRATEGIES, BranchCase, branch_table, run_branch_bench
 from ._cache import read_cell, write_cell
 from ._cell import run_cell
 from ._files import read_benchmark, write_benchmark
@@ -35,16 +36,19 @@ from ._summary import (
 )
 
 __all__ = [
+    "BRANCH_STRATEGIES",
     "COLUMNS",
     "FACT_SOURCES",
     "MODES",
     "REPLAY_SUMMARY_METRICS",
     "SUMMARY_METRICS",
     "TIMING_COLUMNS",
+    "BranchCase",
     "Cell",
     "FolderLockedError",
     "SessionRef",
     "benchmark_config",
+    "branch_table",
     "default_metrics",
     "make_cells",
     "parse_strategy",
@@ -52,6 +56,7 @@ __all__ = [
     "read_cell",
     "resolve_strategy",
     "run_benchmark",
+    "run_branch_bench",
     "run_cell",
     "run_cells",
     "score_compaction",

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .._atomic import write_files_atomic
 from ..strategies._base import strategy_label
-from ._files import write_files_atomic
 
 if TYPE_CHECKING:
     import pandas as pd

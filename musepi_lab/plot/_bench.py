@@ -11,7 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..bench._files import read_benchmark, write_files_atomic
+from .._atomic import write_files_atomic
+from ..bench._files import read_benchmark
 from ..bench._summary import strategy_labels, write_summary
 from ._comparison import plot_strategy_comparison
 

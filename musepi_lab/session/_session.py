@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 
+from .._atomic import write_bytes_atomic
 from .._repr import html_of
 from ._errors import ReadProblem
 from ._model import Entry
@@ -538,22 +539,9 @@ class Session:
                 f"{dest}: refusing to overwrite the file this session was read from "
                 "(pass overwrite_source=True)"
             )
-        import tempfile  # only writing needs it; not paid for at import
-
         data = self.to_jsonl()
         dest.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, dest)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
-        return dest
+        return write_bytes_atomic(dest, data)
 
 
 _MEMO_KEPT = 8

@@ -24,6 +24,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .._atomic import write_bytes_atomic
+
 if TYPE_CHECKING:
     import tiktoken
 
@@ -126,22 +128,15 @@ def _read_rank_cache(path: Path) -> dict[bytes, int] | None:
 
 
 def _write_rank_cache(path: Path, ranks: dict[bytes, int]) -> None:
-    """Store ranks atomically (a temporary file renamed over); a cache that cannot be written
-    (read-only home) is skipped."""
+    """Store ranks atomically; a cache that cannot be written (read-only home) is skipped."""
     import hashlib
-    import tempfile
 
     payload = marshal.dumps(ranks)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as out:
-                out.write(_RANK_CACHE_MAGIC + hashlib.sha256(payload).digest() + payload)
-            os.replace(tmp, path)
-        except BaseException:
-            os.unlink(tmp)
-            raise
+        write_bytes_atomic(
+            path, _RANK_CACHE_MAGIC + hashlib.sha256(payload).digest() + payload, durable=False
+        )
     except OSError:
         return
 
