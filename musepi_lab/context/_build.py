@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from operator import itemgetter
 from types import MappingProxyType
 from typing import Any
@@ -382,9 +383,7 @@ def _pi_messages(
 def _musepi_messages(
     path: Sequence[Entry],
 ) -> tuple[list[tuple[Message, str | None]], str | None]:
-    def convert(entry: Entry) -> Message | None:
-        return _musepi_message(entry, llm=True)
-
+    convert = partial(_musepi_message, llm=True)
     out: list[tuple[Message, str | None]] = []
     c = _last_index(path, "compaction")
     reset = _last_index(path, "reset_boundary")
@@ -440,11 +439,14 @@ def _strip_unpaired_calls(
         if msg.get("role") != "assistant" or not isinstance(content, list):
             out.append((msg, entry_id))
             continue
-        stripped = sum(
-            1
-            for b in content
-            if isinstance(b, Mapping) and b.get("type") == "toolCall" and b.get("id") not in paired
-        )
+        stripped = 0
+        for b in content:
+            if (
+                (type(b) is dict or isinstance(b, Mapping))
+                and b.get("type") == "toolCall"
+                and b.get("id") not in paired
+            ):
+                stripped += 1
         if stripped == 0:
             out.append((msg, entry_id))
             continue
