@@ -146,12 +146,16 @@ def is_url_scheme_path(path: str) -> bool:
 _KIND_OF_TOOL = {_READ_TOOL: "read", _WRITE_TOOL: "written", _EDIT_TOOL: "edited"}
 
 
-def _tool_call_paths(message: Mapping[str, Any]) -> Iterable[tuple[str, str]]:
-    if message.get("role") != "assistant":
-        return
+def _file_ops_of(message: Mapping[str, Any], musepi: bool) -> list[tuple[str, str]]:
+    """`(kind, path)` of each file operation of one message (kind: read, written, edited):
+    its read/write/edit tool calls whose `arguments.path` is a non-empty string.
+
+    One loop over the blocks (a preparation runs it over every assistant message).
+    """
     content = message.get("content")
-    if type(content) is not list:
-        return
+    if message.get("role") != "assistant" or type(content) is not list:
+        return []
+    ops: list[tuple[str, str]] = []
     for block in content:
         if type(block) is not dict and not isinstance(block, Mapping):
             continue
@@ -161,18 +165,17 @@ def _tool_call_paths(message: Mapping[str, Any]) -> Iterable[tuple[str, str]]:
         args = block.get("arguments")
         if type(name) is not str or (type(args) is not dict and not isinstance(args, Mapping)):
             continue
-        path = args.get("path")
-        if type(path) is str and path:
-            yield name, path
-
-
-def _file_ops_of(message: Mapping[str, Any], musepi: bool) -> Iterable[tuple[str, str]]:
-    """`(kind, path)` of each file operation of one message (kind: read, written, edited)."""
-    for name, path in _tool_call_paths(message):
         kind = _KIND_OF_TOOL.get(name)
-        if kind is None or (musepi and is_url_scheme_path(path)):
+        path = args.get("path")
+        if kind is None or type(path) is not str or not path:
             continue
-        yield kind, strip_read_selector(path) if musepi and kind == "read" else path
+        if musepi:
+            if is_url_scheme_path(path):
+                continue
+            if kind == "read":
+                path = strip_read_selector(path)
+        ops.append((kind, path))
+    return ops
 
 
 def extract_file_ops(message: Mapping[str, Any], *, profile: str = "pi") -> FileOperations:
