@@ -33,7 +33,6 @@ from ._llm_summary import (
     reasoning_effort,
     run_params,
     thinking_level_at,
-    with_tokens_after,
 )
 
 HANDOFF_SYSTEM_PROMPTS: tuple[str, ...] = ("handoff-system", "summarization-system")
@@ -168,4 +167,4 @@ class Handoff(Strategy):
             latency_s=response.latency_s,
             params=params,
         )
-        return with_tokens_after(ctx, result)
+        return result
