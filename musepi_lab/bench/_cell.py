@@ -90,6 +90,7 @@ def _compact_cell(cell: Cell, session: Session, counter: TokenCounter) -> dict[s
         session, cell.strategy, settings=settings, counter=counter, summarizer=cell.summarizer
     )
     compact_seconds = time.perf_counter() - started
+    scoring = time.perf_counter()
     scores = score_compaction(
         session,
         result,
@@ -108,6 +109,7 @@ def _compact_cell(cell: Cell, session: Session, counter: TokenCounter) -> dict[s
         "compactions": int(scores["compacted"]),
         "summarizer_cost_usd": cell_cost(s_in, s_out, cell.prices),
         "compact_seconds": compact_seconds,
+        "score_seconds": time.perf_counter() - scoring,
     }
 
 
@@ -127,6 +129,7 @@ def _replay_cell(cell: Cell, session: Session, counter: TokenCounter) -> dict[st
         prices={**DEFAULT_PRICES, **(cell.prices or {})},
     )
     compact_seconds = time.perf_counter() - started
+    scoring = time.perf_counter()
     scores = score_replay(
         session,
         res,
@@ -136,7 +139,12 @@ def _replay_cell(cell: Cell, session: Session, counter: TokenCounter) -> dict[st
         instructions=standing_instructions(session, planted),
         prices=cell.prices,
     )
-    return {**_identity(cell, session, source), **scores, "compact_seconds": compact_seconds}
+    return {
+        **_identity(cell, session, source),
+        **scores,
+        "compact_seconds": compact_seconds,
+        "score_seconds": time.perf_counter() - scoring,
+    }
 
 
 def _failed_row(cell: Cell, exc: BaseException) -> dict[str, Any]:
