@@ -456,6 +456,7 @@ def test_write_report_writes_tables_and_png_plots(tmp_path, serial_grid):
         "summary.md",
         "summary.csv",
         "fact_retention.png",
+        "retention_upper.png",
         "token_reduction.png",
         "tradeoff.png",
     }
