@@ -15,7 +15,14 @@ from ..session._session import Session
 from ..strategies._base import compact
 from ..tokens._counter import TokenCounter
 from ._grid import Cell
-from ._score import COLUMNS, cell_cost, score_compaction, score_replay, standing_instructions
+from ._score import (
+    COLUMNS,
+    cell_cost,
+    clear_score_caches,
+    score_compaction,
+    score_replay,
+    standing_instructions,
+)
 
 
 # -- worker-side caches -------------------------------------------------------------------
@@ -46,6 +53,7 @@ def clear_worker_caches() -> None:
     _load_session.cache_clear()
     _shared_counter.cache_clear()
     _planted_facts.cache_clear()
+    clear_score_caches()
 
 
 # -- what a cell scores against -----------------------------------------------------------

@@ -43,6 +43,7 @@ compaction, `decay` lists every step and `decay_slope` its mean change per compa
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -191,17 +192,58 @@ def cell_cost(input_tokens: int, output_tokens: int, prices: Mapping[str, float]
 
 # -- compact mode -------------------------------------------------------------------------
 @dataclass(frozen=True)
+class _Before:
+    """The context before any compaction at a leaf: the same for every cell of a session
+    at that leaf, so it is built, converted and counted once."""
+
+    messages: Sequence[Any]
+    llm: Sequence[Any]
+    llm_tokens: int
+    model_id: str | None
+
+
+@dataclass(frozen=True)
 class _Contexts:
     """The contexts a compact cell compares: runtime and provider messages before and after,
     the session after (for its snapcompact archives), its leaf, and the model in force."""
 
-    before: Sequence[Any]
+    before: _Before
     after: Sequence[Any]
-    llm_before: Sequence[Any]
     llm_after: Sequence[Any]
     after_session: Session
     after_leaf: str | None
-    model_id: str | None
+
+
+_BEFORE_KEPT = 8
+# (id(session), leaf, profile, counter method) -> (session, before); the session is held
+# so its id stays its own (sessions are immutable).
+_befores: OrderedDict[tuple[int, str | None, str, str], tuple[Session, _Before]] = OrderedDict()
+
+
+def _before(session: Session, leaf_id: str | None, profile: str, counter: TokenCounter) -> _Before:
+    key = (id(session), leaf_id, profile, counter.method)
+    hit = _befores.get(key)
+    if hit is not None and hit[0] is session:
+        _befores.move_to_end(key)
+        return hit[1]
+    built = build_session_context(session, UNSET if leaf_id is None else leaf_id, profile=profile)
+    llm = convert_to_llm(built.messages, profile=profile)
+    model_id = built.model.get("modelId") if isinstance(built.model, Mapping) else None
+    before = _Before(
+        messages=built.messages,
+        llm=llm,
+        llm_tokens=counter.count_messages(llm),
+        model_id=model_id if isinstance(model_id, str) else None,
+    )
+    _befores[key] = (session, before)
+    while len(_befores) > _BEFORE_KEPT:
+        _befores.popitem(last=False)
+    return before
+
+
+def clear_score_caches() -> None:
+    """Forget the contexts kept per session (benchmarks call this between runs)."""
+    _befores.clear()
 
 
 def _contexts(
@@ -209,34 +251,29 @@ def _contexts(
     result: CompactionResult | None,
     leaf_id: str | None,
     profile: str,
+    counter: TokenCounter,
     salt: str,
 ) -> _Contexts:
     """Runtime and provider messages before and after the result is applied (with a
     deterministic id and time, so equal inputs give equal rows)."""
     leaf = UNSET if leaf_id is None else leaf_id
+    before = _before(session, leaf_id, profile, counter)
     if result is None:
-        after, after_leaf = session, leaf
-    else:
-        after = result.apply(
-            session,
-            timestamp=timestamp_after(session.leaf),
-            entry_id=derived_entry_id(session, salt),
-        )
-        # An appended compaction is the new leaf; a rewrite keeps the leaf compacted at.
-        after_leaf = UNSET if result.append_entry else leaf
-    built_before = build_session_context(session, leaf, profile=profile)
-    ctx_before = built_before.messages
+        return _Contexts(before, before.messages, before.llm, session, leaf_id)
+    after = result.apply(
+        session,
+        timestamp=timestamp_after(session.leaf),
+        entry_id=derived_entry_id(session, salt),
+    )
+    # An appended compaction is the new leaf; a rewrite keeps the leaf compacted at.
+    after_leaf = UNSET if result.append_entry else leaf
     ctx_after = build_session_context(after, after_leaf, profile=profile).messages
-    model = built_before.model
-    model_id = model.get("modelId") if isinstance(model, Mapping) else None
     return _Contexts(
-        before=ctx_before,
+        before=before,
         after=ctx_after,
-        llm_before=convert_to_llm(ctx_before, profile=profile),
         llm_after=convert_to_llm(ctx_after, profile=profile),
         after_session=after,
         after_leaf=None if after_leaf is UNSET else after_leaf,
-        model_id=model_id if isinstance(model_id, str) else None,
     )
 
 
@@ -308,23 +345,30 @@ def score_compaction(
         `tool_pairing_problems`, `cache_prefix_tokens`, `cache_prefix_kept`,
         `summarizer_input_tokens`, `summarizer_output_tokens`.
     """
-    contexts = _contexts(session, result, leaf_id, settings.profile, salt)
-    tokens_before = measure_messages(contexts.before, counter, contexts.model_id)
-    if result is not None and result.tokens_after is not None:
-        tokens_after = result.tokens_after
-    else:
-        tokens_after = measure_messages(contexts.after, counter, contexts.model_id)
+    contexts = _contexts(session, result, leaf_id, settings.profile, counter, salt)
+    before = contexts.before
+    # `compact()` measured both already, with the same function; measure only what it did not.
+    tokens_before = (
+        result.context_tokens_before
+        if result is not None and result.context_tokens_before is not None
+        else measure_messages(before.messages, counter, before.model_id)
+    )
+    tokens_after = (
+        result.tokens_after
+        if result is not None and result.tokens_after is not None
+        else measure_messages(contexts.after, counter, before.model_id)
+    )
     scorer = session_scorer(session, _needles(session, planted, instructions))
-    found_before = scorer.found(contexts.before)
+    found_before = scorer.found(before.messages)
     found_after = scorer.found(contexts.after)
     facts = _summarized_facts(session, settings, counter, planted, leaf_id)
     facts = [f for f in facts if f.text in found_before]
     standing = [i for i in instructions if i in found_before]
-    prefix = cache_prefix_tokens(contexts.llm_before, contexts.llm_after, counter)
-    llm_total = counter.count_messages(contexts.llm_before)
+    prefix = cache_prefix_tokens(before.llm, contexts.llm_after, counter)
+    llm_total = before.llm_tokens
     problems = tool_pairing_problems(contexts.llm_after)
     # `none` returns a result that changes nothing: not a compaction.
-    changed = result is not None and contexts.llm_after != contexts.llm_before
+    changed = result is not None and contexts.llm_after != before.llm
     return {
         "compacted": changed,
         "method": (result.method or result.strategy) if result is not None else None,
