@@ -29,6 +29,7 @@ from ._cell import run_cell
 from ._grid import Cell, SessionRef, make_cells, resolve_strategy, session_refs
 from ._lock import folder_lock
 from ._pool import worker_pool
+from ._probes import EVALUATIONS, probe_scores, with_probe_scores
 from ._score import COLUMNS
 
 if TYPE_CHECKING:
@@ -278,6 +279,10 @@ def run_benchmark(
     prices: Mapping[str, float] | None = None,
     max_workers: int | None = None,
     on_computed: CellHook | None = None,
+    evaluate: str = "metrics",
+    reader: Summarizer | None = None,
+    judge: Summarizer | None = None,
+    probe_point: str = "last-request",
 ) -> pd.DataFrame:
     """Run every (session, strategy, budget) cell and return one tidy DataFrame.
 
@@ -301,11 +306,20 @@ def run_benchmark(
         prices: USD per million tokens (`input`, `output`, `cache_read`, `cache_write`).
         max_workers: Size of the default process pool.
         on_computed: Called with each computed (not cached) cell and its row.
+        evaluate: `"metrics"` (default), or `"probes"`: also ask each cell's probes of
+            `reader` and score the answers (`judge` where the reference is not exact),
+            adding the columns of `PROBE_COLUMNS` (compact mode only).
+        reader: The model answering probes (any `Summarizer`) for `evaluate="probes"`.
+        judge: The model scoring answers for `evaluate="probes"`.
+        probe_point: Where the probes' compaction is made (`run_probe_answers`' `point`):
+            `last-request` (default: before the last user request, so continuation
+            probes exist), `leaf` (the cell's own compaction point) or an entry id.
 
     Returns:
         One row per cell in grid order (session, strategy, budget) with the columns of
-        `COLUMNS`; `df.attrs["config"]` holds the run's configuration and
-        `df.attrs["cells_computed"]` / `["cells_cached"]` what this call did.
+        `COLUMNS` (and `PROBE_COLUMNS` with probes); `df.attrs["config"]` holds the run's
+        configuration and `df.attrs["cells_computed"]` / `["cells_cached"]` what this call
+        did.
 
     Raises:
         FileNotFoundError: A session path does not exist.
@@ -315,6 +329,13 @@ def run_benchmark(
     """
     import pandas as pd
 
+    if evaluate not in EVALUATIONS:
+        raise ValueError(f"unknown evaluation {evaluate!r}; expected one of {EVALUATIONS}")
+    if evaluate == "probes":
+        if reader is None or judge is None:
+            raise ValueError('evaluate="probes" needs reader= and judge= (Summarizers)')
+        if mode != "compact":
+            raise ValueError('evaluate="probes" runs in compact mode only')
     settings = settings or CompactionSettings.musepi()
     cells, config = _plan(
         sessions,
@@ -340,4 +361,9 @@ def run_benchmark(
     df.attrs.update(
         config=config, cells_computed=tally.computed, cells_cached=len(cells) - tally.computed
     )
+    if evaluate == "probes":
+        assert reader is not None and judge is not None
+        scores = probe_scores(cells, reader=reader, judge=judge, point=probe_point)
+        df = with_probe_scores(df, scores)
+        df.attrs["config"] = {**config, "evaluate": "probes", "probe_point": probe_point}
     return df
