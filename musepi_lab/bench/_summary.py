@@ -11,7 +11,7 @@ import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..strategies._base import strategy_label
 from ._aggregate import (
@@ -118,7 +118,8 @@ def _rows(table: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
     metrics = table_metrics(table)
     header = ["strategy", "budget", *(c.replace("_", " ") for c in COUNT_COLUMNS), *metrics]
     body = []
-    for (label, budget), row in table.iterrows():
+    for key, row in table.iterrows():
+        label, budget = cast(tuple[Any, Any], key)
         counts = [str(int(row[c])) for c in COUNT_COLUMNS]
         body.append(
             [str(label), _budget(budget), *counts, *(_metric_cell(row, m) for m in metrics)]
