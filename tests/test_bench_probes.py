@@ -136,3 +136,21 @@ def test_cli_bench_probes_without_an_endpoint_is_a_usage_error(tmp_path, monkeyp
     argv += ["--out", str(tmp_path / "run"), "--serial", "--no-progress", "--probes"]
     assert main(argv) == 2
     assert "no reader endpoint" in capsys.readouterr().err
+
+
+def test_plot_probe_scores_reads_a_benchmark_frame(probed):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from musepi_lab.plot import plot_probe_scores
+    from musepi_lab.plot._probes import probe_score_matrix
+
+    df, _ = probed
+    matrix = probe_score_matrix(df, budget=2000)
+    assert list(matrix.index) == STRATEGIES
+    assert matrix.loc["none", "recall"] == 1.0
+    assert matrix.loc["truncate", "recall"] == pytest.approx(
+        df.loc[df["label"] == "truncate", "probe_recall"].mean()
+    )
+    ax = plot_probe_scores(df, budget=2000)
+    assert ax.get_title() == "Probe scores by kind (budget 2000)"
