@@ -2,7 +2,9 @@
 
 The grid (`_grid`), running it (`_cell`, `_run`, `_pool`, resuming with `_cache`), scoring
 one cell (`_score`), writing and reading results atomically (`_files`, under the folder
-lock of `_lock`) and the summary tables (`_summary`). Figures live in `musepi_lab.plot`
+lock of `_lock`), the summary tables (`_summary`, with counts, means where defined and
+bootstrap intervals from `_aggregate`) and probe scores beside the metrics (`_probes`,
+`run_benchmark(..., evaluate="probes")`). Figures live in `musepi_lab.plot`
 (`plot_benchmark`, `plot_tradeoff`, `write_benchmark_report`).
 """
 
@@ -23,6 +25,8 @@ from ._grid import (
 )
 from ._lock import FolderLockedError
 from ._run import benchmark_config, run_benchmark, run_cells
+from ._aggregate import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CI_LEVEL, bootstrap_ci
+from ._probes import EVALUATIONS, PROBE_COLUMNS
 from ._score import COLUMNS, TIMING_COLUMNS, score_compaction, score_replay
 from ._summary import (
     REPLAY_SUMMARY_METRICS,
@@ -35,9 +39,14 @@ from ._summary import (
 )
 
 __all__ = [
+    "BOOTSTRAP_RESAMPLES",
+    "BOOTSTRAP_SEED",
+    "CI_LEVEL",
     "COLUMNS",
+    "EVALUATIONS",
     "FACT_SOURCES",
     "MODES",
+    "PROBE_COLUMNS",
     "REPLAY_SUMMARY_METRICS",
     "SUMMARY_METRICS",
     "TIMING_COLUMNS",
@@ -45,6 +54,7 @@ __all__ = [
     "FolderLockedError",
     "SessionRef",
     "benchmark_config",
+    "bootstrap_ci",
     "default_metrics",
     "make_cells",
     "parse_strategy",
