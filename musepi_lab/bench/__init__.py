@@ -10,6 +10,7 @@ bootstrap intervals from `_aggregate`) and probe scores beside the metrics (`_pr
 
 from typing import Any
 
+from ._aggregate import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CI_LEVEL, bootstrap_ci
 from ._cache import read_cell, write_cell
 from ._cell import run_cell
 from ._files import read_benchmark, write_benchmark
@@ -24,9 +25,8 @@ from ._grid import (
     session_refs,
 )
 from ._lock import FolderLockedError
-from ._run import benchmark_config, run_benchmark, run_cells
-from ._aggregate import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CI_LEVEL, bootstrap_ci
 from ._probes import EVALUATIONS, PROBE_COLUMNS
+from ._run import benchmark_config, run_benchmark, run_cells
 from ._score import COLUMNS, TIMING_COLUMNS, score_compaction, score_replay
 from ._summary import (
     REPLAY_SUMMARY_METRICS,
