@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _builders import stub_server_fixtures
+from _builders import Chain, stub_server_fixtures
 from _corpus import PI_FILES, corpus_file
 from PIL import Image
 
@@ -134,3 +134,48 @@ def _read_cached(path: Path):
     if path not in _SESSIONS:
         _SESSIONS[path] = ml.read_session(path)
     return _SESSIONS[path]
+
+
+def _png_b64(width: int, height: int) -> str:
+    buffer = io.BytesIO()
+    Image.new("1", (width, height), 1).save(buffer, format="PNG")
+    return base64.b64encode(buffer.getvalue()).decode()
+
+
+@pytest.mark.parametrize(
+    ("model", "data", "expected_image_tokens"),
+    [
+        # Anthropic: ceil(min(ceil(320 / 28)^2, 4784) * 1.05) = ceil(144 * 1.05) = 152.
+        ("claude-sonnet-4-5", _png_b64(320, 100), 152),
+        # OpenAI: ceil(min(ceil(320 / 32)^2, 10000) * 1.2) = ceil(100 * 1.2) = 120.
+        ("gpt-4o", _png_b64(320, 100), 120),
+        # Not a PNG: the size is unknown, so the declared per-image estimate, 1200.
+        ("claude-sonnet-4-5", base64.b64encode(b"\xff\xd8\xff\xe0 jpeg").decode(), 1200),
+    ],
+)
+def test_a_pasted_image_is_billed_by_the_models_family(model, data, expected_image_tokens):
+    chain = Chain("img", assistant_fields={"provider": "x", "model": model})
+    chain.user("look at this")
+    chain.assistant("ok")
+    chain.msg(
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "the screenshot"},
+                {"type": "image", "data": data, "mimeType": "image/png"},
+            ],
+        }
+    )
+    chain.assistant("seen")
+    session = chain.session()
+    counter = TokenCounter("musepi")
+    result = ml.compact(session, "none", counter=counter)
+    messages = build_session_context(session).messages
+    text_only = [
+        {**m, "content": [b for b in m["content"] if b.get("type") != "image"]}
+        if isinstance(m.get("content"), list)
+        else m
+        for m in messages
+    ]
+    expected = counter.count_messages(text_only) + expected_image_tokens
+    assert result.context_tokens_before == result.tokens_after == expected
