@@ -19,7 +19,7 @@ from musepi_lab.probes import run_probes
 from musepi_lab.probes._loopback import echo_reader, overlap_judge
 from musepi_lab.testing import StubOpenAIServer
 
-PATHS = SAMPLES[:2]
+PATHS = SAMPLES[:1]
 STRATEGIES = ["none", "truncate"]
 BUDGETS = [2000]
 
