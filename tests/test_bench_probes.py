@@ -154,3 +154,15 @@ def test_plot_probe_scores_reads_a_benchmark_frame(probed):
     )
     ax = plot_probe_scores(df, budget=2000)
     assert ax.get_title() == "Probe scores by kind (budget 2000)"
+
+
+def test_the_summary_of_a_probed_run_shows_the_probe_scores(probed):
+    from musepi_lab.bench import summary_table
+
+    df, _ = probed
+    table = summary_table(df, resamples=100)
+    none = table.loc[("none", 2000)]
+    assert none["probe_recall"] == 1.0 and none["probe_recall_n"] == len(PATHS)
+    assert table.loc[("truncate", 2000), "probe_score"] == pytest.approx(
+        df.loc[df["label"] == "truncate", "probe_score"].mean()
+    )

@@ -29,6 +29,7 @@ from ._probes import EVALUATIONS, PROBE_COLUMNS
 from ._run import benchmark_config, run_benchmark, run_cells
 from ._score import COLUMNS, TIMING_COLUMNS, score_compaction, score_replay
 from ._summary import (
+    PROBE_SUMMARY_METRICS,
     REPLAY_SUMMARY_METRICS,
     SUMMARY_METRICS,
     default_metrics,
@@ -47,6 +48,7 @@ __all__ = [
     "FACT_SOURCES",
     "MODES",
     "PROBE_COLUMNS",
+    "PROBE_SUMMARY_METRICS",
     "REPLAY_SUMMARY_METRICS",
     "SUMMARY_METRICS",
     "TIMING_COLUMNS",

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from ..probes._model import PROBE_KINDS
 from ..strategies._base import strategy_label
 from ._aggregate import (
     BOOTSTRAP_RESAMPLES,
@@ -42,11 +43,22 @@ REPLAY_SUMMARY_METRICS: tuple[str, ...] = (
 replayed session cost."""
 
 
+PROBE_SUMMARY_METRICS: tuple[str, ...] = (
+    "probe_score",
+    *(f"probe_{kind}" for kind in PROBE_KINDS),
+)
+"""Added to the summary of a frame run with `evaluate="probes"`: the mean probe score
+overall and per kind."""
+
+
 def default_metrics(df: pd.DataFrame) -> tuple[str, ...]:
-    """The metrics a summary of this frame pivots: `REPLAY_SUMMARY_METRICS` for replay
-    results, else `SUMMARY_METRICS`."""
+    """The metrics a summary of this frame aggregates: `REPLAY_SUMMARY_METRICS` for replay
+    results, else `SUMMARY_METRICS`, with `PROBE_SUMMARY_METRICS` when it has probe scores."""
     replay = not df.empty and bool((df["mode"] == "replay").all())
-    return REPLAY_SUMMARY_METRICS if replay else SUMMARY_METRICS
+    metrics = REPLAY_SUMMARY_METRICS if replay else SUMMARY_METRICS
+    if "probe_score" in df.columns:
+        metrics = (*metrics, *PROBE_SUMMARY_METRICS)
+    return metrics
 
 
 def strategy_labels(df: pd.DataFrame) -> pd.Series:
