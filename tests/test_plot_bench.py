@@ -63,4 +63,7 @@ def test_every_series_is_visible_and_budgets_are_ticks():
     markers = {container.lines[0].get_marker() for container in ax.containers}
     assert len(markers) == 3
     assert [t.get_text() for t in ax.get_xticklabels()] == ["2k", "8k"]
+    # Every point is inside the view (nudged artists do not feed autoscaling by themselves).
+    low, high = ax.get_ylim()
+    assert low < 0.0 and high > 1.0
     assert list(ax.get_xticks()) == pytest.approx([2000, 8000])

@@ -118,6 +118,16 @@ def plot_benchmark(
             zorder=2 + n,
             **series_style(n),
         )
+    # The nudged transforms keep the artists out of the data limits: set them from the data.
+    corners = [
+        (float(b), y)
+        for rows in series.values()
+        for b, m, lo, hi in rows
+        for y in (m, m if lo is None else lo, m if hi is None else hi)
+    ]
+    if corners:
+        ax.update_datalim(corners)
+        ax.autoscale_view()
     if budgets:
         ticks = sorted(budgets)
         ax.set_xticks(ticks)

@@ -218,6 +218,11 @@ def plot_strategy_comparison(
                     fontsize=8,
                     color=line.get_color(),
                 )
+    # The nudged transforms keep the lines out of the data limits: set them from the data.
+    spots = [(px, py) for rows in points.values() for _, px, py in rows]
+    if spots:
+        ax.update_datalim(spots)
+        ax.autoscale_view()
     _label_axes(ax, x=x, y=y, agg=agg, title=title)
     return ax
 
