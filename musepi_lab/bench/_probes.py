@@ -4,6 +4,11 @@ The probes of each (session, budget) are made once and asked of every strategy b
 reader, the judge scoring answers without an exact reference (`musepi_lab.probes`); the
 per-cell scores by kind are joined to the benchmark rows on (session, strategy label,
 budget). Compact mode only: a replay has no single compaction to question.
+
+Where the probes' compaction is made (`run_benchmark`'s `probe_point`, `run_probe_answers`'
+`point`): `last-request` (the default: before the last user request the agent answers with
+a tool call, so continuation probes exist), `leaf` (the cell's own compaction point, no
+continuation probes) or an entry id. The `probe_point` column names the entry used.
 """
 
 from __future__ import annotations
@@ -61,6 +66,20 @@ def _unique(values: Sequence[Any]) -> list[Any]:
     return list(dict.fromkeys(values))
 
 
+def check_evaluation(
+    evaluate: str, *, mode: str, reader: Summarizer | None, judge: Summarizer | None
+) -> None:
+    """Raise `ValueError` unless `evaluate` is one of `EVALUATIONS` and, for probes, a
+    reader and a judge are given and the mode is `compact`."""
+    if evaluate not in EVALUATIONS:
+        raise ValueError(f"unknown evaluation {evaluate!r}; expected one of {EVALUATIONS}")
+    if evaluate == "probes":
+        if reader is None or judge is None:
+            raise ValueError('evaluate="probes" needs reader= and judge= (Summarizers)')
+        if mode != "compact":
+            raise ValueError('evaluate="probes" runs in compact mode only')
+
+
 def probe_scores(
     cells: Sequence[Cell],
     *,
@@ -98,12 +117,33 @@ def probe_scores(
     return scored[[*_KEYS, *(c for c in PROBE_COLUMNS if c in scored.columns)]]
 
 
-def with_probe_scores(df: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame:
+def with_probe_scores(df: pd.DataFrame, scores: pd.DataFrame, *, point: str) -> pd.DataFrame:
     """The benchmark frame with the probe columns joined on session, label and budget
-    (every column of `PROBE_COLUMNS`, None where a cell has no probe row)."""
+    (every column of `PROBE_COLUMNS`, None where a cell has no probe row; `probe_point` is
+    the entry the probes' compaction was made at), and `point` (how it was chosen) in its
+    configuration."""
     joined = df.merge(scores, on=_KEYS, how="left", validate="many_to_one")
     for column in PROBE_COLUMNS:
         if column not in joined.columns:
             joined[column] = None
     joined.attrs.update(df.attrs)
+    config = joined.attrs.get("config", {})
+    joined.attrs["config"] = {**config, "evaluate": "probes", "probe_point": point}
     return joined
+
+
+def with_evaluation(
+    df: pd.DataFrame,
+    cells: Sequence[Cell],
+    evaluate: str,
+    *,
+    reader: Summarizer | None,
+    judge: Summarizer | None,
+    point: str,
+) -> pd.DataFrame:
+    """The benchmark frame as `evaluate` asks: unchanged for `"metrics"`; for `"probes"`
+    with the probe scores of its cells joined (`probe_scores`, `with_probe_scores`)."""
+    if evaluate != "probes" or reader is None or judge is None:
+        return df
+    scores = probe_scores(cells, reader=reader, judge=judge, point=point)
+    return with_probe_scores(df, scores, point=point)
