@@ -74,3 +74,33 @@ def test_strategies_that_image_nothing_have_equal_bounds(name):
         session, result, settings=settings, counter=counter, planted=read_facts(path)
     )
     assert row["retention_lower"] == row["retention_upper"] == row["fact_retention"]
+
+
+def test_replay_rows_carry_both_bounds():
+    from musepi_lab.bench import score_replay
+    from musepi_lab.bench._score import _early_facts
+    from musepi_lab.metrics import context_text
+    from musepi_lab.replay import replay
+    from musepi_lab.session._messages import entry_to_message
+
+    path = SAMPLES[0]
+    session = ml.read_session(path)
+    planted = read_facts(path)
+    counter = TokenCounter("musepi")
+    res = replay(session, "snapcompact", window=80_000, counter=counter)
+    assert res.events, "snapcompact compacts the sample under an 80k window"
+    row = score_replay(session, res, counter=counter, profile="musepi", planted=planted)
+
+    path_text = context_text([m for e in session.path() if (m := entry_to_message(e)) is not None])
+    facts = [f.text for f in _early_facts(session, res, planted, path_text)]
+    last = res.events[-1]
+    archive_text = last.result.preserve_data["snapcompact"]["text"]  # head + pages + tail
+    lower = [f for f in facts if f in last.context]
+    upper = [f for f in facts if f in last.context or f in archive_text]
+    assert row["retention_lower"] == row["fact_retention"] == pytest.approx(len(lower) / len(facts))
+    assert row["retention_upper"] == pytest.approx(len(upper) / len(facts))
+    assert row["retention_upper"] > row["retention_lower"]
+
+    truncated = replay(session, "truncate", window=32_000, counter=counter)
+    row = score_replay(session, truncated, counter=counter, profile="musepi", planted=planted)
+    assert row["retention_lower"] == row["retention_upper"] == row["fact_retention"]

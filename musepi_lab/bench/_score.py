@@ -23,7 +23,8 @@ compaction at the session leaf):
   (`metrics.session_scorer`);
 - `retention_lower` / `retention_upper`: the same retention with snapcompact's imaged pages
   counted as unreadable (lower bound, equal to `fact_retention`) and as read perfectly
-  (upper bound); equal for strategies that image nothing; compact mode only;
+  (upper bound); equal for strategies that image nothing. In replay mode they describe
+  the last compaction, its whole archive taken as sent and read for the upper bound;
 - `instructions`, `instruction_survival`: the first user request and the user's standing
   instructions (planted `instruction` facts, else extracted ones) present before;
 - `tool_pairing_valid`, `tool_pairing_problems`, `cache_prefix_tokens`, `cache_prefix_kept`;
@@ -54,7 +55,7 @@ from ..compaction._settings import CompactionSettings
 from ..context._build import UNSET, build_session_context
 from ..context._llm import convert_to_llm
 from ..datasets._generator import PlantedFact
-from ..metrics._archive import session_archives
+from ..metrics._archive import archive_text, session_archives
 from ..metrics._facts import FACT_KINDS, Fact, context_text, extract_facts
 from ..metrics._metrics import (
     DEFAULT_PRICES,
@@ -431,6 +432,21 @@ def _last_event_columns(last: CompactionEvent | None, counter: TokenCounter) -> 
     }
 
 
+def _replay_bounds(
+    facts: Sequence[Fact], last: CompactionEvent | None, lower: float | None
+) -> dict[str, Any]:
+    """`retention_lower` (the last compaction's context as text) and `retention_upper`
+    (also its snapcompact archive read in full: every frame taken as sent and read)."""
+    archive = archive_text(last.result.preserve_data) if last is not None else None
+    if last is None or lower is None or archive is None:
+        return {"retention_lower": lower, "retention_upper": lower}
+    read = f"{last.context}\n{archive.head}{''.join(archive.pages)}{archive.tail}"
+    return {
+        "retention_lower": lower,
+        "retention_upper": sum(f.text in read for f in facts) / len(facts),
+    }
+
+
 def score_replay(
     session: Session,
     res: ReplayResult,
@@ -465,6 +481,7 @@ def score_replay(
     retention = _retention_columns(facts, last.context if last is not None else "")
     if last is None:
         retention.update({"facts_kept": None, "fact_retention": None})
+    retention.update(_replay_bounds(facts, last, retention["fact_retention"]))
     decay = decay_curve(curve) if curve else None
     return {
         "compacted": bool(events),

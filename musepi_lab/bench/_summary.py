@@ -35,7 +35,8 @@ strategy compacted, and fact retention with snapcompact's imaged pages unreadabl
 bound, the same as `fact_retention`) and read perfectly (upper bound)."""
 REPLAY_SUMMARY_METRICS: tuple[str, ...] = (
     "token_reduction",
-    "fact_retention",
+    "retention_lower",
+    "retention_upper",
     "compactions",
     "replay_cost_usd",
 )

@@ -32,9 +32,8 @@ REPORT_FIGURES: tuple[str, ...] = (
     "token_reduction.png",
     "tradeoff.png",
 )
-"""The PNG files `write_benchmark_report` draws (replay results: all but
-`retention_upper.png`). `fact_retention.png` is the lower bound: snapcompact's imaged pages
-unread."""
+"""The PNG files `write_benchmark_report` draws. `fact_retention.png` is the lower bound
+(snapcompact's imaged pages unread), `retention_upper.png` the upper (read perfectly)."""
 
 
 def _new_figure() -> Figure:
@@ -185,9 +184,6 @@ def write_benchmark_report(
         "token_reduction.png": lambda ax: plot_benchmark(frame, "token_reduction", ax=ax),
         "tradeoff.png": lambda ax: plot_tradeoff(frame, ax=ax),
     }
-    # Replay rows have no retention bounds (they score the last compaction's text).
-    replay = not frame.empty and bool((frame["mode"] == "replay").all())
-    names = [n for n in REPORT_FIGURES if not (replay and n == "retention_upper.png")]
-    figures = {name: base / name for name in names}
-    write_files_atomic({figures[name]: _figure_writer(draws[name]) for name in names})
+    figures = {name: base / name for name in REPORT_FIGURES}
+    write_files_atomic({figures[name]: _figure_writer(draws[name]) for name in REPORT_FIGURES})
     return {**written, **figures}
