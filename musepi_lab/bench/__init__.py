@@ -11,6 +11,7 @@ bootstrap intervals from `_aggregate`) and probe scores beside the metrics (`_pr
 from typing import Any
 
 from ._aggregate import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CI_LEVEL, bootstrap_ci
+from ._branch import BRANCH_STRATEGIES, BranchCase, branch_table, run_branch_bench
 from ._cache import read_cell, write_cell
 from ._cell import run_cell
 from ._files import read_benchmark, write_benchmark
@@ -42,6 +43,7 @@ from ._summary import (
 __all__ = [
     "BOOTSTRAP_RESAMPLES",
     "BOOTSTRAP_SEED",
+    "BRANCH_STRATEGIES",
     "CI_LEVEL",
     "COLUMNS",
     "EVALUATIONS",
@@ -52,11 +54,13 @@ __all__ = [
     "REPLAY_SUMMARY_METRICS",
     "SUMMARY_METRICS",
     "TIMING_COLUMNS",
+    "BranchCase",
     "Cell",
     "FolderLockedError",
     "SessionRef",
     "benchmark_config",
     "bootstrap_ci",
+    "branch_table",
     "default_metrics",
     "make_cells",
     "parse_strategy",
@@ -64,6 +68,7 @@ __all__ = [
     "read_cell",
     "resolve_strategy",
     "run_benchmark",
+    "run_branch_bench",
     "run_cell",
     "run_cells",
     "score_compaction",

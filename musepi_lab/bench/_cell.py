@@ -10,7 +10,6 @@ from typing import Any
 
 from ..datasets._generator import PlantedFact, read_facts
 from ..formats._registry import iter_sessions
-from ..metrics._metrics import DEFAULT_PRICES
 from ..session._session import Session
 from ..strategies._base import compact
 from ..tokens._counter import TokenCounter
@@ -115,7 +114,12 @@ def _compact_cell(cell: Cell, session: Session, counter: TokenCounter) -> dict[s
         **_identity(cell, session, source),
         **scores,
         "compactions": int(scores["compacted"]),
-        "summarizer_cost_usd": cell_cost(s_in, s_out, cell.prices),
+        "summarizer_cost_usd": cell_cost(
+            s_in,
+            s_out,
+            cell.prices,
+            cached_input_tokens=result.summarizer_cached_input_tokens if result else 0,
+        ),
         "compact_seconds": compact_seconds,
         "score_seconds": time.perf_counter() - scoring,
     }
@@ -134,7 +138,7 @@ def _replay_cell(cell: Cell, session: Session, counter: TokenCounter) -> dict[st
         settings=cell.settings,
         counter=counter,
         summarizer=cell.summarizer,
-        prices={**DEFAULT_PRICES, **(cell.prices or {})},
+        prices=cell.prices,  # None: each request at its model's prices (prices_for)
     )
     compact_seconds = time.perf_counter() - started
     scoring = time.perf_counter()

@@ -186,9 +186,21 @@ def _survival(instructions: Sequence[str], after: str | frozenset[str]) -> float
     return sum(1 for i in instructions if i in after) / len(instructions)
 
 
-def cell_cost(input_tokens: int, output_tokens: int, prices: Mapping[str, float] | None) -> float:
-    """Summarizer cost in USD at `DEFAULT_PRICES` overridden by `prices`."""
-    return summarizer_cost(input_tokens, output_tokens, {**DEFAULT_PRICES, **(prices or {})})
+def cell_cost(
+    input_tokens: int,
+    output_tokens: int,
+    prices: Mapping[str, float] | None,
+    *,
+    cached_input_tokens: int = 0,
+) -> float:
+    """Summarizer cost in USD at `DEFAULT_PRICES` overridden by `prices` (cached input
+    at the cache-read price)."""
+    return summarizer_cost(
+        input_tokens,
+        output_tokens,
+        {**DEFAULT_PRICES, **(prices or {})},
+        cached_input_tokens=cached_input_tokens,
+    )
 
 
 # -- compact mode -------------------------------------------------------------------------
@@ -500,5 +512,10 @@ def score_replay(
         "tool_pairing_problems": len(problems),
         "summarizer_input_tokens": s_in,
         "summarizer_output_tokens": s_out,
-        "summarizer_cost_usd": cell_cost(s_in, s_out, prices),
+        "summarizer_cost_usd": cell_cost(
+            s_in,
+            s_out,
+            prices,
+            cached_input_tokens=sum(ev.summarizer_cached_input_tokens for ev in events),
+        ),
     }

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from .._atomic import write_files_atomic
 from ..probes._model import PROBE_KINDS
 from ..strategies._base import strategy_label
 from ._aggregate import (
@@ -22,7 +23,6 @@ from ._aggregate import (
     COUNT_COLUMNS,
     aggregate_table,
 )
-from ._files import write_files_atomic
 
 if TYPE_CHECKING:
     import pandas as pd

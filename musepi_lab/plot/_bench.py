@@ -11,7 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from ..bench._files import read_benchmark, write_files_atomic
+from .._atomic import write_files_atomic
+from ..bench._files import read_benchmark
 from ..bench._summary import summary_table, write_summary
 from ._comparison import (
     OVERLAP_OFFSET_POINTS,

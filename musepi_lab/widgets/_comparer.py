@@ -285,7 +285,12 @@ class StrategyComparer(widgets.VBox):
             "session_id": self.session.id,
             "strategy": name,
             "budget": budget,
-            "summarizer_cost_usd": summarizer_cost(s_in, s_out, self.prices),
+            "summarizer_cost_usd": summarizer_cost(
+                s_in,
+                s_out,
+                self.prices,
+                cached_input_tokens=result.summarizer_cached_input_tokens if result else 0,
+            ),
             "compact_seconds": seconds,
             "error": None,
         }
