@@ -299,6 +299,7 @@ def _run_bench(
                 facts=args.facts,
                 progress=not args.no_progress,
                 mode=args.mode,
+                **_probe_options(args),
             )
             write_benchmark(df, out)
     except FolderLockedError as exc:
@@ -319,6 +320,15 @@ def _run_bench(
             file=sys.stderr,
         )
     return df
+
+
+def _probe_options(args: argparse.Namespace) -> dict[str, Any]:
+    if not getattr(args, "probes", False):
+        return {}
+    if args.mode != "compact":
+        raise UsageError("--probes runs in compact mode only")
+    reader, judge = probe_models(args)
+    return {"evaluate": "probes", "reader": reader, "judge": judge, "probe_point": args.probe_point}
 
 
 def _budgets(args: argparse.Namespace) -> list[int]:
@@ -490,6 +500,59 @@ def _add_run_options(
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
+PROBE_ENV: dict[str, str] = {
+    "reader_url": "MUSEPI_LAB_READER_URL",
+    "reader_model": "MUSEPI_LAB_READER_MODEL",
+    "reader_key": "MUSEPI_LAB_READER_API_KEY",
+    "judge_url": "MUSEPI_LAB_JUDGE_URL",
+    "judge_model": "MUSEPI_LAB_JUDGE_MODEL",
+    "judge_key": "MUSEPI_LAB_JUDGE_API_KEY",
+}
+"""Environment variables `bench --probes` reads when a flag is not given (keys only from
+the environment, never from flags, so they stay out of shell history); the usual
+`OPENAI_BASE_URL` / `OPENAI_API_KEY` / `OPENAI_MODEL` are the last fallback."""
+
+
+def _add_probe_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--probes",
+        action="store_true",
+        help="also ask each cell's probes of a reader model and score them (compact mode)",
+    )
+    p.add_argument(
+        "--reader-url", default=None, help=f"reader endpoint (${PROBE_ENV['reader_url']})"
+    )
+    p.add_argument(
+        "--reader-model", default=None, help=f"reader model (${PROBE_ENV['reader_model']})"
+    )
+    p.add_argument("--judge-url", default=None, help=f"judge endpoint (${PROBE_ENV['judge_url']})")
+    p.add_argument("--judge-model", default=None, help=f"judge model (${PROBE_ENV['judge_model']})")
+    p.add_argument(
+        "--probe-point",
+        default="last-request",
+        help="where probes compact: last-request (default), leaf, or an entry id",
+    )
+
+
+def probe_models(args: argparse.Namespace) -> tuple[Any, Any]:
+    """The reader and the judge of `bench --probes`, from flags, then `PROBE_ENV`, then the
+    OpenAI defaults."""
+    import os
+
+    from .llm import OpenAICompatibleSummarizer, SummarizerNotConfigured
+
+    def endpoint(role: str) -> Any:
+        url = getattr(args, f"{role}_url") or os.environ.get(PROBE_ENV[f"{role}_url"])
+        model = getattr(args, f"{role}_model") or os.environ.get(PROBE_ENV[f"{role}_model"])
+        key = os.environ.get(PROBE_ENV[f"{role}_key"])
+        try:
+            return OpenAICompatibleSummarizer(model=model, base_url=url, api_key=key)
+        except SummarizerNotConfigured as exc:
+            raise UsageError(f"--probes: no {role} endpoint: {exc}") from None
+
+    return endpoint("reader"), endpoint("judge")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of `musepi-lab`."""
     parser = argparse.ArgumentParser(prog="musepi-lab", description=__doc__)
@@ -519,6 +582,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("dataset", help="a registry dataset name, a folder or a session file")
     _add_run_options(p, default_out=None, modes=("compact", "replay", "branch"))
     p.add_argument("--no-verify", action="store_true", help="skip dataset checksums")
+    _add_probe_options(p)
     p.add_argument(
         "--generated",
         type=int,

@@ -14,7 +14,14 @@ from ..session._session import Session
 from ..strategies._base import compact
 from ..tokens._counter import TokenCounter
 from ._grid import Cell
-from ._score import COLUMNS, cell_cost, score_compaction, score_replay, standing_instructions
+from ._score import (
+    COLUMNS,
+    cell_cost,
+    clear_score_caches,
+    score_compaction,
+    score_replay,
+    standing_instructions,
+)
 
 
 # -- worker-side caches -------------------------------------------------------------------
@@ -45,6 +52,7 @@ def clear_worker_caches() -> None:
     _load_session.cache_clear()
     _shared_counter.cache_clear()
     _planted_facts.cache_clear()
+    clear_score_caches()
 
 
 # -- what a cell scores against -----------------------------------------------------------
@@ -89,6 +97,7 @@ def _compact_cell(cell: Cell, session: Session, counter: TokenCounter) -> dict[s
         session, cell.strategy, settings=settings, counter=counter, summarizer=cell.summarizer
     )
     compact_seconds = time.perf_counter() - started
+    scoring = time.perf_counter()
     scores = score_compaction(
         session,
         result,
@@ -112,6 +121,7 @@ def _compact_cell(cell: Cell, session: Session, counter: TokenCounter) -> dict[s
             cached_input_tokens=result.summarizer_cached_input_tokens if result else 0,
         ),
         "compact_seconds": compact_seconds,
+        "score_seconds": time.perf_counter() - scoring,
     }
 
 
@@ -131,6 +141,7 @@ def _replay_cell(cell: Cell, session: Session, counter: TokenCounter) -> dict[st
         prices=cell.prices,  # None: each request at its model's prices (prices_for)
     )
     compact_seconds = time.perf_counter() - started
+    scoring = time.perf_counter()
     scores = score_replay(
         session,
         res,
@@ -140,7 +151,12 @@ def _replay_cell(cell: Cell, session: Session, counter: TokenCounter) -> dict[st
         instructions=standing_instructions(session, planted),
         prices=cell.prices,
     )
-    return {**_identity(cell, session, source), **scores, "compact_seconds": compact_seconds}
+    return {
+        **_identity(cell, session, source),
+        **scores,
+        "compact_seconds": compact_seconds,
+        "score_seconds": time.perf_counter() - scoring,
+    }
 
 
 def _failed_row(cell: Cell, exc: BaseException) -> dict[str, Any]:

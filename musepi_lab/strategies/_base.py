@@ -276,8 +276,9 @@ def _measured(
     leaf_id: str | None,
     elapsed: float,
 ) -> CompactionResult:
-    # Every strategy is measured the same way: the rebuilt context before and after,
-    # counted with the run's counter.
+    # Every strategy is measured here and only here: the rebuilt context before and after,
+    # counted by `_context_size` with the run's counter. Whatever a strategy put in
+    # `tokens_after` is replaced.
     from ._context_size import applied_context_tokens, context_tokens
 
     params = {**(result.params or {}), **_jsonable(strat.params)}
@@ -285,9 +286,8 @@ def _measured(
         "strategy": strat.name,
         "params": params,
         "context_tokens_before": context_tokens(session, ctx, leaf_id),
+        "tokens_after": applied_context_tokens(result, ctx),
     }
-    if result.tokens_after is None:
-        extra["tokens_after"] = applied_context_tokens(result, ctx)
     if not result.latency_s:
         extra["latency_s"] = elapsed
     return result.copy_with(**extra)

@@ -40,7 +40,6 @@ from ._llm_summary import (
     reasoning_effort,
     run_params,
     thinking_level_at,
-    with_tokens_after,
 )
 
 HANDOFF_SYSTEM_PROMPTS: tuple[str, ...] = ("handoff-system", "summarization-system")
@@ -392,4 +391,4 @@ class Handoff(Strategy):
             params=params,
             new_session=done.session,
         )
-        return with_tokens_after(ctx, result)
+        return result

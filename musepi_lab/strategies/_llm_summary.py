@@ -45,14 +45,13 @@ from ..compaction._serialize import (
     truncate_tool_result,
 )
 from ..compaction._summary_dialects import preferred_dialect, serialize_for_summary
-from ..context._build import build_session_context, default_model
+from ..context._build import default_model
 from ..context._llm import convert_to_llm
 from ..context._summaries import snapcompact_archive
 from ..llm._summarizer import Summarizer, SummarizerError, SummaryRequest, SummaryResponse
 from ..session._model import Entry
-from ..session._session import Session
 from ..tokens._counter import TokenCounter
-from ..tokens._estimate import js_stringify, utf8_len, utf16_len
+from ..tokens._estimate import utf8_len, utf16_len
 from ._base import CompactionContext, Strategy, register
 
 DEFAULT_SUMMARIZER_WINDOW = 200_000
@@ -286,40 +285,6 @@ def carried_preserve_data(previous: Mapping[str, Any] | None) -> dict[str, Any] 
     return kept or None
 
 
-# -- measuring -----------------------------------------------------------------------------
-def context_tokens(
-    session: Session,
-    counter: TokenCounter,
-    *,
-    profile: str,
-    leaf_id: str | None = None,
-) -> int:
-    """Tokens of the context a session's leaf sends, counted with `counter`.
-
-    Provider-native history replayed from a remote compaction is counted as its JSON text:
-    the counter's estimators do not see it, and leaving it out would make a remote
-    compaction look free.
-    """
-    context = (
-        build_session_context(session, profile=profile)
-        if leaf_id is None
-        else build_session_context(session, leaf_id, profile=profile)
-    )
-    total = counter.count_messages(context.messages)
-    for message in context.messages:
-        payload = message.get("providerPayload")
-        if isinstance(payload, Mapping) and isinstance(payload.get("items"), list):
-            total += counter.count_text(js_stringify(payload["items"]))
-    return total
-
-
-def with_tokens_after(ctx: CompactionContext, result: CompactionResult) -> CompactionResult:
-    """The result with `tokens_after`: the rebuilt context counted with `ctx.counter`."""
-    # The entry's time never changes the count; a fixed one keeps the measure repeatable.
-    after = result.apply(ctx.session, timestamp="1970-01-01T00:00:00.000Z")
-    return result.copy_with(tokens_after=context_tokens(after, ctx.counter, profile=result.profile))
-
-
 # -- generating ----------------------------------------------------------------------------
 def compaction_ask(ctx: CompactionContext) -> SummaryAsk:
     """The plain compaction-summary ask (initial or update prompt, no reasoning option), as
@@ -547,7 +512,7 @@ def summarize_preparation(
 
     Returns:
         The result with summary, details, cost summed over every request, the prompt
-        set's label in `params`, and `tokens_after` measured on the rebuilt context.
+        set's label in `params` (`compact()` measures `tokens_after`).
 
     Raises:
         SummarizerError: A request failed or the model answered with an error.
@@ -633,7 +598,7 @@ def summarize_preparation(
         latency_s=sum(r.latency_s for r in responses),
         params=run_params(ctx, responses, reasoning=effort),
     )
-    return with_tokens_after(ctx, result)
+    return result
 
 
 def run_params(

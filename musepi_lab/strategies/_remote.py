@@ -45,7 +45,6 @@ from ._llm_summary import (
     SummaryOptions,
     carried_preserve_data,
     summarize_preparation,
-    with_tokens_after,
 )
 
 __all__ = [
@@ -161,7 +160,7 @@ def _openai_remote(
             "remote_input_items": len(items),
         },
     )
-    return with_tokens_after(ctx, result)
+    return result
 
 
 def _endpoint_summarizer(
