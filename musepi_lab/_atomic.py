@@ -29,7 +29,9 @@ def _fsync(path: Path, *, directory: bool = False) -> None:
     try:
         os.fsync(fd)
     except OSError:
-        pass  # some filesystems cannot sync a folder; the rename is still atomic
+        if not directory:
+            raise  # the file's data did not reach the disk: the target must stay as it was
+        # some filesystems cannot sync a folder; the rename is still atomic
     finally:
         os.close(fd)
 
