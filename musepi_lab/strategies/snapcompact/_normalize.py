@@ -13,6 +13,7 @@ from ...compaction._serialize import (
     JS_WHITESPACE,
 )
 from ...context._summaries import NEWLINE_GLYPH
+from ._font import font_code_points
 
 DIM_ON = "\x0e"
 """Zero-width ink toggle (shift-out): following text prints dim."""
@@ -232,7 +233,8 @@ def _fold_char(ch: str) -> str:
         return folded
     if is_pictographic(ch) or _unrenderable(ch):
         return ""
-    return "?"
+    # A character with no fold that the frame font draws prints as itself.
+    return ch if ord(ch) in font_code_points() else "?"
 
 
 def _fold_run(match: re.Match[str]) -> str:
@@ -252,8 +254,10 @@ def normalize_archive_text(text: str) -> str:
     dropped, as are controls, combining marks and lone surrogates; anything else becomes
     `?`. Finally space runs collapse and the ends are trimmed again.
 
-    Unlike oh-my-pi, no font is consulted: characters its bundled fonts could draw as they
-    are (CJK through the Silver fallback, Greek, …) become `?` here.
+    A character with none of these folds that the misc-fixed 8x13 frame font draws (Greek,
+    Cyrillic, math symbols, …) stays as it is, as in oh-my-pi 18.2.3; unlike it, the Silver
+    fallback font (CJK and other scripts) is not consulted, so what only Silver draws
+    becomes `?` here.
     """
     # Regex passes scan in C; Python runs only per spacing run other than a lone space,
     # per run of characters outside the font, and once per distinct character folded.
