@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 
+from ...context._summaries import FRAME_DATA_BYTES_BUDGET
 from ._plan import MAX_FRAMES_DEFAULT, FrameShape, frame_shape
 
 API_FAMILIES: dict[str, str] = {
@@ -121,6 +122,15 @@ def image_detail(provider_or_api: str | None) -> str | None:
 def image_budget(provider: str | None) -> int:
     """How many images one request to `provider` may carry (`providerImageBudget`)."""
     return PROVIDER_IMAGE_BUDGETS.get(provider or "", DEFAULT_PROVIDER_IMAGE_BUDGET)
+
+
+FRAME_DATA_BYTES_ESTIMATE = 170_000
+"""Upper bound of one frame's base64 payload (`FRAME_DATA_BYTES_ESTIMATE`)."""
+
+
+def max_frames_for_data_budget(max_frame_data_bytes: int = FRAME_DATA_BYTES_BUDGET) -> int:
+    """Frames a request's image-data budget holds (`maxFramesForDataBudget`; 17 by default)."""
+    return max(1, max_frame_data_bytes // FRAME_DATA_BYTES_ESTIMATE)
 
 
 def provider_frame_budget(provider: str | None) -> int:
