@@ -137,12 +137,19 @@ def _png_info(data: bytes) -> dict[str, Any]:
     }
 
 
-def _rgb(data: bytes) -> Any:
+def _pixels(data: bytes) -> Any:
+    """Decoded pixels as one RGB value per pixel (24-bit ints)."""
     import numpy as np  # lazily: `import musepi_lab` stays light
     from PIL import Image
 
     with Image.open(io.BytesIO(data)) as image:
-        return np.asarray(image.convert("RGB"))
+        if image.mode == "P":
+            palette = np.frombuffer(bytes(image.getpalette() or []), dtype=np.uint8)
+            rgb = palette.reshape(-1, 3).astype(np.int32)
+            colors = (rgb[:, 0] << 16) | (rgb[:, 1] << 8) | rgb[:, 2]
+            return colors[np.asarray(image)]
+        rgb = np.asarray(image.convert("RGB")).astype(np.int32)
+        return (rgb[..., 0] << 16) | (rgb[..., 1] << 8) | rgb[..., 2]
 
 
 def _frame_shape_of(theirs: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -245,7 +252,7 @@ def _compare_target(
         ref_bytes = Path(file).read_bytes()
         if hashlib.sha256(ours_png).hexdigest() == ref_png_info.get("sha256"):
             pixels.extra["identical_bytes"] = pixels.extra.get("identical_bytes", 0) + 1
-        ours_rgb, ref_rgb = _rgb(ours_png), _rgb(ref_bytes)
+        ours_rgb, ref_rgb = _pixels(ours_png), _pixels(ref_bytes)
         if ours_rgb.shape != ref_rgb.shape:
             pixels.add(
                 at,
@@ -253,7 +260,7 @@ def _compare_target(
                 f"{ref_rgb.shape[1]}x{ref_rgb.shape[0]}",
             )
             continue
-        differing = int((ours_rgb != ref_rgb).any(axis=2).sum())
+        differing = int((ours_rgb != ref_rgb).sum())
         share = differing / (ours_rgb.shape[0] * ours_rgb.shape[1])
         worst = max(pixels.extra.get("max_differing_pixel_share", 0.0), share)
         pixels.extra["max_differing_pixel_share"] = worst

@@ -144,8 +144,16 @@ def paginate(text: str, shape: FrameShape) -> list[str]:
     return pages
 
 
+def has_wide_cells(text: str, shape: FrameShape) -> bool:
+    """Whether any character of `text` takes two cells in `shape`."""
+    return shape.wide_cells and not text.isascii() and any(char_cells(ch, True) == 2 for ch in text)
+
+
 def printed_chars(text: str, shape: FrameShape) -> int:
     """Characters a page prints (ink toggles excluded; `renderedChars`)."""
+    if not has_wide_cells(text, shape):
+        visible = len(text) - text.count(DIM_ON) - text.count(DIM_OFF)
+        return min(visible, max(shape.capacity, 0))
     return sum(1 for _, ch in cell_positions(text, shape) if ch not in (DIM_ON, DIM_OFF))
 
 

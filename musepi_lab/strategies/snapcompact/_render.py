@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from ...context._summaries import NEWLINE_GLYPH
 from ._font import DEFAULT_CHAR, GLYPH_H, GLYPH_W, font_glyphs
 from ._normalize import DIM_OFF, DIM_ON
-from ._plan import FrameShape, cell_positions
+from ._plan import FrameShape, cell_positions, has_wide_cells
 
 if TYPE_CHECKING:
     import numpy as np
@@ -63,6 +63,35 @@ def _cell_table(cell_w: int, cell_h: int) -> _CellTable:
     return _CellTable(cells, lookup, blank, newline)
 
 
+def _cells(text: str, shape: FrameShape) -> tuple[np.ndarray, np.ndarray, int]:
+    """(code point per cell, dim flag per cell, cells used) of one page; -1 = empty cell."""
+    import numpy as np  # lazily: `import musepi_lab` stays light
+
+    capacity = max(shape.capacity, 0)
+    points = np.full(capacity, -1, dtype=np.int64)
+    dims = np.zeros(capacity, dtype=bool)
+    if has_wide_cells(text, shape):
+        dim, used = False, 0
+        for cell, ch in cell_positions(text, shape):
+            if ch in (DIM_ON, DIM_OFF):
+                dim = ch == DIM_ON
+                continue
+            points[cell], dims[cell], used = ord(ch), dim, cell + 1
+        return points, dims, used
+    # One cell per character but the zero-width toggles: laid out with array operations.
+    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4").astype(np.int64)
+    toggle = (codes == ord(DIM_ON)) | (codes == ord(DIM_OFF))
+    # The dim state at each character: that of the latest toggle before it (off at first).
+    last = (
+        np.maximum.accumulate(np.where(toggle, np.arange(len(codes)), -1)) if len(codes) else codes
+    )
+    state = np.where(last >= 0, codes[np.maximum(last, 0)] == ord(DIM_ON), False)
+    visible = codes[~toggle][:capacity]
+    points[: len(visible)] = visible
+    dims[: len(visible)] = state[~toggle][:capacity]
+    return points, dims, len(visible)
+
+
 def frame_pixels(text: str, shape: FrameShape) -> np.ndarray:
     """The palette indices of one frame (rows x `size_px`), before PNG encoding.
 
@@ -74,26 +103,18 @@ def frame_pixels(text: str, shape: FrameShape) -> np.ndarray:
 
     table = _cell_table(shape.cell_w, shape.cell_h)
     cols, rows = shape.cols, shape.rows
-    codes = np.full(max(shape.capacity, 1), table.blank, dtype=np.intp)
-    inks = np.full(max(shape.capacity, 1), INK, dtype=np.uint8)
-    dim = False
-    used = 0
-    for cell, ch in cell_positions(text, shape):
-        if ch == DIM_ON:
-            dim = True
-            continue
-        if ch == DIM_OFF:
-            dim = False
-            continue
-        cp = ord(ch)
-        codes[cell] = table.by_code_point[cp] if cp < 0x10000 else table.by_code_point[0]
-        if codes[cell] != table.newline and dim:
-            inks[cell] = DIM_INK
-        used = cell + 1
-    printed_rows = max(1, -(-used // cols)) if cols else 1
-    printed_rows = min(printed_rows, max(rows, 1))
+    points, dims, used = _cells(text, shape)
+    printed_rows = min(max(1, -(-used // cols)) if cols else 1, max(rows, 1))
     n = printed_rows * cols
-    cells = table.cells[codes[:n]] * inks[:n, None, None]
+    points, dims = points[:n], dims[:n]
+    lookup = table.by_code_point
+    codes = np.where(
+        points < 0,
+        table.blank,
+        lookup[np.where((points >= 0) & (points < len(lookup)), points, DEFAULT_CHAR)],
+    )
+    inks = np.where(dims & (codes != table.newline), DIM_INK, INK).astype(np.uint8)
+    cells = table.cells[codes] * inks[:, None, None]
     grid = cells.reshape(printed_rows, cols, shape.cell_h, shape.cell_w).transpose(0, 2, 1, 3)
     out = np.zeros((printed_rows * shape.cell_h, shape.size_px), dtype=np.uint8)
     out[:, : cols * shape.cell_w] = grid.reshape(printed_rows * shape.cell_h, cols * shape.cell_w)
