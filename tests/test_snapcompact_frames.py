@@ -10,14 +10,13 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from musepi_lab.strategies.snapcompact._font import font_glyphs, parse_hex_font
 from musepi_lab.strategies.snapcompact._plan import (
     MAX_FRAMES_DEFAULT,
-    SHAPE_NAMES,
     FrameShape,
     frame_shape,
     plan_archive,
 )
-from musepi_lab.strategies.snapcompact._font import font_glyphs, parse_hex_font
 from musepi_lab.strategies.snapcompact._providers import (
     frame_billing_tokens,
     image_billing_tokens,
