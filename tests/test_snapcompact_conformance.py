@@ -82,7 +82,8 @@ def reference(parts: tuple[str, ...], budgets: tuple[int, ...]) -> dict[str, Any
     folder = _cache_root() / key
     out = folder / "reference.json"
     if out.is_file():
-        return json.loads(out.read_text())
+        loaded: dict[str, Any] = json.loads(out.read_text())
+        return loaded
     for tool in ("node", "npm"):
         if shutil.which(tool) is None:
             _missing(f"{tool} not found on PATH")
@@ -105,7 +106,8 @@ def reference(parts: tuple[str, ...], budgets: tuple[int, ...]) -> dict[str, Any
     (partial / "reference.json").write_text(text)
     shutil.rmtree(folder, ignore_errors=True)
     partial.rename(folder)
-    return json.loads(text)
+    result: dict[str, Any] = json.loads(text)
+    return result
 
 
 @pytest.mark.parametrize(("parts", "budgets"), CASES, ids=lambda v: "/".join(map(str, v)))
