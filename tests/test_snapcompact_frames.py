@@ -150,8 +150,13 @@ def test_png_opens_at_planned_size_and_is_deterministic():
     img = Image.open(io.BytesIO(data))
     # 1,350 characters on 142 columns print 10 rows of 16 px: the frame is cropped to them.
     assert img.size == (1568, 10 * 16) and img.mode == "P"
-    assert img.getpalette()[:9] == [255, 255, 255, 0, 0, 0, 128, 128, 128]
+    # Nothing dim: a 1-bit palette of white and black (IHDR bit depth at byte 24).
+    assert data[24] == 1 and img.getpalette() == [255, 255, 255, 0, 0, 0]
     assert render_frame(page, s) == data
+    # Dim text adds gray (128) as a third color: 2-bit.
+    dimmed = render_frame("<out>█\x0eok\x0f█</out>", s)
+    assert dimmed[24] == 2
+    assert Image.open(io.BytesIO(dimmed)).getpalette() == [255, 255, 255, 0, 0, 0, 128, 128, 128]
 
 
 A_GLYPH = bytes.fromhex("000018244242427E424242" + "0000")

@@ -4,7 +4,8 @@ A page of normalized archive text is drawn cell by cell with the misc-fixed 8x13
 (`_font`), each glyph at its natural size at the top left of its cell (`stretch: false`). The
 newline marker `█` fills its whole cell with black ink; text between the dim toggles (U+000E
 on, U+000F off, zero-width) prints gray. The frame is `size_px` wide and as tall as the rows
-printed, a 2-bit palette PNG: index 0 white paper, 1 black ink, 2 gray (128) dim ink.
+printed, a palette PNG: index 0 white paper, 1 black ink, 2 gray (128) dim ink (2-bit; 1-bit
+with the first two only when nothing is dim).
 """
 
 from __future__ import annotations
@@ -130,14 +131,22 @@ def render_frame(text: str, shape: FrameShape) -> bytes:
 
 
 def encode_palette_png(pixels: np.ndarray) -> bytes:
-    """A 2-bit palette PNG of palette indices 0–2 (`PALETTE`), deterministic bytes."""
+    """A palette PNG of palette indices 0–2 (`PALETTE`), deterministic bytes.
+
+    As the release writes them: 2-bit with the three colors when gray dim ink is used,
+    else 1-bit with white and black only.
+    """
     import numpy as np  # lazily: `import musepi_lab` stays light
 
     height, width = pixels.shape
-    pad = (-width) % 4
+    dimmed = bool(pixels.size) and int(pixels.max()) >= DIM_INK
+    depth = 2 if dimmed else 1
+    per_byte = 8 // depth
+    pad = (-width) % per_byte
     padded = np.pad(pixels, ((0, 0), (0, pad))) if pad else pixels
-    quads = padded.reshape(height, -1, 4).astype(np.uint8)
-    packed = (quads[:, :, 0] << 6) | (quads[:, :, 1] << 4) | (quads[:, :, 2] << 2) | quads[:, :, 3]
+    groups = padded.reshape(height, -1, per_byte).astype(np.uint8)
+    shifts = np.arange(8 - depth, -1, -depth, dtype=np.uint8)
+    packed = np.bitwise_or.reduce(groups << shifts, axis=2).astype(np.uint8)
     scanlines = np.zeros((height, 1 + packed.shape[1]), dtype=np.uint8)
     scanlines[:, 1:] = packed
 
@@ -145,11 +154,11 @@ def encode_palette_png(pixels: np.ndarray) -> bytes:
         body = kind + data
         return len(data).to_bytes(4, "big") + body + zlib.crc32(body).to_bytes(4, "big")
 
-    header = width.to_bytes(4, "big") + height.to_bytes(4, "big") + bytes([2, 3, 0, 0, 0])
+    header = width.to_bytes(4, "big") + height.to_bytes(4, "big") + bytes([depth, 3, 0, 0, 0])
     out = io.BytesIO()
     out.write(b"\x89PNG\r\n\x1a\n")
     out.write(chunk(b"IHDR", header))
-    out.write(chunk(b"PLTE", PALETTE))
+    out.write(chunk(b"PLTE", PALETTE if dimmed else PALETTE[:6]))
     out.write(chunk(b"IDAT", zlib.compress(scanlines.tobytes(), PNG_DEFLATE_LEVEL)))
     out.write(chunk(b"IEND", b""))
     return out.getvalue()
