@@ -39,7 +39,11 @@ from musepi_lab.strategies.snapcompact._archive import serialize_scoped
 from musepi_lab.strategies.snapcompact._normalize import normalize_archive_text
 from musepi_lab.strategies.snapcompact._plan import frame_shape
 from musepi_lab.strategies.snapcompact._render import render_frame
-from musepi_lab.strategies.snapcompact._strategy import Snapcompact
+from musepi_lab.strategies.snapcompact._strategy import (
+    Snapcompact,
+    previous_archive_text,
+    strip_thinking_sections,
+)
 from musepi_lab.tokens._counter import TokenCounter
 
 REPO = Path(__file__).resolve().parents[1]
@@ -566,3 +570,14 @@ def _kept(expected: str, archive: Mapping[str, Any], capacity: int) -> str:
     if "textTail" not in archive:
         return expected
     return expected[:-capacity] + archive["textTail"]
+
+
+def test_thinking_sections_are_scrubbed_from_a_previous_archive() -> None:
+    # oh-my-pi stripThinkingSections: split on the newline glyph, drop each `¶think:` section
+    # (a section starts a segment or follows a blank line), drop empty segments. A thinking
+    # section's later lines are separate segments and stay, as in the release.
+    text = f"¶user:a\n\n¶think:x\n\n¶ai:b{NEWLINE}¶think:one{NEWLINE}two{NEWLINE}¶call:c"
+    assert strip_thinking_sections(text) == f"¶user:a\n\n¶ai:b{NEWLINE}two{NEWLINE}¶call:c"
+    archive = {"snapcompact": {"text": text, "frames": []}}
+    assert previous_archive_text(archive, include_thinking=True) == text
+    assert previous_archive_text(archive, include_thinking=False) == strip_thinking_sections(text)
