@@ -285,8 +285,13 @@ def test_rebuilt_context_carries_frames_and_text_edges() -> None:
     assert summary["role"] == "compactionSummary"
     assert summary["summary"] == result.summary
     blocks = summary["blocks"]
-    assert blocks[0]["type"] == "text" and blocks[0]["text"].startswith(archive["textHead"])
-    assert blocks[-1]["type"] == "text" and blocks[-1]["text"].endswith(archive["textTail"])
+
+    # The edges are sent as plain text (oh-my-pi toPlainText): no dim toggles, glyph = newline.
+    def plain(t: str) -> str:
+        return t.replace("\x0e", "").replace("\x0f", "").replace(NEWLINE, "\n")
+
+    assert blocks[0]["type"] == "text" and blocks[0]["text"].startswith(plain(archive["textHead"]))
+    assert blocks[-1]["type"] == "text" and blocks[-1]["text"].endswith(plain(archive["textTail"]))
     images = [b for b in blocks if b["type"] == "image"]
     assert [b["data"] for b in images] == [f["data"] for f in frames]
     llm = convert_to_llm([summary])[0]
