@@ -180,7 +180,7 @@ def test_scoped_structure() -> None:
         assistant(
             thinking("plan it"),
             text("Looking."),
-            call("c1", "read", path="a.py", _i="check  the\nfile"),
+            call("c1", "read", path="a.py", i="check  the\nfile"),
         ),
         result("c1", "line1\nline2"),
         assistant(text("Done.")),
