@@ -241,6 +241,17 @@ def _fold_run(match: re.Match[str]) -> str:
     return "".join(map(_fold_char, match.group()))
 
 
+# The release runs on Bun, whose regular expressions do not match U+FEFF in `[\s\p{Cf}]+`
+# right after a character in U+F800–U+FBFF (Alphabetic Presentation Forms such as the `ﬁ`
+# ligature, and the private-use characters before them); checked against Bun 1.3.14 on every
+# code point. That BOM stays out of the whitespace run and prints as `?`, as here.
+_STRANDED_BOM_RE = re.compile("(?<=[\uf800-\ufbff])\ufeff")
+
+
+def _stranded_bom(text: str) -> str:
+    return _STRANDED_BOM_RE.sub("?", text) if "\ufeff" in text else text
+
+
 def normalize_archive_text(text: str) -> str:
     """Prepare archive text for snapcompact's pixel font (oh-my-pi `normalize`, spec §6.2).
 
@@ -261,7 +272,7 @@ def normalize_archive_text(text: str) -> str:
     """
     # Regex passes scan in C; Python runs only per spacing run other than a lone space,
     # per run of characters outside the font, and once per distinct character folded.
-    chars = _collapse_whitespace(strip_ansi(text)).strip(_EDGES)
+    chars = _collapse_whitespace(_stranded_bom(strip_ansi(text))).strip(_EDGES)
     folded = _UNPRINTED_RUN_RE.sub(_fold_run, chars)
     # Folding can leave two spaces side by side (a dropped emoji between two words).
     if "  " in folded:
