@@ -48,5 +48,53 @@ def font_glyphs() -> dict[int, bytes]:
 
 @cache
 def font_code_points() -> frozenset[int]:
-    """Code points the frame font draws."""
+    """Code points the misc-fixed 8x13 file has glyphs for."""
     return frozenset(font_glyphs())
+
+
+SUPPORT_RESOURCE = "fonts/supported-chars.txt.gz"
+
+FONTS: tuple[str, ...] = ("8x13", "silver")
+
+
+def parse_supported_chars(
+    text: str, *, source: str = SUPPORT_RESOURCE
+) -> dict[str, frozenset[int]]:
+    """Code points per font from `<font> XXXX[-YYYY]` lines.
+
+    Raises:
+        ValueError: A malformed line, naming `source` and the line number.
+    """
+    found: dict[str, set[int]] = {font: set() for font in FONTS}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line:
+            continue
+        font, _, span = line.partition(" ")
+        first, _, last = span.partition("-")
+        try:
+            if font not in found:
+                raise ValueError(f"unknown font {font!r}")
+            lo, hi = int(first, 16), int(last or first, 16)
+        except ValueError as exc:
+            raise ValueError(f"{source}:{number}: bad line {line[:40]!r}: {exc}") from None
+        found[font].update(range(lo, hi + 1))
+    return {font: frozenset(cps) for font, cps in found.items()}
+
+
+@cache
+def supported_code_points(font: str) -> frozenset[int]:
+    """Code points oh-my-pi 18.2.3's renderer draws with `font` (`8x13` or `silver`)."""
+    data = resources.files(__package__).joinpath(SUPPORT_RESOURCE).read_bytes()
+    table = parse_supported_chars(gzip.decompress(data).decode("ascii"))
+    if font not in table:
+        raise ValueError(f"unknown font {font!r}; known: {FONTS}")
+    return table[font]
+
+
+@cache
+def kept_code_points(font: str) -> frozenset[int]:
+    """What the normalizer keeps as it is for a shape's font (`renderableUnicodeChars`): the
+    font's characters plus, for a bitmap font, the Silver fallback's."""
+    if font == "silver":
+        return supported_code_points("silver")
+    return supported_code_points(font) | supported_code_points("silver")

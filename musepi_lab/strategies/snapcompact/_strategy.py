@@ -36,7 +36,7 @@ from ...compaction._prepare import CompactionPreparation
 from ...compaction._result import CompactionResult
 from ...context._build import build_session_context
 from ...context._llm import convert_to_llm
-from ...context._summaries import NEWLINE_GLYPH
+from ...context._summaries import NEWLINE_GLYPH, plain_archive_text
 from ...tokens._counter import TokenCounter
 from .._base import CompactionContext, Strategy, StrategyUnavailable, register
 from ._archive import elide_data_urls, serialize_scoped
@@ -58,6 +58,7 @@ from ._providers import (
     shape_for_model,
 )
 from ._render import render_frame
+from ._renderability import needs_silver
 
 PRESERVE_KEY = "snapcompact"
 """Key of the archive in a compaction's `preserveData`."""
@@ -129,22 +130,57 @@ def strip_thinking_sections(text: str) -> str:
 
 
 def serialize_history(
-    messages: Sequence[Mapping[str, Any]], *, include_thinking: bool = True
+    messages: Sequence[Mapping[str, Any]],
+    *,
+    include_thinking: bool = True,
+    normalize: bool = True,
+    font: str = "8x13",
 ) -> str:
-    """Runtime messages → normalized scoped archive text (tool output between dim toggles).
+    """Runtime messages → scoped archive text (tool output between dim toggles).
 
     Args:
         messages: Runtime messages (before `convert_to_llm`), oldest first.
         include_thinking: Keep `¶think:` parts.
+        normalize: Fold the text to what `font` draws (`normalize_archive_text`).
+        font: The frame font (`8x13`, or `silver` for the CJK grid).
     """
     llm = convert_to_llm(messages, profile="musepi")
-    return serialize_scoped(
-        llm, include_thinking=include_thinking, dim_tool_results=True, normalize=True
+    raw = serialize_scoped(llm, include_thinking=include_thinking, dim_tool_results=True)
+    return normalize_archive_text(raw, font=font) if normalize else raw
+
+
+def renderability_probe_text(
+    serialized: str,
+    previous_preserve_data: Mapping[str, Any] | None,
+    previous_summary: str | None,
+) -> str:
+    """The text a frame font is chosen for (`renderabilityProbeText`): the previous archive's
+    plain source text, else the previous summary, then the new history."""
+    archive = (
+        previous_preserve_data.get(PRESERVE_KEY)
+        if isinstance(previous_preserve_data, Mapping)
+        else None
     )
+    previous = ""
+    if isinstance(archive, Mapping):
+        text = archive.get("text")
+        if not isinstance(text, str) or not text:
+            parts = [archive.get(k) for k in ("textHead", "textTail")]
+            text = NEWLINE_GLYPH.join(p for p in parts if isinstance(p, str) and p)
+        previous = elide_data_urls(plain_archive_text(text), archive=True) if text else ""
+    if previous:
+        return f"{previous}{NEWLINE_GLYPH}{serialized}"
+    if previous_summary:
+        return f"{previous_summary}{NEWLINE_GLYPH}{serialized}"
+    return serialized
 
 
 def archive_text(
-    history: str, *, previous_text: str = "", previous_summary: str | None = None
+    history: str,
+    *,
+    previous_text: str = "",
+    previous_summary: str | None = None,
+    font: str = "8x13",
 ) -> tuple[str, bool]:
     """The archive source: previous archive text, then the newly archived history.
 
@@ -162,7 +198,7 @@ def archive_text(
     text = history
     included_summary = not previous_text and bool(previous_summary)
     if included_summary:
-        head = f"{SUMMARY_MARK} {normalize_archive_text(previous_summary or '')}"
+        head = f"{SUMMARY_MARK} {normalize_archive_text(previous_summary or '', font=font)}"
         text = f"{head} {RECENT_MARK} {text}" if text else head
     if previous_text:
         text = f"{previous_text}{NEWLINE_GLYPH}{text}" if text else previous_text
@@ -432,12 +468,16 @@ def build_archive(
         include_thinking: Archive thinking; None: not for Claude-dialect readers.
     """
     thinking = not reads_thinking_badly(model_id) if include_thinking is None else include_thinking
+    raw = serialize_history(messages, include_thinking=thinking, normalize=False)
     high = resolve_shape(model_id, shape, frame_size, api)
-    history = serialize_history(messages, include_thinking=thinking)
+    probe = renderability_probe_text(raw, previous_preserve_data, previous_summary)
+    if shape == "auto" and high.font != "silver" and needs_silver(probe):
+        high = frame_shape("silver16-bw", frame_size or 1568)
     text, included_summary = archive_text(
-        history,
+        normalize_archive_text(raw, font=high.font),
         previous_text=previous_archive_text(previous_preserve_data, include_thinking=thinking),
         previous_summary=previous_summary,
+        font=high.font,
     )
     plan = plan_archive(text, high, max_frames=max_frames)
     frames = render_frames(plan, detail=image_detail(api))
