@@ -22,7 +22,7 @@ from musepi_lab.compaction._serialize import (
 )
 from musepi_lab.context._summaries import NEWLINE_GLYPH
 from musepi_lab.strategies.snapcompact._archive import elide_data_urls, serialize_scoped
-from musepi_lab.strategies.snapcompact._font import font_code_points
+from musepi_lab.strategies.snapcompact._font import kept_code_points
 from musepi_lab.strategies.snapcompact._normalize import (
     CHAR_FOLD,
     DIM_OFF,
@@ -284,8 +284,8 @@ def test_data_urls_become_placeholders() -> None:
         ("\U0001f389 party \U0001f680", "party [RUN]"),
         ("\ufb01le \uff28\uff45\uff4c\uff4c\uff4f", "file Hello"),
         ("caf\u00e9 \u01ce \u2153", "caf\u00e9 a 1/3"),
-        # misc-fixed 8x13 draws Greek; CJK only oh-my-pi's Silver font draws (not here).
-        ("\u03b1 \u4e2d", "\u03b1 ?"),
+        # misc-fixed 8x13 draws Greek, the Silver fallback CJK; private use prints `?`.
+        ("\u03b1 \u4e2d \ue000", "\u03b1 \u4e2d ?"),
         ("a\x07b", "ab"),
         (f"x{DIM_ON}y{DIM_OFF}", f"x{DIM_ON}y{DIM_OFF}"),
         ("\u2192 next \u2713", "-> next v"),
@@ -345,8 +345,8 @@ def reference_normalize(raw: str) -> str:
         elif fold_to_ascii(ch) is not None:
             folded.append(fold_to_ascii(ch) or "")
         elif not is_pictographic(ch) and unicodedata.category(ch) not in ("Cc", "Mn", "Me", "Cs"):
-            # Kept when the frame font (misc-fixed 8x13) has a glyph for it.
-            folded.append(ch if ord(ch) in font_code_points() else "?")
+            # Kept when the release draws it (misc-fixed 8x13 or its Silver fallback).
+            folded.append(ch if ord(ch) in kept_code_points("8x13") else "?")
     return re.sub(" +", " ", "".join(folded)).strip(edges)
 
 
