@@ -263,3 +263,24 @@ def test_text_beyond_the_page_is_not_drawn() -> None:
     shape = frame_shape("8on16-bw", 64)
     page = "x" * shape.capacity
     assert render_frame(page + "overflow", shape) == render_frame(page, shape)
+
+
+def test_cjk_heavy_text_goes_on_the_silver_grid() -> None:
+    # oh-my-pi 18.2.3 resolveShapeForText: at least 8 wide characters making at least a
+    # quarter of the graphic ones, and Silver drawing all but 5 %, choose `silver16-bw`.
+    from musepi_lab.strategies.snapcompact._renderability import is_cjk_heavy, needs_silver
+
+    assert needs_silver("記録 請求 返金 解析 確認 ok")
+    assert not is_cjk_heavy("記録 請求 返金 解析 " + "x" * 100)  # 8 wide of 108
+    assert not needs_silver("中文")  # fewer than 8 wide characters
+    assert not needs_silver("\ue000" * 10 + "記録請求返金解析確認")  # private use: 50 % `?`
+
+
+def test_silver_frames_are_rgb_pngs_one_cell_per_wide_character() -> None:
+    # The release writes Silver frames as 8-bit RGB (its glyphs are anti-aliased); a wide
+    # character takes one 16x16 cell there.
+    s = frame_shape("silver16-bw", 64)  # 4 x 4 cells
+    data = render_frame("記録請求返金", s)
+    img = Image.open(io.BytesIO(data))
+    assert (data[24], data[25]) == (8, 2) and img.mode == "RGB"
+    assert img.size == (64, 2 * 16)  # six cells: two rows

@@ -20,12 +20,13 @@ from ...session._messages import entry_to_message
 from ...session._session import Session
 from ._plan import MAX_FRAMES_DEFAULT
 from ._providers import (
+    frame_billing_tokens,
     image_budget,
     image_detail,
     max_frames_for_data_budget,
     provider_frame_budget,
 )
-from ._strategy import SnapcompactArchive, build_archive
+from ._strategy import SnapcompactArchive, build_archive, resolve_shape
 
 MEASURES: tuple[str, ...] = (
     "snapcompact/plan",
@@ -164,7 +165,11 @@ def _compare_target(
     theirs: Mapping[str, Any],
     tallies: Mapping[str, _Tally],
 ) -> None:
-    record, shape = built.record, built.shape
+    record = built.record
+    target = theirs["target"]
+    # The driver reports the reader's shape and bill (`resolveShape`), whatever font the
+    # transcript then needed; the frames carry the shape actually drawn.
+    shape = resolve_shape(target.get("id"), "auto", None, target.get("api"))
     ref_archive = theirs["archive"]
     ref_frames = theirs["frames"]
     ours_frames = built.frames
@@ -222,7 +227,7 @@ def _compare_target(
         text_tally.first_difference = f"{where}: {problems[0]}"
 
     billing = tallies["snapcompact/billing"]
-    per_frame = built.frame_tokens
+    per_frame = frame_billing_tokens(built.api, shape.size_px)
     ours_billing = {
         "frameTokenEstimate": per_frame,
         "imageDetail": image_detail(built.api),

@@ -123,11 +123,39 @@ def frame_pixels(text: str, shape: FrameShape) -> np.ndarray:
 
 
 def render_frame(text: str, shape: FrameShape) -> bytes:
-    """Render one page of text into a frame PNG (2-bit palette, `size_px` wide).
+    """Render one page of text into a frame PNG, `size_px` wide.
 
-    Deterministic: the same text and shape give the same bytes.
+    A palette PNG for the bitmap font; an 8-bit RGB PNG on the Silver grid, as the release
+    writes its anti-aliased Silver frames (whose glyphs are not ported: drawn here with
+    misc-fixed). Deterministic: the same text and shape give the same bytes.
     """
-    return encode_palette_png(frame_pixels(text, shape))
+    pixels = frame_pixels(text, shape)
+    if shape.font == "silver":
+        return encode_rgb_png(pixels)
+    return encode_palette_png(pixels)
+
+
+def encode_rgb_png(pixels: np.ndarray) -> bytes:
+    """An 8-bit RGB PNG of palette indices 0–2 (`PALETTE`'s colors)."""
+    import numpy as np  # lazily: `import musepi_lab` stays light
+
+    height, width = pixels.shape
+    rgb = np.frombuffer(PALETTE, dtype=np.uint8).reshape(3, 3)[pixels]
+    scanlines = np.zeros((height, 1 + 3 * width), dtype=np.uint8)
+    scanlines[:, 1:] = rgb.reshape(height, 3 * width)
+    header = width.to_bytes(4, "big") + height.to_bytes(4, "big") + bytes([8, 2, 0, 0, 0])
+    return _png(
+        [(b"IHDR", header), (b"IDAT", zlib.compress(scanlines.tobytes(), PNG_DEFLATE_LEVEL))]
+    )
+
+
+def _png(chunks: list[tuple[bytes, bytes]]) -> bytes:
+    out = io.BytesIO()
+    out.write(b"\x89PNG\r\n\x1a\n")
+    for kind, data in [*chunks, (b"IEND", b"")]:
+        body = kind + data
+        out.write(len(data).to_bytes(4, "big") + body + zlib.crc32(body).to_bytes(4, "big"))
+    return out.getvalue()
 
 
 def encode_palette_png(pixels: np.ndarray) -> bytes:
@@ -150,18 +178,14 @@ def encode_palette_png(pixels: np.ndarray) -> bytes:
     scanlines = np.zeros((height, 1 + packed.shape[1]), dtype=np.uint8)
     scanlines[:, 1:] = packed
 
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        body = kind + data
-        return len(data).to_bytes(4, "big") + body + zlib.crc32(body).to_bytes(4, "big")
-
     header = width.to_bytes(4, "big") + height.to_bytes(4, "big") + bytes([depth, 3, 0, 0, 0])
-    out = io.BytesIO()
-    out.write(b"\x89PNG\r\n\x1a\n")
-    out.write(chunk(b"IHDR", header))
-    out.write(chunk(b"PLTE", PALETTE if dimmed else PALETTE[:6]))
-    out.write(chunk(b"IDAT", zlib.compress(scanlines.tobytes(), PNG_DEFLATE_LEVEL)))
-    out.write(chunk(b"IEND", b""))
-    return out.getvalue()
+    return _png(
+        [
+            (b"IHDR", header),
+            (b"PLTE", PALETTE if dimmed else PALETTE[:6]),
+            (b"IDAT", zlib.compress(scanlines.tobytes(), PNG_DEFLATE_LEVEL)),
+        ]
+    )
 
 
 PNG_DEFLATE_LEVEL = 6
