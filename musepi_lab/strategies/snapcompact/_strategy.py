@@ -13,12 +13,15 @@ blocks; a later compaction unfolds `text` (not the PNGs) and renders again.
 
 The archive text, the plan, the frame pixels and the billing follow oh-my-pi 18.2.3
 (`@oh-my-pi/snapcompact`): tool output dimmed between the ink toggles, frames drawn with the
-misc-fixed 8x13 font and cropped to the rows printed, 2-bit palette PNGs, billing by the
-reader's wire API and shape by its model id. Differences left:
+misc-fixed 8x13 font and cropped to the rows printed, palette PNGs, billing by the reader's
+wire API and shape by its model id, CJK-heavy transcripts on the `silver16-bw` grid.
+Differences left:
 
-- No Silver font: characters only oh-my-pi's Silver fallback draws (CJK, …) print as `?`,
-  and the `silver16-bw` shape is never chosen automatically.
-- Frame PNG bytes are our own encoder's (same pixels, palette and size; other deflate).
+- Silver's glyphs are not ported (only which characters it draws): a character only the
+  release's Silver fallback draws keeps its text and cells but is drawn as the misc-fixed
+  default character, and Silver-grid frames are not anti-aliased (same size, RGB PNG).
+- Frame PNG bytes are our own encoder's (same pixels, palette, bit depth and size; another
+  deflate stream).
 - Summary prose is our own wording (prompt `snapcompact-summary`).
 """
 
