@@ -7,8 +7,8 @@ and billing. Every measure must agree on every case.
 
 The driver's JSON and frame PNGs are cached under
 `${XDG_CACHE_HOME:-~/.cache}/musepi-lab/conformance-json/`, keyed by the session file's digest,
-the budgets and the driver's digest, so a rerun costs only our side. Missing node, npm or bun
-skips, except under CI=true, where it fails.
+the budgets and the digests of the driver and the pins, so a rerun costs only our side.
+Missing node, npm or bun skips, except under CI=true, where it fails.
 """
 
 from __future__ import annotations
@@ -77,7 +77,9 @@ def _digest(path: Path) -> str:
 @cache
 def reference(path: Path, budgets: tuple[int, ...]) -> dict[str, Any]:
     """The driver's JSON for one file, with its frame PNGs, from the cache or a fresh run."""
+    # The session, the budgets, our driver and the pinned packages decide the report.
     driver = _digest(REPO_ROOT / "conformance" / "driver" / "omp.ts")
+    driver += _digest(REPO_ROOT / "conformance" / "pins" / "omp" / "package.json")[:8]
     key = f"{_digest(path)}-{'_'.join(map(str, budgets))}-{driver}"
     folder = _cache_root() / key
     out = folder / "reference.json"
