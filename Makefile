@@ -16,7 +16,7 @@ $(VENV)/.installed-test: $(VENV)/.installed
 	$(PY) -m pip install --quiet -e '.[test]'
 	touch $@
 
-.PHONY: install install-test demo test lint lab notebooks typecheck
+.PHONY: install install-test demo test lint lab notebooks typecheck tools
 install: $(VENV)/.installed
 install-test: $(VENV)/.installed-test
 
@@ -41,11 +41,23 @@ typecheck: install-test
 	$(VENV)/bin/mypy
 
 # ruff, mypy (strict on the core layers), then one pytest run: the test suite (including a
-# papermill run of the benchmark notebook, the wheel check and the real-browser checks) and
+# papermill run of the benchmark notebook, the wheel check and the JupyterLab browser check) and
 # every notebook under nbval, on both cores (`--dist loadfile` keeps the cells of one notebook
 # in one kernel).
-test: install-test
+test: install-test tools
 	$(VENV)/bin/ruff check musepi_lab tests perf notebooks conformance
 	$(VENV)/bin/mypy
-	$(PY) -m pytest -q -p no:cacheprovider -n 2 --dist loadfile --nbval-lax tests notebooks \
-		--ignore=tests/browser/fixtures
+	$(PY) -m pytest -q -p no:cacheprovider -n 2 --dist loadfile --nbval-lax tests notebooks
+
+# The browser check needs Debian's chromium and the conformance tests node and npm: `make test`
+# fails here, naming what is missing, instead of letting those checks skip (`.ci/run` installs
+# them on a bare machine).
+tools:
+	@missing=""; \
+	[ -x /usr/bin/chromium ] || missing="$$missing chromium"; \
+	command -v node >/dev/null 2>&1 || missing="$$missing nodejs"; \
+	command -v npm >/dev/null 2>&1 || missing="$$missing npm"; \
+	if [ -n "$$missing" ]; then \
+	  echo "make test: missing$$missing (the JupyterLab browser check and the conformance tests"; \
+	  echo "need them): run .ci/run, which installs them, or apt-get install$$missing"; exit 1; \
+	fi

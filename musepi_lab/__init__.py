@@ -18,11 +18,14 @@ from .compaction import (
     CompactionResult,
     CompactionSettings,
     find_cut_point,
+    preferred_dialect,
     prepare_compaction,
     prune_tool_outputs,
     serialize_conversation,
+    serialize_for_summary,
     should_compact,
 )
+from .compaction._hooks import SessionHooks
 from .context._build import SessionContext, build_session_context
 from .context._llm import convert_to_llm
 from .context._transcript import render_transcript, transcript
@@ -30,7 +33,7 @@ from .formats._registry import iter_sessions, read_session, read_sessions
 from .navigation import NavigationResult, generate_branch_summary, navigate_tree
 from .replay import ReplayResult, replay
 from .session import Entry, ReadProblem, Session, SessionReadError
-from .strategies import compact
+from .strategies import HandoffResult, compact, handoff
 from .tokens import TokenCounter
 
 # Name → module that defines it, imported on first access (PEP 562).
@@ -39,6 +42,7 @@ _LAZY: dict[str, str] = {
     "messages_df": "musepi_lab.analysis",
     "tool_calls_df": "musepi_lab.analysis",
     "compactions_df": "musepi_lab.analysis",
+    "context_composition_df": "musepi_lab.analysis",
     "sessions_df": "musepi_lab.analysis",
     "run_benchmark": "musepi_lab.bench",
 }
@@ -64,24 +68,29 @@ __all__ = [
     "CompactionResult",
     "CompactionSettings",
     "Entry",
+    "HandoffResult",
     "NavigationResult",
     "ReadProblem",
     "ReplayResult",
     "Session",
     "SessionContext",
+    "SessionHooks",
     "SessionReadError",
     "TokenCounter",
     "__version__",
     "build_session_context",
     "compact",
     "compactions_df",
+    "context_composition_df",
     "convert_to_llm",
     "entries_df",
     "find_cut_point",
     "generate_branch_summary",
+    "handoff",
     "iter_sessions",
     "messages_df",
     "navigate_tree",
+    "preferred_dialect",
     "prepare_compaction",
     "prune_tool_outputs",
     "read_session",
@@ -90,6 +99,7 @@ __all__ = [
     "replay",
     "run_benchmark",
     "serialize_conversation",
+    "serialize_for_summary",
     "sessions_df",
     "should_compact",
     "tool_calls_df",

@@ -27,6 +27,7 @@ PROMPT_NAMES: tuple[str, ...] = (
     "compaction-summary-context",
     "compaction-turn-prefix",
     "compaction-update-summary",
+    "handoff-context",
     "handoff-document",
     "handoff-summary-context",
     "snapcompact-archive-context",

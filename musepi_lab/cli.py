@@ -299,6 +299,7 @@ def _run_bench(
                 facts=args.facts,
                 progress=not args.no_progress,
                 mode=args.mode,
+                **_probe_options(args),
             )
             write_benchmark(df, out)
     except FolderLockedError as exc:
@@ -321,6 +322,15 @@ def _run_bench(
     return df
 
 
+def _probe_options(args: argparse.Namespace) -> dict[str, Any]:
+    if not getattr(args, "probes", False):
+        return {}
+    if args.mode != "compact":
+        raise UsageError("--probes runs in compact mode only")
+    reader, judge = probe_models(args)
+    return {"evaluate": "probes", "reader": reader, "judge": judge, "probe_point": args.probe_point}
+
+
 def _budgets(args: argparse.Namespace) -> list[int]:
     if args.budget:
         return list(args.budget)
@@ -328,10 +338,57 @@ def _budgets(args: argparse.Namespace) -> list[int]:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    if args.mode == "branch":
+        return cmd_branch_bench(args)
     sessions = bench_sessions(args.dataset, verify=not args.no_verify)
     strategies = _strategies(args.strategy)
     df = _run_bench(sessions, strategies, _budgets(args), args, Path(args.out))
     return 1 if len(df) and df["error"].notna().all() else 0
+
+
+def branch_cases(spec: str, *, verify: bool, generated: int) -> list[Any]:
+    """The branch-bench cases: every session the argument names (facts extracted), then
+    `generated` seeded sessions with nested branches and planted facts."""
+    from .bench._branch import BranchCase
+    from .datasets._branches import generate_branch_session
+    from .formats._registry import iter_sessions
+
+    cases = [
+        BranchCase(f"{Path(ref.path).name}#{ref.index}" if ref.index else Path(ref.path).name, s)
+        for ref in bench_sessions(spec, verify=verify)
+        for i, s in enumerate(iter_sessions(ref.path))
+        if i == ref.index
+    ]
+    for seed in range(generated):
+        made = generate_branch_session(seed, forks=4)
+        cases.append(BranchCase(f"generated-{seed}", made.session, made.facts))
+    return cases
+
+
+def cmd_branch_bench(args: argparse.Namespace) -> int:
+    """`bench --mode branch`: navigate back from every branch leaf with each branch-summary
+    strategy (the LLM one when an endpoint is configured) and score what returns."""
+    from ._atomic import write_bytes_atomic
+    from .bench._branch import BRANCH_STRATEGIES, branch_table, run_branch_bench
+    from .llm import OpenAICompatibleSummarizer, SummarizerNotConfigured
+
+    cases = branch_cases(args.dataset, verify=not args.no_verify, generated=args.generated)
+    try:
+        summarizer: Any = OpenAICompatibleSummarizer(
+            cache_dir=None if args.no_cache else Path(args.out) / "summaries"
+        )
+    except SummarizerNotConfigured:
+        summarizer = None
+        print("musepi-lab: no model endpoint configured; the llm branch strategy is skipped")
+    frame = run_branch_bench(
+        cases, strategies=BRANCH_STRATEGIES, summarizer=summarizer, profile=args.profile
+    )
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    write_bytes_atomic(out / "branch.csv", frame.to_csv(index=False).encode())
+    print(branch_table(frame).round(3).to_string())
+    print(f"\n{len(frame)} rows over {len(cases)} sessions; results in {out}/branch.csv")
+    return 0
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -410,7 +467,12 @@ def cmd_navigate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_run_options(p: argparse.ArgumentParser, *, default_out: str | None) -> None:
+def _add_run_options(
+    p: argparse.ArgumentParser,
+    *,
+    default_out: str | None,
+    modes: tuple[str, ...] = ("compact", "replay"),
+) -> None:
     p.add_argument(
         "--strategy",
         action="append",
@@ -430,12 +492,65 @@ def _add_run_options(p: argparse.ArgumentParser, *, default_out: str | None) -> 
         p.add_argument("--out", default=default_out, help=f"output folder (default {default_out})")
     p.add_argument("--workers", type=int, default=None, help="process-pool size (default: CPUs)")
     p.add_argument("--serial", action="store_true", help="run every cell inline")
-    p.add_argument("--mode", choices=("compact", "replay"), default="compact")
+    p.add_argument("--mode", choices=modes, default="compact")
     p.add_argument("--profile", choices=("musepi", "pi"), default="musepi")
     p.add_argument("--counter", default=None, help="token method (default: the profile's)")
     p.add_argument("--facts", choices=("auto", "planted", "extracted"), default="auto")
     p.add_argument("--no-cache", action="store_true", help="do not resume from OUT/cells")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+PROBE_ENV: dict[str, str] = {
+    "reader_url": "MUSEPI_LAB_READER_URL",
+    "reader_model": "MUSEPI_LAB_READER_MODEL",
+    "reader_key": "MUSEPI_LAB_READER_API_KEY",
+    "judge_url": "MUSEPI_LAB_JUDGE_URL",
+    "judge_model": "MUSEPI_LAB_JUDGE_MODEL",
+    "judge_key": "MUSEPI_LAB_JUDGE_API_KEY",
+}
+"""Environment variables `bench --probes` reads when a flag is not given (keys only from
+the environment, never from flags, so they stay out of shell history); the usual
+`OPENAI_BASE_URL` / `OPENAI_API_KEY` / `OPENAI_MODEL` are the last fallback."""
+
+
+def _add_probe_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--probes",
+        action="store_true",
+        help="also ask each cell's probes of a reader model and score them (compact mode)",
+    )
+    p.add_argument(
+        "--reader-url", default=None, help=f"reader endpoint (${PROBE_ENV['reader_url']})"
+    )
+    p.add_argument(
+        "--reader-model", default=None, help=f"reader model (${PROBE_ENV['reader_model']})"
+    )
+    p.add_argument("--judge-url", default=None, help=f"judge endpoint (${PROBE_ENV['judge_url']})")
+    p.add_argument("--judge-model", default=None, help=f"judge model (${PROBE_ENV['judge_model']})")
+    p.add_argument(
+        "--probe-point",
+        default="last-request",
+        help="where probes compact: last-request (default), leaf, or an entry id",
+    )
+
+
+def probe_models(args: argparse.Namespace) -> tuple[Any, Any]:
+    """The reader and the judge of `bench --probes`, from flags, then `PROBE_ENV`, then the
+    OpenAI defaults."""
+    import os
+
+    from .llm import OpenAICompatibleSummarizer, SummarizerNotConfigured
+
+    def endpoint(role: str) -> Any:
+        url = getattr(args, f"{role}_url") or os.environ.get(PROBE_ENV[f"{role}_url"])
+        model = getattr(args, f"{role}_model") or os.environ.get(PROBE_ENV[f"{role}_model"])
+        key = os.environ.get(PROBE_ENV[f"{role}_key"])
+        try:
+            return OpenAICompatibleSummarizer(model=model, base_url=url, api_key=key)
+        except SummarizerNotConfigured as exc:
+            raise UsageError(f"--probes: no {role} endpoint: {exc}") from None
+
+    return endpoint("reader"), endpoint("judge")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -465,8 +580,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("bench", help="run the strategy × budget grid over a dataset")
     p.add_argument("dataset", help="a registry dataset name, a folder or a session file")
-    _add_run_options(p, default_out=None)
+    _add_run_options(p, default_out=None, modes=("compact", "replay", "branch"))
     p.add_argument("--no-verify", action="store_true", help="skip dataset checksums")
+    _add_probe_options(p)
+    p.add_argument(
+        "--generated",
+        type=int,
+        default=0,
+        metavar="N",
+        help="branch mode: add N generated sessions with nested branches and planted facts",
+    )
     p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser("report", help="plots and a summary table from a bench result")

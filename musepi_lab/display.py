@@ -73,8 +73,53 @@ def session_html(session: Any) -> str:
     if session.errors:
         items = "".join(f"<li>{html.escape(str(p))}</li>" for p in session.errors[:5])
         more = f"<li>… {len(session.errors) - 5} more</li>" if len(session.errors) > 5 else ""
-        problems = f"<ul style='margin:4px 0;color:#a33'>{items}{more}</ul>"
+        problems = scrollable(f"<ul style='margin:4px 0;color:#a33'>{items}{more}</ul>", 160)
     return card(f"Session {session.id}", session_pairs(session), problems)
+
+
+TOKEN_COUNTS_NOTE = (
+    "Which count is which: `tokens before` is the preparation's figure (recorded provider "
+    "usage where the path has one); `compact()` reports `context_tokens_before` and "
+    "`tokens_after`, both the rebuilt context counted by the run's estimator, so they can "
+    "differ from it."
+)
+"""The footnote under preparation and result cards."""
+
+
+def keep_budget_text(prep: Any) -> str:
+    """The keep-recent budget the cut used, and why it differs from the one asked for."""
+    used, asked = prep.keep_recent_tokens, prep.settings.keep_recent_tokens
+    if used == asked:
+        return f"{used:,}"
+    ratio = prep.usage_ratio
+    if ratio is not None and ratio > 1:
+        return (
+            f"{used:,} (asked {asked:,}, divided by the usage ratio {ratio:.2f}: the provider "
+            f"counted {ratio:.2f}× the estimator's tokens, so the estimated budget shrinks "
+            "to keep the same real size)"
+        )
+    return f"{used:,} (asked {asked:,})"
+
+
+def tokens_before_text(prep: Any) -> str:
+    """`tokens_before`, with where the number comes from."""
+    n = prep.tokens_before
+    if prep.profile == "pi":
+        return f"{n:,} (last recorded usage plus the estimate of the messages after it)"
+    if n == 0:
+        return "0 (no recorded usage on the path)"
+    return f"{n:,} (prompt tokens the provider recorded for the last reply on the path)"
+
+
+def context_estimate_text(prep: Any) -> str:
+    """The usage-plus-estimate of the region the cut considered, in its two parts."""
+    estimate = prep.context_estimate
+    if estimate.last_usage_index < 0:
+        return f"{estimate.tokens:,} (all estimated: no recorded usage)"
+    return (
+        f"{estimate.tokens:,} (recorded {estimate.usage_tokens:,} "
+        f"+ estimated {estimate.trailing_tokens:,} after it)"
+    )
 
 
 def preparation_pairs(prep: Any) -> list[tuple[str, Any]]:
@@ -83,8 +128,9 @@ def preparation_pairs(prep: Any) -> list[tuple[str, Any]]:
         ("profile", prep.profile),
         ("first kept entry", prep.first_kept_entry_id),
         ("split turn", prep.is_split_turn),
-        ("tokens before", f"{prep.tokens_before:,}"),
-        ("keep-recent budget", f"{prep.keep_recent_tokens:,}"),
+        ("tokens before", tokens_before_text(prep)),
+        ("context estimate", context_estimate_text(prep)),
+        ("keep-recent budget", keep_budget_text(prep)),
         ("to summarize", f"{len(prep.messages_to_summarize)} messages"),
         ("turn prefix", f"{len(prep.turn_prefix_messages)} messages"),
         ("kept", f"{len(prep.recent_messages)} messages"),
@@ -104,7 +150,16 @@ def preparation_html(prep: Any, counter: Any = None) -> str:
             ("kept", counter.count_messages(prep.recent_messages), "#74c476"),
         ]
     )
-    return card("Compaction preparation", preparation_pairs(prep), bar)
+    return card("Compaction preparation", preparation_pairs(prep), bar + _note(TOKEN_COUNTS_NOTE))
+
+
+def _note(text: str) -> str:
+    return f"<div style='color:#666;max-width:640px;margin-top:4px'>{html.escape(text)}</div>"
+
+
+def scrollable(inner: str, max_height_px: int = 320) -> str:
+    """`inner` in a box that scrolls past `max_height_px` (and sideways when too wide)."""
+    return f"<div style='max-height:{max_height_px}px;overflow:auto;max-width:100%'>{inner}</div>"
 
 
 def _num(value: int | None) -> str:
@@ -119,9 +174,11 @@ def result_pairs(result: Any) -> list[tuple[str, Any]]:
         ("strategy", result.strategy or "?"),
         ("method", result.method or "-"),
         (
-            "tokens before → after",
-            f"{result.tokens_before:,} → {result.tokens_after if result.tokens_after is not None else '?'}",
+            "context before → after",
+            f"{_num(result.context_tokens_before)} → {_num(result.tokens_after)} "
+            "(the rebuilt context, counted by the run's estimator)",
         ),
+        ("tokens before", f"{result.tokens_before:,} (the preparation's figure)"),
         ("summary", f"{len(summary):,} chars: {first_line[:80]}"),
         (
             "summarizer tokens",
@@ -138,7 +195,7 @@ def result_html(result: Any) -> str:
         "<details><summary>summary text</summary><pre style='white-space:pre-wrap;max-height:300px;"
         f"overflow:auto'>{html.escape(result.summary or '')}</pre></details>"
     )
-    return card("Compaction result", result_pairs(result), details)
+    return card("Compaction result", result_pairs(result), details + _note(TOKEN_COUNTS_NOTE))
 
 
 def replay_pairs(replay: Any) -> list[tuple[str, Any]]:
@@ -161,18 +218,21 @@ def replay_html(replay: Any) -> str:
         for e in replay.events
     )
     table = (
-        "<table><tr><th>request</th><th>trigger</th><th>method</th><th>tokens</th></tr>"
-        f"{rows}</table>"
+        scrollable(
+            "<table><tr><th>request</th><th>trigger</th><th>method</th><th>tokens</th></tr>"
+            f"{rows}</table>"
+        )
         if rows
         else ""
     )
     return card("Replay", replay_pairs(replay), table)
 
 
-def text_card(title: str, pairs: Sequence[tuple[str, Any]]) -> str:
-    """The plain-text form of a card, for terminals."""
+def text_card(title: str, pairs: Sequence[tuple[str, Any]], note: str = "") -> str:
+    """The plain-text form of a card, for terminals (with an optional footnote)."""
     width = max((len(k) for k, _ in pairs), default=0)
-    return "\n".join([title, *(f"  {k.ljust(width)}  {v}" for k, v in pairs)])
+    lines = [title, *(f"  {k.ljust(width)}  {v}" for k, v in pairs)]
+    return "\n".join([*lines, f"  {note}"] if note else lines)
 
 
 def register_displays() -> None:
@@ -188,12 +248,12 @@ def register_displays() -> None:
     register_repr(
         CompactionPreparation,
         html=preparation_html,
-        text=lambda p: text_card("CompactionPreparation", preparation_pairs(p)),
+        text=lambda p: text_card("CompactionPreparation", preparation_pairs(p), TOKEN_COUNTS_NOTE),
     )
     register_repr(
         CompactionResult,
         html=result_html,
-        text=lambda r: text_card("CompactionResult", result_pairs(r)),
+        text=lambda r: text_card("CompactionResult", result_pairs(r), TOKEN_COUNTS_NOTE),
     )
     register_repr(ReplayResult, html=replay_html)
 

@@ -150,6 +150,11 @@ class _StubHandler(BaseHTTPRequestHandler):
 
     def _answer(self, body: dict[str, Any]) -> None:
         path = self.path.rstrip("/")
+        choice = body.get("tool_choice")
+        if isinstance(choice, str) and choice in self.stub.refused_tool_choices:
+            message = f"tool_choice {choice!r} is not supported by this model"
+            self._send(400, {"error": {"message": message, "param": "tool_choice"}})
+            return
         text = self.stub.responder(body)
         if path.endswith("/chat/completions"):
             prompt_chars = sum(len(json.dumps(m)) for m in body.get("messages", []))
@@ -199,6 +204,8 @@ class StubOpenAIServer:
         requests: Every request received: `(path, json_body)`.
         failures: Failures served before normal answers, in order.
         request_headers: The headers of every request received (lower-case names).
+        refused_tool_choices: `tool_choice` values answered with a 400 naming
+            `tool_choice`, as providers that do not take `none` answer.
     """
 
     responder: Responder = default_responder
@@ -206,6 +213,7 @@ class StubOpenAIServer:
     requests: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     failures: deque[Failure] = field(default_factory=deque)
     request_headers: list[dict[str, str]] = field(default_factory=list)
+    refused_tool_choices: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         self._server: ThreadingHTTPServer | None = None

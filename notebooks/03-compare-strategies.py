@@ -135,3 +135,28 @@ assert len(replayed.timeline) > 0
 assert replayed.compactions >= 1 or replayed.timeline["agent_tokens"].max() <= replayed.threshold
 for event in replayed.events:
     assert event.tokens_after < event.tokens_before
+
+# %% [markdown]
+# ## What the context holds
+#
+# The same comparison by kind: system/tools, user, assistant text, thinking, tool calls,
+# tool results, summaries and images, before compacting and after each model-free strategy
+# at one budget, then along the replay above (its compactions show up as summaries).
+
+# %%
+from musepi_lab.analysis import context_composition_df, replay_composition_df
+from musepi_lab.plot import plot_context_composition
+
+composition = context_composition_df(session, budget=sorted(budgets)[0], counter=counter)
+ax = plot_context_composition(composition)
+
+# %%
+along = replay_composition_df(replayed, counter=counter, max_requests=60)
+ax = plot_context_composition(along)
+
+# %%
+totals = composition.groupby(["stage", "strategy"], observed=True)["tokens"].sum()
+before_total = totals[("before", "")]
+assert before_total == counter.count_messages(build_session_context(session).messages)
+assert totals[("after", "none")] == before_total  # `none` changes nothing
+assert len(along) > 0

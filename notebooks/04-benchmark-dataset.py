@@ -34,7 +34,9 @@
 #
 # Parameters: `dataset`, `strategies`, `budgets`, `output_dir` (empty: a fresh temporary
 # folder), `parallel` (a process pool instead of running inline), `mode` (`compact`, budget
-# = keep-recent tokens; `replay`, budget = context window).
+# = keep-recent tokens; `replay`, budget = context window), `recorded_formats` (shared-corpus
+# folders whose sessions' own compactions are compared with `model_free` strategies; empty:
+# skip that section).
 
 # %% tags=["parameters"]
 dataset = "datasets/sample"
@@ -43,11 +45,15 @@ budgets = [4000, 16000]
 output_dir = ""
 parallel = False
 mode = "compact"
+recorded_formats = ["pi", "claude-code", "codex"]
+model_free = ["truncate", "observation-masking", "extractive", "snapcompact", "prune", "none"]
 
 # %%
 import json
 import tempfile
 from pathlib import Path
+
+import pandas as pd
 
 from musepi_lab.bench import read_benchmark, run_benchmark, session_refs, write_benchmark
 from musepi_lab.datasets import find_up
@@ -95,13 +101,18 @@ assert sorted(again["strategy"].unique()) == sorted(results["strategy"].unique()
 # %% [markdown]
 # ## Summary
 #
-# Mean over sessions per strategy and budget.
+# Per strategy and budget: how many cells, how many compacted, how many carried facts, and
+# each metric's mean over the cells where it is defined (token reduction only where the
+# strategy compacted, retention only where there were facts) with a seeded bootstrap 95%
+# interval across sessions. `retention_lower` counts snapcompact's imaged pages as
+# unreadable, `retention_upper` as read perfectly.
 
 # %%
-summary = results.pivot_table(
-    index="strategy", columns="budget", values=["token_reduction", "fact_retention"], aggfunc="mean"
-)
-summary.round(3)
+from musepi_lab.bench import summary_table, table_text
+
+summary = summary_table(results)
+print(table_text(summary))
+assert (summary["cells"] == len(refs)).all()
 
 # %%
 if "none" in strategies and mode == "compact":
@@ -124,3 +135,92 @@ fig.savefig(out_dir / "comparison.png", dpi=100)
 # %%
 assert (out_dir / "comparison.png").stat().st_size > 0
 print("results in", out_dir)
+
+# %% [markdown]
+# ## The agent's own compactions against the model-free strategies
+#
+# `recorded` is what the real agent did: its own compactions with their recorded summaries
+# (pi/MusePi compaction entries, Claude Code's `compact_boundary` and summary, Codex's
+# `compacted`). At each point where a corpus session compacted, every model-free strategy
+# compacts the same context (`compact(session, name, leaf_id=<the entry before it>)`), and
+# all are measured the same way: `before` is the context rebuilt at that point (what `none`
+# leaves), `after` what each result leaves, and retention the share of the facts readable
+# before (fixed rules on the records of the path so far, `facts_of_entries`, kept when their
+# text is in the context `none` leaves) that are still readable after. Codex's compaction is provider-native: its replacement history is opaque
+# (and this corpus redacts it), so its `after` is only the placeholder the reader writes.
+
+# %%
+from musepi_lab.context import build_session_context
+from musepi_lab.datasets import corpus_path
+from musepi_lab.formats import read_session
+from musepi_lab.metrics import context_text, fact_retention, facts_of_entries
+from musepi_lab.strategies import compact
+
+corpus_root = corpus_path()
+points = []
+for folder in recorded_formats if corpus_root is not None else []:
+    for file in sorted((corpus_root / folder).glob("*.jsonl")):
+        session = read_session(file)
+        path = session.path()
+        for number, entry in enumerate(e for e in path if e.type == "compaction"):
+            leaf = entry.parent_id
+            prefix = [e.id for e in path[: path.index(entry)] if e.id is not None]
+            before = compact(session, "none", leaf_id=leaf)
+            readable = context_text(list(build_session_context(session, leaf).messages))
+            facts = [f for f in facts_of_entries(session, prefix) if f.text in readable]
+            for name in ["recorded", *model_free]:
+                result = compact(session, name, leaf_id=leaf)
+                if result is None:
+                    points.append(
+                        {
+                            "session": f"{folder}/{file.stem[:24]}",
+                            "point": number + 1,
+                            "strategy": name,
+                            "compacted": False,
+                        }
+                    )
+                    continue
+                applied = result.apply(session)
+                # A rewrite (masking, pruning, none) stays at the point; an appended
+                # compaction entry is the new session leaf.
+                after = (
+                    build_session_context(applied).messages
+                    if result.append_entry
+                    else build_session_context(applied, leaf).messages
+                )
+                points.append(
+                    {
+                        "session": f"{folder}/{file.stem[:24]}",
+                        "point": number + 1,
+                        "strategy": name,
+                        "compacted": True,
+                        "before": before.tokens_after if before else None,
+                        "after": result.tokens_after,
+                        "reduction": 1 - result.tokens_after / before.tokens_after
+                        if before and before.tokens_after
+                        else None,
+                        # Undefined without facts (the redacted Codex session has none).
+                        "retention": fact_retention(facts, context_text(list(after)))
+                        if facts
+                        else None,
+                        "facts": len(facts),
+                    }
+                )
+points = pd.DataFrame(points)
+(
+    points.set_index(["session", "point", "strategy"])[
+        ["compacted", "before", "after", "reduction", "retention", "facts"]
+    ].round(3)
+    if len(points)
+    else points
+)
+
+# %%
+if len(points):
+    done = points[points["compacted"]]
+    recorded = done[done["strategy"] == "recorded"]
+    assert len(recorded) == len(points[["session", "point"]].drop_duplicates())
+    assert (done["after"] > 0).all()
+    none = done[done["strategy"] == "none"]
+    assert (none["reduction"].abs() < 1e-9).all()
+    assert (none["retention"].dropna() == 1.0).all()

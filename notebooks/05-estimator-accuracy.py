@@ -33,12 +33,14 @@
 #
 # Parameters: `dataset` (the bundled sample), `corpus` (a folder of real pi sessions;
 # empty: the shared corpus's `pi` folder, `../shared/corpus/pi` or `$MUSEPI_LAB_CORPUS/pi`,
-# when present), `methods`.
+# when present), `methods`, `calibration_formats` (the corpus folders replayed against their
+# recorded bills; empty: none).
 
 # %% tags=["parameters"]
 dataset = "datasets/sample"
 corpus = ""
 methods = ["pi", "musepi", "o200k_base"]
+calibration_formats = ["pi", "claude-code", "codex"]
 
 # %%
 import numpy as np
@@ -147,3 +149,102 @@ for ax, (source, group) in zip(axes[0], points.groupby("source", sort=False), st
     ax.set_xlabel("estimated context (tokens)")
     ax.set_ylabel("recorded prompt tokens")
     ax.legend(fontsize=8)
+
+# %% [markdown]
+# ## Replay against the recorded bill
+#
+# `replay` bills every request under its provider's prompt-cache model (Anthropic: 5-minute
+# TTL, writes at their own price; OpenAI: automatic 128-token prefix caching, no write
+# charge; gaps from the recorded timestamps), with the context in the provider's tokens and
+# the harness's declared system prompt. Recorded usage is never an input: here it is what
+# the replay is checked against. For every corpus session that records usage (pi, Claude
+# Code, Codex), `none` replays the session as recorded; `recorded` also follows the
+# compactions the agent itself made, so sessions that compacted are only comparable with it.
+#
+# Token errors are shares of the recorded prompt tokens (so Anthropic's few uncached input
+# tokens do not dominate); the cost error is relative. The target is 5%. Codex sessions whose
+# text the corpus redacts count each text from the length its marker keeps.
+#
+# Measured when this section was written (tokens: recorded / replayed; errors of input, cache
+# read and cache write as shares of the recorded prompt, output and cost relative):
+#
+# | session | strategy | requests | cache read | cache write | output | cost | read | write | output | cost |
+# |---|---|---|---|---|---|---|---|---|---|---|
+# | cc/1af7fc5e-8455-4414- | none | 7 | 103,219 / 95,933 | 12,698 / 16,878 | 953 / 1,388 | $0.09 / $0.11 | -6.3% | +3.6% | +45.6% | +21.2% |
+# | cc/258c7280-ae70-4798- | none | 152 | 14,771,617 / 21,506,750 | 349,474 / 416,115 | 38,899 / 46,715 | $10.54 / $14.52 | +44.5% | +0.4% | +20.1% | +37.7% |
+# | cc/258c7280-ae70-4798- | recorded | 152 | 14,771,617 / 14,792,872 | 349,474 / 284,367 | 38,899 / 46,715 | $10.54 / $10.34 | +0.1% | -0.4% | +20.1% | -1.9% |
+# | cc/ae4a77f8-aedd-4bc1- | none | 217 | 16,553,628 / 20,397,558 | 237,121 / 318,425 | 49,467 / 58,929 | $5.32 / $8.58 | +22.9% | +0.5% | +19.1% | +61.3% |
+# | cc/ae4a77f8-aedd-4bc1- | recorded | 217 | 16,553,628 / 13,852,936 | 237,121 / 234,520 | 49,467 / 58,929 | $5.32 / $4.78 | -16.1% | -0.0% | +19.1% | -10.1% |
+# | cc/fa812bfe-b295-4cca- | none | 157 | 15,373,675 / 19,699,023 | 260,212 / 210,858 | 36,256 / 44,176 | $10.23 / $12.27 | +27.7% | -0.3% | +21.8% | +20.0% |
+# | cc/fa812bfe-b295-4cca- | recorded | 157 | 15,373,675 / 15,540,286 | 260,212 / 216,121 | 36,256 / 44,176 | $10.23 / $10.23 | +1.1% | -0.3% | +21.8% | -0.0% |
+# | cc/fe5e1c67-53e7-4862- | none | 9 | 161,313 / 153,182 | 6,672 / 23,541 | 2,636 / 4,212 | $0.11 / $0.20 | -4.8% | +10.0% | +59.8% | +73.1% |
+# | cc/spotter_short | none | 1 | 11,515 / 0 | 13,835 / 25,814 | 13 / 138 | $0.09 / $0.16 | -45.4% | +47.2% | +961.5% | +78.0% |
+# | cc/spotter_subagent | none | 12 | 427,286 / 440,052 | 25,842 / 47,122 | 1,586 / 5,625 | $0.42 / $0.66 | +2.8% | +4.7% | +254.7% | +55.0% |
+# | cc/spotter_tool_heavy | none | 4 | 88,231 / 77,989 | 17,696 / 27,554 | 212 / 344 | $0.16 / $0.22 | -9.7% | +9.3% | +62.3% | +37.1% |
+# | codex/2025-11-17T15-30 | none | 39 | 1,027,328 / 955,776 | 0 / 0 | 22,305 / 2,118 | $0.44 / $0.15 | -6.5% | +0.0% | -90.5% | -67.1% |
+# | codex/2026-02-23T12-40 | none | 81 | 6,836,352 / 7,923,584 | 0 / 0 | 36,075 / 13,934 | $2.34 / $1.63 | +15.1% | +0.0% | -61.4% | -30.4% |
+# | codex/2026-02-23T12-54 | none | 286 | 31,621,504 / 62,728,448 | 0 / 0 | 133,999 / 68,614 | $11.24 / $12.32 | +92.0% | +0.0% | -48.8% | +9.6% |
+# | codex/2026-02-23T12-54 | recorded | 286 | 31,621,504 / 36,112,000 | 0 / 0 | 133,999 / 68,614 | $11.24 / $7.67 | +13.3% | +0.0% | -48.8% | -31.8% |
+# | pi/before-compaction | none | 471 | 54,693,675 / 148,156,071 | 1,685,320 / 890,952 | 187,895 / 217,693 | $42.60 / $85.09 | +165.8% | -1.4% | +15.9% | +99.8% |
+# | pi/before-compaction | recorded | 471 | 54,693,675 / 63,910,357 | 1,685,320 / 744,215 | 187,895 / 217,693 | $42.60 / $42.05 | +16.3% | -1.7% | +15.9% | -1.3% |
+# | pi/prompt-cache-replay-session | none | 3 | 32 / 0 | 0 / 0 | 47 / 37 | $0.00 / $0.00 | -27.4% | +0.0% | -21.3% | +18.3% |
+# | pi/large-session | none | 439 | 43,229,469 / 51,149,489 | 4,296,232 / 383,066 | 83,156 / 78,993 | $30.33 / $17.97 | +16.7% | -8.2% | -5.0% | -40.8% |
+#
+# Request by request (`prompt_error_median`, `hit_agreement`: whether replay and record agree
+# that most of the prompt came from cache): the median prompt error is 0.4% to 4.3% on the
+# Claude Code sessions except ae4a77f8 (15.7%), 8.0% on pi/large-session, 14.4% on
+# pi/before-compaction with `recorded`, 8.0% to 29.0% on Codex; hit agreement is 75% to
+# 100% (92.3% on pi/large-session, whose misses on new turns the model does not predict).
+#
+# Within 5%: the two Claude Code sessions `recorded` replays (258c7280, fa812bfe; the second
+# by compensating errors: output +21.8%, cache write -17%). What the model does not predict:
+# pi misses the cache on about half of its new user turns even within 5 minutes; each
+# session's tokens per estimated token varies (1.10 to 1.88 for Anthropic) around the one
+# declared ratio; output is estimated from the reply, so OpenAI's hidden reasoning is
+# missed; Claude Code's system prompt may already be cached by an earlier session.
+
+# %%
+from musepi_lab.replay import calibration_rows, calibration_summary
+
+corpus_root = corpus_path()
+calibration = []
+if corpus_root is not None:
+    for folder in calibration_formats:
+        if not (corpus_root / folder).is_dir():
+            continue
+        for file in sorted((corpus_root / folder).glob("*.jsonl")):
+            session = read_session(file)
+            compacted = any(e.type == "compaction" for e in session.path())
+            for strategy in ("none", "recorded") if compacted else ("none",):
+                result = replay(session, strategy, window=10**9)
+                summary = calibration_summary(calibration_rows(session, result))
+                if summary["requests"]:
+                    calibration.append(
+                        {"session": f"{folder}/{file.stem[:24]}", "strategy": strategy, **summary}
+                    )
+calibration = pd.DataFrame(calibration)
+columns = [
+    "requests",
+    "recorded_cost_usd",
+    "replayed_cost_usd",
+    "share_error_input",
+    "share_error_cache_read",
+    "share_error_cache_write",
+    "error_output",
+    "error_cost_usd",
+    "prompt_error_median",
+    "hit_agreement",
+]
+calibration.set_index(["session", "strategy"])[columns].round(3) if len(
+    calibration
+) else calibration
+
+# %%
+if len(calibration):
+    assert (calibration["requests"] > 0).all()
+    assert np.isfinite(calibration["error_cost_usd"]).all()
+    within = calibration[
+        (calibration[[c for c in columns if c.startswith("share_error")]].abs() <= 0.05).all(axis=1)
+        & (calibration["error_cost_usd"].abs() <= 0.05)
+    ]
+    print(f"{len(within)} of {len(calibration)} replays within 5%:", list(within["session"]))

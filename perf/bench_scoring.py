@@ -8,10 +8,10 @@ each budget, as a `compact`-mode benchmark grid does. Each cell is timed in thre
   the contexts before and after, convert them for the provider — the bench needs those
   for tool pairing and the cache prefix —, count tokens);
 - `scoring`: the facts of the summarized part and their retention, two ways:
-  - `per-cell` (how `bench/_run.py` scores today): `extract_facts` of the summarized
+  - `per-cell` (how the bench scored before issue 10): `extract_facts` of the summarized
     messages in every cell (planted facts for the sample), the readable text before and
     after built per cell, one substring scan per fact and text;
-  - `once` (this issue): facts extracted once per session (`metrics.entry_facts`,
+  - `once` (how `bench/_score.py` scores now): facts extracted once per session (`metrics.entry_facts`,
     cached by session fingerprint) and assembled per cell (`facts_of_entries`); one
     `metrics.session_scorer` per session finds them with one Aho–Corasick pass per
     message and remembers each message's answer, so only messages a strategy wrote are

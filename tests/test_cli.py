@@ -134,7 +134,7 @@ def test_report_writes_plots_and_tables(tmp_path, capsys):
     capsys.readouterr()
     assert main(["report", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "truncate" in printed and "fact_retention @ 8000" in printed
+    assert "truncate" in printed and "retention_upper" in printed and "8,000" in printed
     for name in ("summary.md", "summary.csv", "fact_retention.png", "tradeoff.png"):
         assert (out / name).stat().st_size > 0
     assert (out / "fact_retention.png").read_bytes()[:4] == b"\x89PNG"

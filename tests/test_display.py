@@ -41,3 +41,26 @@ def test_result_and_replay_display():
     html = r._repr_html_()
     assert f"{r.compactions}" in html and "peak context" in html
     assert html.count("<tr>") >= 1 + r.compactions
+
+
+def test_preparation_says_why_the_keep_budget_shrank_and_which_count_is_which():
+    s = read_session(SAMPLE)
+    prep = prepare_compaction(s, CompactionSettings.musepi().copy_with(keep_recent_tokens=8000))
+    # The sample records provider usage above the estimate (usage ratio > 1, spec §4.4).
+    assert prep.usage_ratio is not None and prep.usage_ratio > 1
+    assert prep.keep_recent_tokens < 8000
+    text = repr(prep)
+    assert f"{prep.keep_recent_tokens:,} (asked 8,000, divided by the usage ratio" in text
+    assert f"{prep.usage_ratio:.2f}" in text
+    assert "recorded for the last reply" in text and "Which count is which" in text
+    assert "Which count is which" in prep._repr_html_()
+
+
+def test_result_names_both_token_counts_and_replay_events_scroll():
+    s = read_session(SAMPLE)
+    result = compact(s, "truncate")
+    text = repr(result)
+    assert f"{result.context_tokens_before:,} → {result.tokens_after:,}" in text
+    assert f"tokens before           {result.tokens_before:,} (the preparation's figure)" in text
+    html = replay(s, "truncate", window=16_000)._repr_html_()
+    assert "overflow:auto" in html and "max-height:320px" in html

@@ -1,7 +1,7 @@
 """The layer rule, read from the code: each module imports only its own layer and those
 below it, and the core layers import no plotting, widget or notebook package.
 
-Layers, bottom to top (docs/architecture.md): foundation (`_prompts`, `_repr`) → session →
+Layers, bottom to top (docs/architecture.md): foundation (`_atomic`, `_prompts`, `_repr`) → session →
 formats → context → tokens → compaction → llm → strategies → analysis / replay / metrics /
 datasets → bench → plot and display (HTML cards) → widgets → cli, testing and the package face.
 """
@@ -16,7 +16,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "musepi_lab"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("_prompts", "_repr", "_version", "prompts"),
+    ("_atomic", "_prompts", "_repr", "_version", "prompts"),
     ("session",),
     ("formats",),
     ("context",),

@@ -165,7 +165,17 @@ def test_musepi_includes_tool_results_and_custom_instructions_replace_the_prompt
     _, body = server.requests[0]
     user = body["messages"][1]["content"]
     # §7.2: tool results are included; custom instructions replace the branch prompt.
-    assert "tokens = []" in user
+    # oh-my-pi 18.2.3 renders the branch in the summarizer model's dialect: `xml` for "m1"
+    # (Human/Assistant segments, bare invokes with JSON values, `<tool_response>` results).
+    conversation = (
+        "\n\nHuman: Try the right approach instead."
+        '\n\nAssistant: Reading the lexer.<invoke name="read"><parameter name="path">'
+        '"src/lex.py"</parameter></invoke>\n<invoke name="write"><parameter name="path">'
+        '"src/right.py"</parameter></invoke>'
+        "\n\nHuman: <tool_response>\ntokens = []\n</tool_response>"
+        "\n\nAssistant: Right approach written."
+    )
+    assert user == f"<conversation>\n{conversation}\n</conversation>\n\nOnly list the files."
     assert user.endswith("</conversation>\n\nOnly list the files.")
     assert prompt("branch-summary") not in user
     summary = result.summary_entry.get("summary")

@@ -75,6 +75,9 @@ def test_one_line_per_strategy_through_budget_means():
     assert lines["llm-summary"] == ([3000.0, 9000.0], pytest.approx([0.85, 0.90]))
     assert ax.get_xlabel() == "tokens after"
     assert ax.get_ylabel() == "fact retention"
+    # Every point is in view (the nudged lines do not feed autoscaling by themselves).
+    left, right = ax.get_xlim()
+    assert left <= 2000 and right >= 9000
 
 
 def test_points_are_labelled_with_their_budget():

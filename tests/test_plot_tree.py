@@ -57,7 +57,13 @@ def test_nodes_regions_and_links():
     assert ("turn prefix" in legend) == bool(prep.turn_prefix_entry_ids)
     arrows = [p for p in ax.patches if isinstance(p, FancyArrowPatch)]
     compactions = sum(1 for e in session.entries if e.type == "compaction")
-    assert len(arrows) == compactions
+    # Each branch summary whose `fromId` names an entry gets an arc to it as well.
+    summaries = sum(
+        1 for e in session.entries if e.type == "branch_summary" and e.get("fromId") in session
+    )
+    assert [p.get_gid() for p in arrows].count("first-kept") == compactions
+    assert [p.get_gid() for p in arrows].count("from-id") == summaries
+    assert len(arrows) == compactions + summaries
     plt.close(fig)
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import contextlib
 import io
-import shutil
 import re
+import shutil
 from pathlib import Path
 
 import pytest

@@ -250,8 +250,10 @@ def test_masking_replaces_outputs_older_than_the_last_n_steps() -> None:
 
     counter = TokenCounter("pi")
     assert result.tokens_before == context_tokens(session, "musepi", counter)
-    assert result.tokens_after == context_tokens(after, "musepi", counter)
-    assert result.tokens_after < result.tokens_before
+    measured = compact(session, ObservationMasking(keep_turns=2), counter=counter)
+    assert measured is not None
+    assert measured.tokens_after == context_tokens(after, "musepi", counter)
+    assert measured.tokens_after < result.tokens_before
     assert_valid_context(build_session_context(after).messages)
 
 

@@ -15,7 +15,6 @@ from _corpus import PI_FIXTURES, SAMPLES, corpus_file
 
 from musepi_lab.compaction._settings import CompactionSettings
 from musepi_lab.context._build import build_session_context
-from musepi_lab.context._llm import convert_to_llm
 from musepi_lab.formats._registry import read_session
 from musepi_lab.llm._summarizer import OpenAICompatibleSummarizer, SummarizerError
 from musepi_lab.session._session import Session
@@ -137,26 +136,30 @@ def test_reasoning_effort(server, level, expected):
 
 
 # -- the result and the rebuilt context ----------------------------------------------------
-def test_result_is_a_handoff_compaction(server):
+def test_result_is_a_handoff_into_a_new_session(server):
     session = parser_session()
     result = compact(session, "handoff", settings=settings(), summarizer=summarizer(server))
     assert result.method == "handoff"
     assert result.summary == DOCUMENT
     assert dict(result.details) == {"readFiles": ["src/parse.py"], "modifiedFiles": []}
-    record = result.to_entry_record("e05", entry_id="h1", timestamp="t")
-    assert record["method"] == "handoff" and record["summary"] == DOCUMENT
+    new = result.apply(session)
+    # No compaction entry anywhere: one custom message in a session of its own.
+    assert [e.type for e in new.entries] == ["custom_message"]
+    assert new.id != session.id and new.header["parentSession"] == session.id
+    assert result.first_kept_entry_id == new.entries[0].id
 
 
-def test_context_renders_the_handoff_template(server):
+def test_context_is_the_handoff_message(server):
     session = parser_session()
     result = compact(session, "handoff", settings=settings(), summarizer=summarizer(server))
     context = build_session_context(result.apply(session))
-    first = convert_to_llm(context.messages)[0]
-    expected = prompt("handoff-summary-context").replace("{{summary}}", DOCUMENT)
-    assert first["role"] == "user"
-    assert first["content"][0]["text"] == expected
-    # The kept region follows the document: the cut was at e04, the long user message.
-    assert context.entry_ids[1:] == ("e04", "e05")
+    (only,) = context.messages
+    expected = prompt("handoff-context").replace("{{document}}", DOCUMENT)
+    assert only["role"] == "custom" and only["customType"] == "handoff"
+    assert only["content"] == expected and only["display"] is True
+    assert expected.startswith(f"<handoff-context>\n{DOCUMENT}\n</handoff-context>\n\n")
+    # tokens_after is the new session's context, counted by the run's counter.
+    assert result.tokens_after == TokenCounter("musepi").count_messages(context.messages)
 
 
 def test_key_never_written(server, tmp_path):
@@ -351,8 +354,10 @@ def chat_pairing_valid(messages) -> bool:
 def check_acceptance(session: Session, result, profile: str) -> None:
     counter = TokenCounter(profile)
     before = counter.count_messages(build_session_context(session, profile=profile).messages)
-    context = build_session_context(result.apply(session), profile=profile)
-    assert context.messages[0]["role"] == "compactionSummary"
+    new = result.apply(session)
+    assert new.header["parentSession"] == (session.source_path or session.id)
+    context = build_session_context(new, profile=profile)
+    assert [m["customType"] for m in context.messages] == ["handoff"]
     assert valid_pairing(context.messages)
     assert counter.count_messages(context.messages) < before
 

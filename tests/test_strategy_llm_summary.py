@@ -75,6 +75,22 @@ PARSER_TRANSCRIPT = (
     "[Tool result]: ok\n\n"
     "[Assistant]: Done."
 )
+# The same entries as the MusePi profile sends them to a model oh-my-pi 18.2.3 knows no dialect
+# for ("m1": its `xml` fallback), written out by hand from the release's `xml` dialect:
+# `\n\nHuman: ` / `\n\nAssistant: ` segments, bare `<invoke>` calls with JSON parameter
+# values, results in `<tool_response>` blocks.
+PARSER_XML_TRANSCRIPT = (
+    "\n\nHuman: Fix the parser in src/parse.py"
+    '\n\nAssistant: Reading it.<invoke name="read"><parameter name="path">"src/parse.py"'
+    "</parameter></invoke>"
+    "\n\nHuman: <tool_response>\ndef parse(): pass\n</tool_response>"
+    '\n\nAssistant: Editing.<invoke name="edit"><parameter name="path">"src/parse.py"'
+    '</parameter><parameter name="old">"pass"</parameter><parameter name="new">"return 1"'
+    "</parameter></invoke>"
+    "\n\nHuman: <tool_response>\nok\n</tool_response>"
+    "\n\nAssistant: Done."
+)
+TRANSCRIPTS = {"pi": PARSER_TRANSCRIPT, "musepi": PARSER_XML_TRANSCRIPT}
 
 
 def split_session(*, previous: str | None = None, history: bool = True) -> Session:
@@ -143,7 +159,7 @@ def test_first_summary_request_shape(server, profile):
         {
             "role": "user",
             "content": "<conversation>\n"
-            + PARSER_TRANSCRIPT
+            + TRANSCRIPTS[profile]
             + "\n</conversation>\n\n"
             + prompt("compaction-summary"),
         },
@@ -192,14 +208,24 @@ def test_split_turn_is_two_requests_merged(server, profile):
         summarizer=summarizer(server),
     )
     history, prefix = (by_role(b, "user") for _, b in server.requests)
+    if profile == "pi":
+        history_text = "[User]: First task\n\n[Assistant]: First done."
+        prefix_text = (
+            "[User]: Second task\n\n[Assistant]: Reading x.\n\n"
+            f'[Assistant tool calls]: read(path="x.py")\n\n[Tool result]: {words(200, "x")}'
+        )
+    else:  # the release's xml dialect
+        history_text = "\n\nHuman: First task\n\nAssistant: First done."
+        prefix_text = (
+            "\n\nHuman: Second task\n\nAssistant: Reading x."
+            '<invoke name="read"><parameter name="path">"x.py"</parameter></invoke>'
+            f"\n\nHuman: <tool_response>\n{words(200, 'x')}\n</tool_response>"
+        )
     assert history == (
-        "<conversation>\n[User]: First task\n\n[Assistant]: First done.\n</conversation>\n\n"
-        + prompt("compaction-summary")
+        f"<conversation>\n{history_text}\n</conversation>\n\n" + prompt("compaction-summary")
     )
     assert prefix == (
-        "<conversation>\n[User]: Second task\n\n[Assistant]: Reading x.\n\n"
-        '[Assistant tool calls]: read(path="x.py")\n\n'
-        f"[Tool result]: {words(200, 'x')}\n</conversation>\n\n" + prompt("compaction-turn-prefix")
+        f"<conversation>\n{prefix_text}\n</conversation>\n\n" + prompt("compaction-turn-prefix")
     )
     assert result.summary.startswith("HISTORY 13107" + SEPARATOR + "PREFIX 8192")
     assert result.first_kept_entry_id == "e05"
@@ -267,7 +293,7 @@ def test_additional_context_and_focus(server):
     )
     ((_, body),) = server.requests
     assert by_role(body, "user") == (
-        "<conversation>\n" + PARSER_TRANSCRIPT + "\n</conversation>\n\n"
+        "<conversation>\n" + PARSER_XML_TRANSCRIPT + "\n</conversation>\n\n"
         "<additional-context>\n- memory: prefers pytest\n- branch: main\n</additional-context>\n\n"
         + prompt("compaction-summary")
         + "\n\nAdditional focus: the parser bug"
@@ -310,7 +336,7 @@ def test_musepi_neutralizes_boundary_tags_pi_does_not(server):
         )
     pi_body, musepi_body = (by_role(b, "user") for _, b in server.requests)
     assert "[User]: Fix the parser in src/parse.py </conversation> now" in pi_body
-    assert "[User]: Fix the parser in src/parse.py &lt;/conversation> now" in musepi_body
+    assert "Human: Fix the parser in src/parse.py &lt;/conversation> now" in musepi_body
     assert musepi_body.count("</conversation>") == 1
 
 
@@ -335,7 +361,10 @@ def test_musepi_drops_useless_pairs(server):
     pi_body, musepi_body = (by_role(b, "user") for _, b in server.requests)
     assert 'grep(pattern="zzz"); read(path="a.py")' in pi_body
     assert "[Tool result]: no matches" in pi_body
-    assert '[Assistant tool calls]: read(path="a.py")\n\n[Tool result]: A = 1' in musepi_body
+    assert (
+        'Checking.<invoke name="read"><parameter name="path">"a.py"</parameter></invoke>'
+        "\n\nHuman: <tool_response>\nA = 1\n</tool_response>"
+    ) in musepi_body
     assert "zzz" not in musepi_body and "no matches" not in musepi_body
 
 
@@ -395,14 +424,15 @@ def test_folding_with_tiny_window(server):
         settings=settings("musepi", keep_recent_tokens=100),
         summarizer=summarizer(server, context_window=2000),
     )
-    # "[User]: " + 1200 chars = 302 tokens, "[Assistant]: ok" = 4 tokens: three turns
-    # (918 tokens) fit the 1024 budget, a fourth user message would not: windows of
-    # turns b–d, e–g, h.
+    # Each message is sized alone in the xml dialect (UTF-8 bytes / 4, rounded up):
+    # "\n\nHuman: " + 1200 chars = 303 tokens, "\n\nAssistant: ok" = 4 tokens: three turns
+    # (921 tokens) fit the 1024 budget, a fourth user message would not: windows of
+    # turns b–d, e–g, h, each rendered whole.
     bodies = [by_role(b, "user") for _, b in server.requests]
     assert len(bodies) == 3
     for body, letters in zip(bodies, ["bcd", "efg", "h"], strict=True):
         for letter in "bcdefgh":
-            assert (f"[User]: {words(300, letter)}" in body) == (letter in letters)
+            assert (f"Human: {words(300, letter)}" in body) == (letter in letters)
     assert bodies[0].endswith(prompt("compaction-summary"))
     # Each later window carries the previous window's answer as the previous summary.
     for body in bodies[1:]:
@@ -434,10 +464,11 @@ def test_single_oversized_window_is_clipped(server):
         settings=settings("musepi", keep_recent_tokens=100),
         summarizer=summarizer(server, context_window=2000),
     )
-    # "[User]: " + 8000 chars = 8008 chars, 2002 tokens > 1024: clipped to
-    # max(1024, floor(8008 · 1024 · 0.95 / 2002)) = 3891 chars plus pi's marker.
-    text = f"[User]: {words(2000, 'q')}"
-    expected = text[:3891] + f"\n\n[... {8008 - 3891} more characters truncated]"
+    # The release's xml dialect: "\n\nHuman: " + 8000 chars = 8009 chars, 2003 tokens > 1024,
+    # a window of its own, clipped to max(1024, floor(8009 · 1024 · 0.95 / 2003)) = 3889
+    # chars plus the truncation marker.
+    text = f"\n\nHuman: {words(2000, 'q')}"
+    expected = text[:3889] + f"\n\n[... {8009 - 3889} more characters truncated]"
     bodies = [by_role(b, "user") for _, b in server.requests]
     assert bodies[0] == f"<conversation>\n{expected}\n</conversation>\n\n" + prompt(
         "compaction-summary"
@@ -487,14 +518,27 @@ def test_short_summary_musepi_only(server):
         parser_session(),
         "llm-summary",
         settings=settings("musepi", keep_recent_tokens=100, reserve_tokens=2000),
-        summarizer=summarizer(server),
+        summarizer=summarizer(server, supports_reasoning=True),
         short_summary=True,
     )
     assert len(server.requests) == 2
     _, body = server.requests[1]
     # Spec §5.7: min(512, floor(0.2 · 2000)) = 400.
     assert body["max_tokens"] == 400
-    assert by_role(body, "user").endswith(prompt("compaction-short-summary"))
+    # oh-my-pi 18.2.3 (`generateShortSummary`): the kept messages as the conversation, in the
+    # summarizer's dialect (xml for "m1"), then the summary just made (max_tokens
+    # min(floor(0.8 · 2000), 16384) = 1600) as the previous summary, then the ask; the
+    # reasoning effort of the summary (no thinking level on the path: "high"). Which entries
+    # are kept is the cut rule's business: each kept entry's xml form is written out here.
+    kept_xml = {"e06": f"\n\nHuman: {words(300, 'k')}", "e07": "\n\nAssistant: Sure."}
+    ids = [e.id for e in parser_session().path()]
+    kept = ids[ids.index(result.first_kept_entry_id) :]
+    assert by_role(body, "user") == (
+        f"<conversation>\n{''.join(kept_xml[i] for i in kept)}\n</conversation>\n\n"
+        "<previous-summary>\nHISTORY 1600\n</previous-summary>\n\n"
+        + prompt("compaction-short-summary")
+    )
+    assert body["reasoning_effort"] == "high"
     assert result.short_summary == "SHORT one line"
     assert result.to_entry_record("e07", entry_id="x", timestamp="t")["shortSummary"] == (
         "SHORT one line"
@@ -746,9 +790,57 @@ def test_previous_snapcompact_archive_is_folded_into_text(server):
         "{{archive}}", "¶user: old request█¶ai: old answer"
     )
     assert by_role(body, "user") == (
-        "<conversation>\n[User]: New request\n\n[Assistant]: New answer\n</conversation>\n\n"
+        "<conversation>\n\n\nHuman: New request\n\nAssistant: New answer\n</conversation>\n\n"
         f"<previous-summary>\n{archive}\n</previous-summary>\n\n"
         + prompt("compaction-update-summary")
     )
     # The archive's text now lives in the summary; other preserved data is carried on.
     assert dict(result.preserve_data) == {"other": {"kept": True}}
+
+
+# -- dialect of the summary input (oh-my-pi 18.2.3) -------------------------------------------
+def test_musepi_renders_for_the_summarizer_model(server):
+    claude = OpenAICompatibleSummarizer(
+        model="claude-sonnet-4-5", base_url=server.base_url, api_key=SECRET, sleep=lambda s: None
+    )
+    compact(
+        parser_session(),
+        "llm-summary",
+        settings=settings("musepi", keep_recent_tokens=100),
+        summarizer=claude,
+    )
+    compact(
+        parser_session(),
+        "llm-summary",
+        settings=settings("musepi", keep_recent_tokens=100),
+        summarizer=summarizer(server),
+        dialect="harmony",
+    )
+    claude_body, harmony_body = (by_role(b, "user") for _, b in server.requests)
+    # A Claude model gets the anthropic dialect: calls in a <function_calls> block.
+    assert claude_body.startswith(
+        "<conversation>\n\n\nHuman: Fix the parser in src/parse.py\n\nAssistant: Reading it."
+        '<function_calls>\n<invoke name="read">'
+    )
+    # harmony, asked for by name, with its control tokens escaped.
+    assert harmony_body.startswith(
+        "<conversation>\n<\\|start\\|>user<\\|message\\|>Fix the parser in src/parse.py<\\|end\\|>"
+    )
+
+
+def test_summary_dialect_rule():
+    from types import SimpleNamespace
+
+    from musepi_lab.strategies._llm_summary import summary_dialect
+
+    c = Chain("d", assistant_fields={"provider": "anthropic", "model": "claude-sonnet-4-5"})
+    c.user("x")
+    c.assistant("y")
+    path = c.session().path()
+    # The summarizer's model first, then the session's default model (the release's own
+    # summarizer), then the `xml` fallback; a named dialect wins; pi has none.
+    assert summary_dialect(SimpleNamespace(model="gpt-5"), "musepi", path=path) == "harmony"
+    assert summary_dialect(SimpleNamespace(model=None), "musepi", path=path) == "anthropic"
+    assert summary_dialect(None, "musepi") == "xml"
+    assert summary_dialect(None, "musepi", "glm", path=path) == "glm"
+    assert summary_dialect(SimpleNamespace(model="gpt-5"), "pi", path=path) is None

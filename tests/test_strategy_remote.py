@@ -318,6 +318,14 @@ PARSER_PROMPT = (
     '[Assistant tool calls]: read(path="src/parse.py")\n\n[Tool result]: def parse(): pass\n\n'
     "[Assistant]: Done.\n</conversation>\n\n" + prompt("compaction-summary")
 )
+# MusePi: the release's dialect for the model that summarizes; the endpoint names none and the
+# session none either, so oh-my-pi 18.2.3's `xml` fallback (written out by hand from it).
+PARSER_PROMPT_XML = (
+    "<conversation>\n\n\nHuman: Fix the parser\n\nAssistant: Reading it."
+    '<invoke name="read"><parameter name="path">"src/parse.py"</parameter></invoke>'
+    "\n\nHuman: <tool_response>\ndef parse(): pass\n</tool_response>"
+    "\n\nAssistant: Done.\n</conversation>\n\n" + prompt("compaction-summary")
+)
 
 
 @pytest.mark.parametrize("profile", ["pi", "musepi"])
@@ -332,7 +340,7 @@ def test_custom_endpoint_request_shape(server, profile):
     assert path == "/compact"
     assert body == {
         "systemPrompt": prompt("summarization-system"),
-        "prompt": PARSER_PROMPT,
+        "prompt": PARSER_PROMPT if profile == "pi" else PARSER_PROMPT_XML,
         "maxTokens": 13107,
     }
     assert result.method == "remote"

@@ -486,13 +486,9 @@ def test_billing_estimate_and_tokens_after() -> None:
     assert params["image_tokens"] == frames * ANTHROPIC_FRAME_TOKENS
     assert params["frame_model"] == "claude-sonnet-4-5"
     assert params["prompts"] == PromptSet.default().label
-    counter = TokenCounter("musepi")
-    texts = [result.summary, archive["textHead"], archive["textTail"]]
-    assert result.tokens_after == (
-        counter.count_messages(prep.recent_messages)
-        + sum(counter.count_texts(texts))
-        + frames * ANTHROPIC_FRAME_TOKENS
-    )
+    # The strategy reports no size of its own: `compact()` measures the rebuilt context
+    # (tests/test_compact_uniform.py recomputes it independently).
+    assert result.tokens_after is None
 
 
 def test_openai_reader_gets_its_shape_billing_and_detail() -> None:

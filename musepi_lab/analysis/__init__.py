@@ -14,6 +14,14 @@ from ._columns import (
     TOOL_CALL_COLUMNS,
     Column,
 )
+from ._composition import (
+    COMPOSITION_COLUMNS,
+    DEFAULT_COMPOSITION_STRATEGIES,
+    REPLAY_COMPOSITION_COLUMNS,
+    context_composition,
+    context_composition_df,
+    replay_composition_df,
+)
 from ._rows import EntryRow, SessionView, ToolCallRow
 from ._tables import (
     compactions_df,
@@ -26,8 +34,11 @@ from ._tables import (
 
 __all__ = [
     "COMPACTION_COLUMNS",
+    "COMPOSITION_COLUMNS",
+    "DEFAULT_COMPOSITION_STRATEGIES",
     "ENTRY_COLUMNS",
     "MESSAGE_COLUMNS",
+    "REPLAY_COMPOSITION_COLUMNS",
     "SESSION_COLUMNS",
     "TIMESTAMP",
     "TOOL_CALL_COLUMNS",
@@ -36,9 +47,12 @@ __all__ = [
     "SessionView",
     "ToolCallRow",
     "compactions_df",
+    "context_composition",
+    "context_composition_df",
     "entries_df",
     "load_sessions",
     "messages_df",
+    "replay_composition_df",
     "sessions_df",
     "tool_calls_df",
 ]

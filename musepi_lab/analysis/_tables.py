@@ -7,6 +7,7 @@ record, and make the DataFrame once at the end (`build_frame`).
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
@@ -47,6 +48,7 @@ CounterSpec: TypeAlias = TokenCounter | str | None
 """A `TokenCounter`, a method name, or None for the default estimator (`DEFAULT_TOKEN_METHOD`)."""
 
 R = TypeVar("R")
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 # -- loading -------------------------------------------------------------------------------
@@ -196,35 +198,7 @@ def _table(
 # -- public frame functions ----------------------------------------------------------------
 
 
-@overload
-def entries_df(
-    sessions: SessionSource,
-    *,
-    strict: Literal[True],
-    counter: CounterSpec = ...,
-    columns: Sequence[Column[EntryRow]] = ...,
-) -> pd.DataFrame: ...
-@overload
-def entries_df(
-    sessions: SessionSource,
-    *,
-    strict: Literal[False] = ...,
-    counter: CounterSpec = ...,
-    columns: Sequence[Column[EntryRow]] = ...,
-) -> tuple[pd.DataFrame, list[ReadProblem]]: ...
-def entries_df(
-    sessions: SessionSource,
-    *,
-    strict: bool = False,
-    counter: CounterSpec = None,
-    columns: Sequence[Column[EntryRow]] = ENTRY_COLUMNS,
-) -> pd.DataFrame | tuple[pd.DataFrame, list[ReadProblem]]:
-    """One row per entry of every session, in file order.
-
-    Columns are `ENTRY_COLUMNS`: ids, `type`, `role` (of the runtime message, for entries
-    that put one in the LLM context), `timestamp`, `on_path` (on the leaf's path),
-    `children`, `label`, `tokens`, `tool_calls`, `custom_type`, `model`, `stop_reason`.
-
+_FRAME_DOC = """
     `session_id` is the header id, made unique within the call (`<id>#2` for a second
     session with the same id), so frames built from the same input join on `session_id`,
     `entry_id`, `parent_id` and `line`.
@@ -247,6 +221,48 @@ def entries_df(
     Raises:
         SessionReadError: A path does not exist; with `strict=True`, a file cannot be
             read or a session has read problems.
+"""
+"""The arguments, result and errors every frame function shares (appended to its docstring)."""
+
+
+def _frame_doc(function: F) -> F:
+    """Append the shared arguments/returns/raises section to a frame function's docstring."""
+    function.__doc__ = (
+        inspect.cleandoc(function.__doc__ or "") + "\n\n" + inspect.cleandoc(_FRAME_DOC)
+    )
+    return function
+
+
+@overload
+def entries_df(
+    sessions: SessionSource,
+    *,
+    strict: Literal[True],
+    counter: CounterSpec = ...,
+    columns: Sequence[Column[EntryRow]] = ...,
+) -> pd.DataFrame: ...
+@overload
+def entries_df(
+    sessions: SessionSource,
+    *,
+    strict: Literal[False] = ...,
+    counter: CounterSpec = ...,
+    columns: Sequence[Column[EntryRow]] = ...,
+) -> tuple[pd.DataFrame, list[ReadProblem]]: ...
+@_frame_doc
+def entries_df(
+    sessions: SessionSource,
+    *,
+    strict: bool = False,
+    counter: CounterSpec = None,
+    columns: Sequence[Column[EntryRow]] = ENTRY_COLUMNS,
+) -> pd.DataFrame | tuple[pd.DataFrame, list[ReadProblem]]:
+    """One row per entry of every session, in file order.
+
+    Columns are `ENTRY_COLUMNS`: ids, `type`, `role` (of the runtime message, for entries
+    that put one in the LLM context), `timestamp`, `on_path` (on the leaf's path),
+    `children`, `label`, `tokens`, `tool_calls`, `custom_type`, `model`, `stop_reason`.
+
     """
     return _table(sessions, _entry_rows, columns, strict, counter)
 
@@ -267,6 +283,7 @@ def messages_df(
     counter: CounterSpec = ...,
     columns: Sequence[Column[EntryRow]] = ...,
 ) -> tuple[pd.DataFrame, list[ReadProblem]]: ...
+@_frame_doc
 def messages_df(
     sessions: SessionSource,
     *,
@@ -281,28 +298,6 @@ def messages_df(
     `MESSAGE_COLUMNS`: ids, `entry_type`, `role`, `text`, `tokens`, tool-result fields,
     model and usage.
 
-    `session_id` is the header id, made unique within the call (`<id>#2` for a second
-    session with the same id), so frames built from the same input join on `session_id`,
-    `entry_id`, `parent_id` and `line`.
-
-    Args:
-        sessions: A `Session`, a session file or folder (read with `iter_sessions`), or a
-            list of those.
-        strict: Raise on read problems instead of returning them beside the frame.
-        counter: Token counter for the token columns: a `TokenCounter` (share one across
-            calls to reuse its per-entry cache), a method name (`pi`, `musepi`,
-            `o200k_base`, `cl100k_base`), or None for `pi`.
-        columns: The columns to build (default: all of this frame's columns).
-
-    Returns:
-        With `strict=False` (the default) a tuple `(frame, errors)`: `errors` lists every
-        `ReadProblem` met (files that could not be read, then each session's problems,
-        each naming file and line) and the frame keeps every valid record. With
-        `strict=True`, the frame alone.
-
-    Raises:
-        SessionReadError: A path does not exist; with `strict=True`, a file cannot be
-            read or a session has read problems.
     """
     return _table(sessions, _message_rows, columns, strict, counter)
 
@@ -323,6 +318,7 @@ def tool_calls_df(
     counter: CounterSpec = ...,
     columns: Sequence[Column[ToolCallRow]] = ...,
 ) -> tuple[pd.DataFrame, list[ReadProblem]]: ...
+@_frame_doc
 def tool_calls_df(
     sessions: SessionSource,
     *,
@@ -337,28 +333,6 @@ def tool_calls_df(
     `result_entry_id`, `result_line`, `result_tokens`, `is_error` and `useless` of the
     result (missing when there is none).
 
-    `session_id` is the header id, made unique within the call (`<id>#2` for a second
-    session with the same id), so frames built from the same input join on `session_id`,
-    `entry_id`, `parent_id` and `line`.
-
-    Args:
-        sessions: A `Session`, a session file or folder (read with `iter_sessions`), or a
-            list of those.
-        strict: Raise on read problems instead of returning them beside the frame.
-        counter: Token counter for the token columns: a `TokenCounter` (share one across
-            calls to reuse its per-entry cache), a method name (`pi`, `musepi`,
-            `o200k_base`, `cl100k_base`), or None for `pi`.
-        columns: The columns to build (default: all of this frame's columns).
-
-    Returns:
-        With `strict=False` (the default) a tuple `(frame, errors)`: `errors` lists every
-        `ReadProblem` met (files that could not be read, then each session's problems,
-        each naming file and line) and the frame keeps every valid record. With
-        `strict=True`, the frame alone.
-
-    Raises:
-        SessionReadError: A path does not exist; with `strict=True`, a file cannot be
-            read or a session has read problems.
     """
     return _table(sessions, _tool_call_rows, columns, strict, counter, tool_result_entries)
 
@@ -379,6 +353,7 @@ def compactions_df(
     counter: CounterSpec = ...,
     columns: Sequence[Column[EntryRow]] = ...,
 ) -> tuple[pd.DataFrame, list[ReadProblem]]: ...
+@_frame_doc
 def compactions_df(
     sessions: SessionSource,
     *,
@@ -392,28 +367,6 @@ def compactions_df(
     `tokens_before`, `tokens_after`, `first_kept_entry_id` (and its `first_kept_line`),
     `read_files` and `modified_files` counts of the details, `from_extension`.
 
-    `session_id` is the header id, made unique within the call (`<id>#2` for a second
-    session with the same id), so frames built from the same input join on `session_id`,
-    `entry_id`, `parent_id` and `line`.
-
-    Args:
-        sessions: A `Session`, a session file or folder (read with `iter_sessions`), or a
-            list of those.
-        strict: Raise on read problems instead of returning them beside the frame.
-        counter: Token counter for the token columns: a `TokenCounter` (share one across
-            calls to reuse its per-entry cache), a method name (`pi`, `musepi`,
-            `o200k_base`, `cl100k_base`), or None for `pi`.
-        columns: The columns to build (default: all of this frame's columns).
-
-    Returns:
-        With `strict=False` (the default) a tuple `(frame, errors)`: `errors` lists every
-        `ReadProblem` met (files that could not be read, then each session's problems,
-        each naming file and line) and the frame keeps every valid record. With
-        `strict=True`, the frame alone.
-
-    Raises:
-        SessionReadError: A path does not exist; with `strict=True`, a file cannot be
-            read or a session has read problems.
     """
     return _table(
         sessions, _compaction_rows, columns, strict, counter, entries_of_type("compaction")
@@ -436,6 +389,7 @@ def sessions_df(
     counter: CounterSpec = ...,
     columns: Sequence[Column[SessionView]] = ...,
 ) -> tuple[pd.DataFrame, list[ReadProblem]]: ...
+@_frame_doc
 def sessions_df(
     sessions: SessionSource,
     *,
@@ -449,27 +403,5 @@ def sessions_df(
     counts of entries, messages (all, and per role), tool calls, compactions, branch
     summaries, branches (leaves) and read errors, first and last timestamp, `tokens`.
 
-    `session_id` is the header id, made unique within the call (`<id>#2` for a second
-    session with the same id), so frames built from the same input join on `session_id`,
-    `entry_id`, `parent_id` and `line`.
-
-    Args:
-        sessions: A `Session`, a session file or folder (read with `iter_sessions`), or a
-            list of those.
-        strict: Raise on read problems instead of returning them beside the frame.
-        counter: Token counter for the token columns: a `TokenCounter` (share one across
-            calls to reuse its per-entry cache), a method name (`pi`, `musepi`,
-            `o200k_base`, `cl100k_base`), or None for `pi`.
-        columns: The columns to build (default: all of this frame's columns).
-
-    Returns:
-        With `strict=False` (the default) a tuple `(frame, errors)`: `errors` lists every
-        `ReadProblem` met (files that could not be read, then each session's problems,
-        each naming file and line) and the frame keeps every valid record. With
-        `strict=True`, the frame alone.
-
-    Raises:
-        SessionReadError: A path does not exist; with `strict=True`, a file cannot be
-            read or a session has read problems.
     """
     return _table(sessions, _session_rows, columns, strict, counter)

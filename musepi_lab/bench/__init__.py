@@ -2,12 +2,16 @@
 
 The grid (`_grid`), running it (`_cell`, `_run`, `_pool`, resuming with `_cache`), scoring
 one cell (`_score`), writing and reading results atomically (`_files`, under the folder
-lock of `_lock`) and the summary tables (`_summary`). Figures live in `musepi_lab.plot`
+lock of `_lock`), the summary tables (`_summary`, with counts, means where defined and
+bootstrap intervals from `_aggregate`) and probe scores beside the metrics (`_probes`,
+`run_benchmark(..., evaluate="probes")`). Figures live in `musepi_lab.plot`
 (`plot_benchmark`, `plot_tradeoff`, `write_benchmark_report`).
 """
 
 from typing import Any
 
+from ._aggregate import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CI_LEVEL, bootstrap_ci
+from ._branch import BRANCH_STRATEGIES, BranchCase, branch_table, run_branch_bench
 from ._cache import read_cell, write_cell
 from ._cell import run_cell
 from ._files import read_benchmark, write_benchmark
@@ -22,9 +26,11 @@ from ._grid import (
     session_refs,
 )
 from ._lock import FolderLockedError
+from ._probes import EVALUATIONS, PROBE_COLUMNS
 from ._run import benchmark_config, run_benchmark, run_cells
 from ._score import COLUMNS, TIMING_COLUMNS, score_compaction, score_replay
 from ._summary import (
+    PROBE_SUMMARY_METRICS,
     REPLAY_SUMMARY_METRICS,
     SUMMARY_METRICS,
     default_metrics,
@@ -35,16 +41,26 @@ from ._summary import (
 )
 
 __all__ = [
+    "BOOTSTRAP_RESAMPLES",
+    "BOOTSTRAP_SEED",
+    "BRANCH_STRATEGIES",
+    "CI_LEVEL",
     "COLUMNS",
+    "EVALUATIONS",
     "FACT_SOURCES",
     "MODES",
+    "PROBE_COLUMNS",
+    "PROBE_SUMMARY_METRICS",
     "REPLAY_SUMMARY_METRICS",
     "SUMMARY_METRICS",
     "TIMING_COLUMNS",
+    "BranchCase",
     "Cell",
     "FolderLockedError",
     "SessionRef",
     "benchmark_config",
+    "bootstrap_ci",
+    "branch_table",
     "default_metrics",
     "make_cells",
     "parse_strategy",
@@ -52,6 +68,7 @@ __all__ = [
     "read_cell",
     "resolve_strategy",
     "run_benchmark",
+    "run_branch_bench",
     "run_cell",
     "run_cells",
     "score_compaction",

@@ -10,7 +10,8 @@ from typing import Any
 
 import orjson
 
-from ._files import remove_stale_temporaries, write_bytes_atomic
+from .._atomic import write_bytes_atomic
+from ._files import remove_stale_temporaries
 from ._grid import Cell
 from ._score import COLUMNS
 

@@ -10,12 +10,18 @@ from typing import Any
 
 from ..datasets._generator import PlantedFact, read_facts
 from ..formats._registry import iter_sessions
-from ..metrics._metrics import DEFAULT_PRICES
 from ..session._session import Session
 from ..strategies._base import compact
 from ..tokens._counter import TokenCounter
 from ._grid import Cell
-from ._score import COLUMNS, cell_cost, score_compaction, score_replay, standing_instructions
+from ._score import (
+    COLUMNS,
+    cell_cost,
+    clear_score_caches,
+    score_compaction,
+    score_replay,
+    standing_instructions,
+)
 
 
 # -- worker-side caches -------------------------------------------------------------------
@@ -46,6 +52,7 @@ def clear_worker_caches() -> None:
     _load_session.cache_clear()
     _shared_counter.cache_clear()
     _planted_facts.cache_clear()
+    clear_score_caches()
 
 
 # -- what a cell scores against -----------------------------------------------------------
@@ -90,6 +97,7 @@ def _compact_cell(cell: Cell, session: Session, counter: TokenCounter) -> dict[s
         session, cell.strategy, settings=settings, counter=counter, summarizer=cell.summarizer
     )
     compact_seconds = time.perf_counter() - started
+    scoring = time.perf_counter()
     scores = score_compaction(
         session,
         result,
@@ -106,8 +114,14 @@ def _compact_cell(cell: Cell, session: Session, counter: TokenCounter) -> dict[s
         **_identity(cell, session, source),
         **scores,
         "compactions": int(scores["compacted"]),
-        "summarizer_cost_usd": cell_cost(s_in, s_out, cell.prices),
+        "summarizer_cost_usd": cell_cost(
+            s_in,
+            s_out,
+            cell.prices,
+            cached_input_tokens=result.summarizer_cached_input_tokens if result else 0,
+        ),
         "compact_seconds": compact_seconds,
+        "score_seconds": time.perf_counter() - scoring,
     }
 
 
@@ -124,9 +138,10 @@ def _replay_cell(cell: Cell, session: Session, counter: TokenCounter) -> dict[st
         settings=cell.settings,
         counter=counter,
         summarizer=cell.summarizer,
-        prices={**DEFAULT_PRICES, **(cell.prices or {})},
+        prices=cell.prices,  # None: each request at its model's prices (prices_for)
     )
     compact_seconds = time.perf_counter() - started
+    scoring = time.perf_counter()
     scores = score_replay(
         session,
         res,
@@ -136,7 +151,12 @@ def _replay_cell(cell: Cell, session: Session, counter: TokenCounter) -> dict[st
         instructions=standing_instructions(session, planted),
         prices=cell.prices,
     )
-    return {**_identity(cell, session, source), **scores, "compact_seconds": compact_seconds}
+    return {
+        **_identity(cell, session, source),
+        **scores,
+        "compact_seconds": compact_seconds,
+        "score_seconds": time.perf_counter() - scoring,
+    }
 
 
 def _failed_row(cell: Cell, exc: BaseException) -> dict[str, Any]:

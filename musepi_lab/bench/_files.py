@@ -10,13 +10,13 @@ and the ones left by a process killed mid-write are removed by the next writer.
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .._atomic import write_files_atomic
 from ._process import pid_running
 
 if TYPE_CHECKING:
@@ -25,25 +25,6 @@ if TYPE_CHECKING:
 RESULTS_PARQUET = "results.parquet"
 RESULTS_CSV = "results.csv"
 CONFIG_JSON = "config.json"
-
-Writer = Callable[[Path], object]
-"""Writes a file's whole content to the path it is given."""
-
-_serial = itertools.count()
-
-
-def _temp_path(path: Path) -> Path:
-    return path.with_name(f".{path.name}.{os.getpid()}.{next(_serial)}.tmp")
-
-
-def _fsync(path: Path, *, directory: bool = False) -> None:
-    fd = os.open(path, os.O_RDONLY | (getattr(os, "O_DIRECTORY", 0) if directory else 0))
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass  # some filesystems cannot sync a folder; the rename is still atomic
-    finally:
-        os.close(fd)
 
 
 def remove_stale_temporaries(folder: str | os.PathLike[str]) -> list[Path]:
@@ -56,43 +37,6 @@ def remove_stale_temporaries(folder: str | os.PathLike[str]) -> list[Path]:
             tmp.unlink(missing_ok=True)
             removed.append(tmp)
     return removed
-
-
-def write_files_atomic(files: Mapping[Path, Writer], *, durable: bool = True) -> None:
-    """Write several files so that each is either untouched or wholly new.
-
-    Every file is first written to a temporary in its folder (and synced to disk when
-    `durable`), then all are renamed over their targets; a writer that raises leaves
-    every target as it was and no temporary behind.
-
-    Args:
-        files: Target path → function writing the content to the path it is given.
-        durable: fsync each file and its folder (off for small caches, where losing the
-            last file on power loss only means recomputing it).
-    """
-    staged: list[tuple[Path, Path]] = []
-    try:
-        for path, write in files.items():
-            tmp = _temp_path(path)
-            staged.append((tmp, path))
-            write(tmp)
-            if durable:
-                _fsync(tmp)
-        for tmp, path in staged:
-            os.replace(tmp, path)
-    except BaseException:
-        for tmp, _ in staged:
-            tmp.unlink(missing_ok=True)
-        raise
-    if durable:
-        for folder in {path.parent for path in files}:
-            _fsync(folder, directory=True)
-
-
-def write_bytes_atomic(path: Path, data: bytes, *, durable: bool = True) -> Path:
-    """Write `data` to `path` atomically (see `write_files_atomic`)."""
-    write_files_atomic({path: lambda tmp: tmp.write_bytes(data)}, durable=durable)
-    return path
 
 
 def write_benchmark(

@@ -29,6 +29,7 @@ from ._cell import run_cell
 from ._grid import Cell, SessionRef, make_cells, resolve_strategy, session_refs
 from ._lock import folder_lock
 from ._pool import worker_pool
+from ._probes import check_evaluation, with_evaluation
 from ._score import COLUMNS
 
 if TYPE_CHECKING:
@@ -278,12 +279,15 @@ def run_benchmark(
     prices: Mapping[str, float] | None = None,
     max_workers: int | None = None,
     on_computed: CellHook | None = None,
+    evaluate: str = "metrics",
+    reader: Summarizer | None = None,
+    judge: Summarizer | None = None,
+    probe_point: str = "last-request",
 ) -> pd.DataFrame:
     """Run every (session, strategy, budget) cell and return one tidy DataFrame.
 
     Args:
-        sessions: Session files, folders of them, `Session`s read from files, or
-            `SessionRef`s (or one of these).
+        sessions: Session files, folders of them, `Session`s read from files or `SessionRef`s.
         strategies: Names (`"observation-masking:keep_turns=3"` works), `(name, params)`
             pairs, or strategy values.
         budgets: Tokens: `keep_recent_tokens` of the one compaction at the session leaf
@@ -301,11 +305,14 @@ def run_benchmark(
         prices: USD per million tokens (`input`, `output`, `cache_read`, `cache_write`).
         max_workers: Size of the default process pool.
         on_computed: Called with each computed (not cached) cell and its row.
+        evaluate: `"metrics"`, or `"probes"` to add `PROBE_COLUMNS` (compact mode only).
+        reader: The model answering the probes (`evaluate="probes"`).
+        judge: The model scoring answers without an exact reference (likewise).
+        probe_point: Where the probes' compaction is made (see `bench._probes`).
 
     Returns:
-        One row per cell in grid order (session, strategy, budget) with the columns of
-        `COLUMNS`; `df.attrs["config"]` holds the run's configuration and
-        `df.attrs["cells_computed"]` / `["cells_cached"]` what this call did.
+        One row per cell in grid order (session, strategy, budget) with `COLUMNS` (and
+        `PROBE_COLUMNS`); `df.attrs`: the run's `config`, `cells_computed`, `cells_cached`.
 
     Raises:
         FileNotFoundError: A session path does not exist.
@@ -313,15 +320,13 @@ def run_benchmark(
         ValueError: The inputs hold no session; a bad budget, mode or fact source.
         FolderLockedError: Another running process uses `cache_dir`.
     """
-    import pandas as pd
-
-    settings = settings or CompactionSettings.musepi()
+    check_evaluation(evaluate, mode=mode, reader=reader, judge=judge)
     cells, config = _plan(
         sessions,
         strategies,
         budgets,
         mode=mode,
-        settings=settings,
+        settings=settings or CompactionSettings.musepi(),
         counter_method=counter_method,
         facts=facts or "auto",
         summarizer=summarizer,
@@ -336,8 +341,16 @@ def run_benchmark(
         on_computed=tally,
         max_workers=max_workers,
     )
+    df = _frame(rows, config, computed=tally.computed, cached=len(cells) - tally.computed)
+    return with_evaluation(df, cells, evaluate, reader=reader, judge=judge, point=probe_point)
+
+
+def _frame(
+    rows: Sequence[Mapping[str, Any]], config: Mapping[str, Any], *, computed: int, cached: int
+) -> pd.DataFrame:
+    """The benchmark frame of the rows, with the run's configuration and counts."""
+    import pandas as pd
+
     df = pd.DataFrame(rows, columns=list(COLUMNS))
-    df.attrs.update(
-        config=config, cells_computed=tally.computed, cells_cached=len(cells) - tally.computed
-    )
+    df.attrs.update(config=config, cells_computed=computed, cells_cached=cached)
     return df

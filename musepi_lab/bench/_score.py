@@ -11,18 +11,27 @@ compaction at the session leaf):
   (canonical JSON), `label` (name and non-default parameters), `budget`, `counter`,
   `fact_source`;
 - `compacted` (the strategy did something), `method`, `compactions` (0 or 1);
-- `tokens_before` / `tokens_after` (the context the model sees, with the cell's counter),
+- `tokens_before` / `tokens_after` (the context the model sees, measured as `compact()`
+  measures it: text with the cell's counter, images by one billing rule),
   `token_reduction`, `summary_tokens`;
 - `facts`, `facts_kept`, `fact_retention`, `retention_<kind>`: facts of the part the
   engine's cut at this budget would summarize away (planted facts when the session has a
   `facts.json` beside it, else `extract_facts` of the summarized messages), counted only
   when present in the context before; retained when their exact text is still in the
-  context after (`metrics.context_text`). None when there was nothing to score;
+  context after (`metrics.context_text`). None when there was nothing to score. The facts
+  are extracted once per session and found with one multi-pattern pass per message
+  (`metrics.session_scorer`);
+- `retention_lower` / `retention_upper`: the same retention with snapcompact's imaged pages
+  counted as unreadable (lower bound, equal to `fact_retention`) and as read perfectly
+  (upper bound); equal for strategies that image nothing. In replay mode they describe
+  the last compaction, its whole archive taken as sent and read for the upper bound;
 - `instructions`, `instruction_survival`: the first user request and the user's standing
   instructions (planted `instruction` facts, else extracted ones) present before;
 - `tool_pairing_valid`, `tool_pairing_problems`, `cache_prefix_tokens`, `cache_prefix_kept`;
 - `summarizer_input_tokens`, `summarizer_output_tokens`, `summarizer_cost_usd`;
-- timings `compact_seconds` (the strategy) and `cell_seconds` (the whole cell);
+- timings `compact_seconds` (the strategy), `score_seconds` (every metric of the cell:
+  rebuilding the contexts, facts, retention, pairing, cache prefix) and `cell_seconds`
+  (the whole cell);
 - `error`: the exception of a cell that failed (its metrics are then None).
 
 A `replay` cell (budget = context window) replays the session with the strategy
@@ -35,7 +44,9 @@ compaction, `decay` lists every step and `decay_slope` its mean change per compa
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..compaction._prepare import prepare_compaction
@@ -44,6 +55,7 @@ from ..compaction._settings import CompactionSettings
 from ..context._build import UNSET, build_session_context
 from ..context._llm import convert_to_llm
 from ..datasets._generator import PlantedFact
+from ..metrics._archive import archive_text, session_archives
 from ..metrics._facts import FACT_KINDS, Fact, context_text, extract_facts
 from ..metrics._metrics import (
     DEFAULT_PRICES,
@@ -55,15 +67,18 @@ from ..metrics._metrics import (
     token_reduction,
     tool_pairing_problems,
 )
+from ..metrics._scoring import SessionScorer, session_scorer
+from ..metrics._session_facts import entry_facts, facts_of_entries
 from ..session._messages import entry_to_message
 from ..session._session import Session, timestamp_after
+from ..strategies._context_size import measure_messages
 from ..tokens._counter import TokenCounter
 from ._grid import canonical_json
 
 if TYPE_CHECKING:
     from ..replay._replay import CompactionEvent, ReplayResult
 
-TIMING_COLUMNS: tuple[str, ...] = ("compact_seconds", "cell_seconds")
+TIMING_COLUMNS: tuple[str, ...] = ("compact_seconds", "score_seconds", "cell_seconds")
 """Columns that vary from run to run; leave them out when comparing frames."""
 
 COLUMNS: tuple[str, ...] = (
@@ -91,6 +106,8 @@ COLUMNS: tuple[str, ...] = (
     "facts_kept",
     "fact_retention",
     *(f"retention_{kind}" for kind in FACT_KINDS),
+    "retention_lower",
+    "retention_upper",
     "retention_first",
     "decay",
     "decay_slope",
@@ -147,14 +164,10 @@ def standing_instructions(
     return list(dict.fromkeys(items))
 
 
-def _readable_text(runtime: Sequence[Mapping[str, Any]], llm: Sequence[Mapping[str, Any]]) -> str:
-    """Everything the model reads: the runtime messages' text (with snapcompact archive
-    text) and the provider messages' text (summaries rendered, snapcompact text blocks)."""
-    return context_text(runtime) + "\n" + context_text(llm)
-
-
-def _retention_columns(facts: Sequence[Fact], after_text: str) -> dict[str, Any]:
-    kept = sum(1 for f in facts if f.text in after_text)
+def _retention_columns(facts: Sequence[Fact], after: str | frozenset[str]) -> dict[str, Any]:
+    """Retention of `facts` in a context, overall and per kind; `after` is the context's
+    text, or the set of facts found in it."""
+    kept = sum(1 for f in facts if f.text in after)
     row: dict[str, Any] = {
         "facts": len(facts),
         "facts_kept": kept,
@@ -162,45 +175,119 @@ def _retention_columns(facts: Sequence[Fact], after_text: str) -> dict[str, Any]
     }
     for kind in FACT_KINDS:
         of_kind = [f for f in facts if f.kind == kind]
-        row[f"retention_{kind}"] = fact_retention(of_kind, after_text) if of_kind else None
+        kept_of_kind = sum(1 for f in of_kind if f.text in after)
+        row[f"retention_{kind}"] = kept_of_kind / len(of_kind) if of_kind else None
     return row
 
 
-def _survival(instructions: Sequence[str], after_text: str) -> float | None:
-    return fact_retention(instructions, after_text) if instructions else None
+def _survival(instructions: Sequence[str], after: str | frozenset[str]) -> float | None:
+    if not instructions:
+        return None
+    return sum(1 for i in instructions if i in after) / len(instructions)
 
 
-def cell_cost(input_tokens: int, output_tokens: int, prices: Mapping[str, float] | None) -> float:
-    """Summarizer cost in USD at `DEFAULT_PRICES` overridden by `prices`."""
-    return summarizer_cost(input_tokens, output_tokens, {**DEFAULT_PRICES, **(prices or {})})
+def cell_cost(
+    input_tokens: int,
+    output_tokens: int,
+    prices: Mapping[str, float] | None,
+    *,
+    cached_input_tokens: int = 0,
+) -> float:
+    """Summarizer cost in USD at `DEFAULT_PRICES` overridden by `prices` (cached input
+    at the cache-read price)."""
+    return summarizer_cost(
+        input_tokens,
+        output_tokens,
+        {**DEFAULT_PRICES, **(prices or {})},
+        cached_input_tokens=cached_input_tokens,
+    )
 
 
 # -- compact mode -------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Before:
+    """The context before any compaction at a leaf: the same for every cell of a session
+    at that leaf, so it is built, converted and counted once."""
+
+    messages: Sequence[Any]
+    llm: Sequence[Any]
+    llm_tokens: int
+    model_id: str | None
+
+
+@dataclass(frozen=True)
+class _Contexts:
+    """The contexts a compact cell compares: runtime and provider messages before and after,
+    the session after (for its snapcompact archives), its leaf, and the model in force."""
+
+    before: _Before
+    after: Sequence[Any]
+    llm_after: Sequence[Any]
+    after_session: Session
+    after_leaf: str | None
+
+
+_BEFORE_KEPT = 8
+# (id(session), leaf, profile, counter method) -> (session, before); the session is held
+# so its id stays its own (sessions are immutable).
+_befores: OrderedDict[tuple[int, str | None, str, str], tuple[Session, _Before]] = OrderedDict()
+
+
+def _before(session: Session, leaf_id: str | None, profile: str, counter: TokenCounter) -> _Before:
+    key = (id(session), leaf_id, profile, counter.method)
+    hit = _befores.get(key)
+    if hit is not None and hit[0] is session:
+        _befores.move_to_end(key)
+        return hit[1]
+    built = build_session_context(session, UNSET if leaf_id is None else leaf_id, profile=profile)
+    llm = convert_to_llm(built.messages, profile=profile)
+    model_id = built.model.get("modelId") if isinstance(built.model, Mapping) else None
+    before = _Before(
+        messages=built.messages,
+        llm=llm,
+        llm_tokens=counter.count_messages(llm),
+        model_id=model_id if isinstance(model_id, str) else None,
+    )
+    _befores[key] = (session, before)
+    while len(_befores) > _BEFORE_KEPT:
+        _befores.popitem(last=False)
+    return before
+
+
+def clear_score_caches() -> None:
+    """Forget the contexts kept per session (benchmarks call this between runs)."""
+    _befores.clear()
+
+
 def _contexts(
     session: Session,
     result: CompactionResult | None,
     leaf_id: str | None,
     profile: str,
+    counter: TokenCounter,
     salt: str,
-) -> tuple[Sequence[Any], Sequence[Any], Sequence[Any], Sequence[Any]]:
+) -> _Contexts:
     """Runtime and provider messages before and after the result is applied (with a
     deterministic id and time, so equal inputs give equal rows)."""
     leaf = UNSET if leaf_id is None else leaf_id
+    before = _before(session, leaf_id, profile, counter)
     if result is None:
-        after, after_leaf = session, leaf
-    else:
-        after = result.apply(
-            session,
-            timestamp=timestamp_after(session.leaf),
-            entry_id=derived_entry_id(session, salt),
-        )
-        # An appended compaction is the new leaf; a rewrite keeps the leaf compacted at.
-        after_leaf = UNSET if result.append_entry else leaf
-    ctx_before = build_session_context(session, leaf, profile=profile).messages
+        return _Contexts(before, before.messages, before.llm, session, leaf_id)
+    after = result.apply(
+        session,
+        timestamp=timestamp_after(session.leaf),
+        entry_id=derived_entry_id(session, salt),
+    )
+    # An appended compaction is the new leaf; a rewrite keeps the leaf compacted at.
+    after_leaf = UNSET if result.append_entry else leaf
     ctx_after = build_session_context(after, after_leaf, profile=profile).messages
-    llm_before = convert_to_llm(ctx_before, profile=profile)
-    llm_after = convert_to_llm(ctx_after, profile=profile)
-    return ctx_before, ctx_after, llm_before, llm_after
+    return _Contexts(
+        before=before,
+        after=ctx_after,
+        llm_after=convert_to_llm(ctx_after, profile=profile),
+        after_session=after,
+        after_leaf=None if after_leaf is UNSET else after_leaf,
+    )
 
 
 def _summarized_facts(
@@ -210,14 +297,37 @@ def _summarized_facts(
     planted: Sequence[PlantedFact] | None,
     leaf_id: str | None,
 ) -> list[Fact]:
-    """Facts of the part the engine's cut at these settings summarizes away."""
+    """Facts of the part the engine's cut at these settings summarizes away: the planted
+    ones of those entries, else the session's facts extracted once (`facts_of_entries`)."""
     prep = prepare_compaction(session, settings, counter, leaf_id=leaf_id)
     if prep is None:
         return []
-    summarized = set(prep.summarize_entry_ids) | set(prep.turn_prefix_entry_ids)
+    ids = [*prep.summarize_entry_ids, *prep.turn_prefix_entry_ids]
     if planted is not None:
-        return [Fact(f.fact, f.kind) for f in planted if f.entry_id in summarized]
-    return list(extract_facts([*prep.messages_to_summarize, *prep.turn_prefix_messages]))
+        wanted = set(ids)
+        return [Fact(f.fact, f.kind) for f in planted if f.entry_id in wanted]
+    return list(facts_of_entries(session, ids))
+
+
+def _needles(
+    session: Session, planted: Sequence[PlantedFact] | None, instructions: Sequence[str]
+) -> list[str]:
+    """Every string a session's cells look for: its facts (planted, or all extracted once)
+    and its standing instructions, for one `SessionScorer` per session."""
+    if planted is not None:
+        facts = [f.fact for f in planted]
+    else:
+        facts = [f.text for fs in entry_facts(session).values() for f in fs]
+    return list(dict.fromkeys([*facts, *instructions]))
+
+
+def _bound_columns(
+    scorer: SessionScorer, facts: Sequence[Fact], contexts: _Contexts
+) -> dict[str, Any]:
+    """`retention_lower` (imaged pages unreadable) and `retention_upper` (read perfectly)."""
+    archives = session_archives(contexts.after_session, contexts.after_leaf)
+    lower, upper = scorer.bounds([f.text for f in facts], contexts.after, archives)
+    return {"retention_lower": lower, "retention_upper": upper}
 
 
 def score_compaction(
@@ -234,32 +344,44 @@ def score_compaction(
     """What one compaction at a leaf did: the metric columns of a compact-mode cell.
 
     The context before and after (the result applied, with a deterministic id and time) is
-    rebuilt and counted with `counter`. Facts are those of the part the engine's cut at
-    `settings` summarizes away — the `planted` ones when given, else `extract_facts` of
-    those messages — counted only when present before; likewise the `instructions`.
+    rebuilt; its size is the one measurement `compact()` makes (`measure_messages`: text
+    by `counter`, images by one billing rule). Facts are those of the part the engine's cut
+    at `settings` summarizes away — the `planted` ones when given, else the session's facts
+    extracted once — counted only when present before; likewise the `instructions`. One
+    `SessionScorer` per session finds them all in one multi-pattern pass per message.
 
     Returns:
         `compacted`, `method`, `tokens_before`, `tokens_after`, `token_reduction`,
         `summary_tokens`, the retention columns (`facts`, `facts_kept`,
-        `fact_retention`, `retention_<kind>`), `instructions`, `instruction_survival`,
-        `tool_pairing_valid`, `tool_pairing_problems`, `cache_prefix_tokens`,
-        `cache_prefix_kept`, `summarizer_input_tokens`, `summarizer_output_tokens`.
+        `fact_retention`, `retention_<kind>`, `retention_lower`, `retention_upper`),
+        `instructions`, `instruction_survival`, `tool_pairing_valid`,
+        `tool_pairing_problems`, `cache_prefix_tokens`, `cache_prefix_kept`,
+        `summarizer_input_tokens`, `summarizer_output_tokens`.
     """
-    ctx_before, ctx_after, llm_before, llm_after = _contexts(
-        session, result, leaf_id, settings.profile, salt
+    contexts = _contexts(session, result, leaf_id, settings.profile, counter, salt)
+    before = contexts.before
+    # `compact()` measured both already, with the same function; measure only what it did not.
+    tokens_before = (
+        result.context_tokens_before
+        if result is not None and result.context_tokens_before is not None
+        else measure_messages(before.messages, counter, before.model_id)
     )
-    before_text = _readable_text(ctx_before, llm_before)
-    after_text = _readable_text(ctx_after, llm_after)
-    tokens_before = counter.count_messages(ctx_before)
-    tokens_after = counter.count_messages(ctx_after)
+    tokens_after = (
+        result.tokens_after
+        if result is not None and result.tokens_after is not None
+        else measure_messages(contexts.after, counter, before.model_id)
+    )
+    scorer = session_scorer(session, _needles(session, planted, instructions))
+    found_before = scorer.found(before.messages)
+    found_after = scorer.found(contexts.after)
     facts = _summarized_facts(session, settings, counter, planted, leaf_id)
-    facts = [f for f in facts if f.text in before_text]
-    standing = [i for i in instructions if i in before_text]
-    prefix = cache_prefix_tokens(llm_before, llm_after, counter)
-    llm_total = counter.count_messages(llm_before)
-    problems = tool_pairing_problems(llm_after)
+    facts = [f for f in facts if f.text in found_before]
+    standing = [i for i in instructions if i in found_before]
+    prefix = cache_prefix_tokens(before.llm, contexts.llm_after, counter)
+    llm_total = before.llm_tokens
+    problems = tool_pairing_problems(contexts.llm_after)
     # `none` returns a result that changes nothing: not a compaction.
-    changed = result is not None and llm_after != llm_before
+    changed = result is not None and contexts.llm_after != before.llm
     return {
         "compacted": changed,
         "method": (result.method or result.strategy) if result is not None else None,
@@ -267,9 +389,10 @@ def score_compaction(
         "tokens_after": tokens_after,
         "token_reduction": token_reduction(tokens_before, tokens_after),
         "summary_tokens": summary_tokens(result.summary, counter) if result is not None else 0,
-        **_retention_columns(facts, after_text),
+        **_retention_columns(facts, found_after),
+        **_bound_columns(scorer, facts, contexts),
         "instructions": len(standing),
-        "instruction_survival": _survival(standing, after_text),
+        "instruction_survival": _survival(standing, found_after),
         "tool_pairing_valid": not problems,
         "tool_pairing_problems": len(problems),
         "cache_prefix_tokens": prefix,
@@ -321,6 +444,21 @@ def _last_event_columns(last: CompactionEvent | None, counter: TokenCounter) -> 
     }
 
 
+def _replay_bounds(
+    facts: Sequence[Fact], last: CompactionEvent | None, lower: float | None
+) -> dict[str, Any]:
+    """`retention_lower` (the last compaction's context as text) and `retention_upper`
+    (also its snapcompact archive read in full: every frame taken as sent and read)."""
+    archive = archive_text(last.result.preserve_data) if last is not None else None
+    if last is None or lower is None or archive is None:
+        return {"retention_lower": lower, "retention_upper": lower}
+    read = f"{last.context}\n{archive.head}{''.join(archive.pages)}{archive.tail}"
+    return {
+        "retention_lower": lower,
+        "retention_upper": sum(f.text in read for f in facts) / len(facts),
+    }
+
+
 def score_replay(
     session: Session,
     res: ReplayResult,
@@ -355,6 +493,7 @@ def score_replay(
     retention = _retention_columns(facts, last.context if last is not None else "")
     if last is None:
         retention.update({"facts_kept": None, "fact_retention": None})
+    retention.update(_replay_bounds(facts, last, retention["fact_retention"]))
     decay = decay_curve(curve) if curve else None
     return {
         "compacted": bool(events),
@@ -373,5 +512,10 @@ def score_replay(
         "tool_pairing_problems": len(problems),
         "summarizer_input_tokens": s_in,
         "summarizer_output_tokens": s_out,
-        "summarizer_cost_usd": cell_cost(s_in, s_out, prices),
+        "summarizer_cost_usd": cell_cost(
+            s_in,
+            s_out,
+            prices,
+            cached_input_tokens=sum(ev.summarizer_cached_input_tokens for ev in events),
+        ),
     }

@@ -1,5 +1,6 @@
-"""Summary tables of a benchmark frame: means per strategy × budget, as a DataFrame, Markdown
-or plain text, and `write_summary` (`summary.md`, `summary.csv`). The figures of a report
+"""Summary tables of a benchmark frame: per strategy × budget the counts and each metric's
+mean where defined with a bootstrap interval (`_aggregate`), as a DataFrame, Markdown or
+plain text, and `write_summary` (`summary.md`, `summary.csv`). The figures of a report
 are drawn by `musepi_lab.plot` (`write_benchmark_report`), the layer above this one.
 """
 
@@ -10,28 +11,55 @@ import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
+from .._atomic import write_files_atomic
+from ..probes._model import PROBE_KINDS
 from ..strategies._base import strategy_label
-from ._files import write_files_atomic
+from ._aggregate import (
+    BOOTSTRAP_RESAMPLES,
+    BOOTSTRAP_SEED,
+    CI_LEVEL,
+    COUNT_COLUMNS,
+    aggregate_table,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
 
 SUMMARY_MD = "summary.md"
 SUMMARY_CSV = "summary.csv"
-SUMMARY_METRICS: tuple[str, ...] = ("token_reduction", "fact_retention")
-"""What the summary table pivots by default (mean over sessions per strategy × budget)."""
-REPLAY_SUMMARY_METRICS: tuple[str, ...] = (*SUMMARY_METRICS, "compactions", "replay_cost_usd")
-"""The default pivot of replay results: also how often each strategy compacted and what
-the replayed session cost."""
+SUMMARY_METRICS: tuple[str, ...] = ("token_reduction", "retention_lower", "retention_upper")
+"""What the summary table aggregates by default for compact runs: the reduction where the
+strategy compacted, and fact retention with snapcompact's imaged pages unreadable (lower
+bound, the same as `fact_retention`) and read perfectly (upper bound)."""
+REPLAY_SUMMARY_METRICS: tuple[str, ...] = (
+    "token_reduction",
+    "retention_lower",
+    "retention_upper",
+    "compactions",
+    "replay_cost_usd",
+)
+"""The default for replay results: also how often each strategy compacted and what the
+replayed session cost."""
+
+
+PROBE_SUMMARY_METRICS: tuple[str, ...] = (
+    "probe_score",
+    *(f"probe_{kind}" for kind in PROBE_KINDS),
+)
+"""Added to the summary of a frame run with `evaluate="probes"`: the mean probe score
+overall and per kind."""
 
 
 def default_metrics(df: pd.DataFrame) -> tuple[str, ...]:
-    """The metrics a summary of this frame pivots: `REPLAY_SUMMARY_METRICS` for replay
-    results, else `SUMMARY_METRICS`."""
+    """The metrics a summary of this frame aggregates: `REPLAY_SUMMARY_METRICS` for replay
+    results, else `SUMMARY_METRICS`, with `PROBE_SUMMARY_METRICS` when it has probe scores."""
     replay = not df.empty and bool((df["mode"] == "replay").all())
-    return REPLAY_SUMMARY_METRICS if replay else SUMMARY_METRICS
+    metrics = REPLAY_SUMMARY_METRICS if replay else SUMMARY_METRICS
+    if "probe_score" in df.columns:
+        metrics = (*metrics, *PROBE_SUMMARY_METRICS)
+    return metrics
 
 
 def strategy_labels(df: pd.DataFrame) -> pd.Series:
@@ -47,72 +75,84 @@ def strategy_labels(df: pd.DataFrame) -> pd.Series:
     return df.apply(lambda r: label(r["strategy"], r["params"]), axis=1).rename("label")
 
 
-def summary_table(df: pd.DataFrame, metrics: Sequence[str] | None = None) -> pd.DataFrame:
-    """Mean of each metric per strategy (with parameters) × budget, over sessions; failed
-    cells are left out and counted in `errors`.
+def summary_table(
+    df: pd.DataFrame,
+    metrics: Sequence[str] | None = None,
+    *,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+) -> pd.DataFrame:
+    """Per strategy (with parameters) and budget: how many cells, how many failed, how
+    many compacted, how many carried facts, and each metric's mean over the cells where it
+    is defined with its count and a seeded bootstrap 95% interval across sessions
+    (`aggregate_table`).
 
     Args:
         df: A benchmark frame.
-        metrics: Numeric columns to pivot (default: `default_metrics(df)`).
+        metrics: Numeric columns to aggregate (default: `default_metrics(df)`).
+        resamples: Bootstrap resamples per interval.
+        seed: Seed of the resampling.
 
     Returns:
-        One row per strategy label; columns `(metric, budget)` plus `cells` and `errors`.
+        Indexed by `(label, budget)`; columns `cells`, `errors`, `compacted`,
+        `with_facts`, then per metric `<metric>`, `<metric>_n`, `<metric>_ci_low`,
+        `<metric>_ci_high`. Empty for an empty frame.
     """
     import pandas as pd
 
     if df.empty:
         return pd.DataFrame()
     metrics = default_metrics(df) if metrics is None else metrics
-    ok = df[df["error"].isna()].copy()
-    labels = strategy_labels(df)
-    ok["label"] = labels[ok.index]
-    pieces = []
-    for metric in metrics:
-        values = pd.to_numeric(ok[metric], errors="coerce")
-        piece = (
-            ok.assign(value=values)
-            .pivot_table(index="label", columns="budget", values="value", aggfunc="mean")
-            .sort_index(axis=1)
-        )
-        piece.columns = pd.MultiIndex.from_product([[metric], piece.columns])
-        pieces.append(piece)
-    table = pd.concat(pieces, axis=1) if pieces else pd.DataFrame()
-    counts = labels.groupby(labels).size().rename("cells")
-    errors = df["error"].notna().groupby(labels).sum().rename("errors")
-    table = table.reindex(counts.index)
-    table[("cells", "")] = counts
-    table[("errors", "")] = errors
-    return table
+    return aggregate_table(df, metrics, strategy_labels(df), resamples=resamples, seed=seed)
 
 
-_COUNT_COLUMNS = ("cells", "errors")
+def table_metrics(table: pd.DataFrame) -> list[str]:
+    """The metrics of a summary table, in column order."""
+    return [c for c in table.columns if f"{c}_n" in table.columns]
 
 
-def _cell(value: Any, column: tuple[Any, Any]) -> str:
-    if isinstance(value, float) and math.isnan(value):
+def _number(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
-    if column[0] in _COUNT_COLUMNS:
-        return str(int(value))
-    return f"{value:.3f}" if isinstance(value, float) else str(value)
+    return f"{value:.3f}"
 
 
-def _row_cells(row: pd.Series) -> list[str]:
-    return [_cell(v, c) for c, v in zip(row.index.to_list(), row.to_list(), strict=True)]
+def _metric_cell(row: pd.Series, metric: str) -> str:
+    """`mean [low, high] n=k`, or `n=0` where the metric is defined on no cell."""
+    n = int(row[f"{metric}_n"])
+    if n == 0:
+        return "n=0"
+    low, high = row[f"{metric}_ci_low"], row[f"{metric}_ci_high"]
+    interval = f" [{_number(low)}, {_number(high)}]" if _number(low) else ""
+    return f"{_number(row[metric])}{interval} n={n}"
 
 
-def _header(column: Any) -> str:
-    metric, budget = column
-    return f"{metric} @ {budget}" if budget != "" else str(metric)
+def _rows(table: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
+    metrics = table_metrics(table)
+    header = ["strategy", "budget", *(c.replace("_", " ") for c in COUNT_COLUMNS), *metrics]
+    body = []
+    for key, row in table.iterrows():
+        label, budget = cast(tuple[Any, Any], key)
+        counts = [str(int(row[c])) for c in COUNT_COLUMNS]
+        body.append(
+            [str(label), _budget(budget), *counts, *(_metric_cell(row, m) for m in metrics)]
+        )
+    return header, body
+
+
+def _budget(budget: Any) -> str:
+    return (
+        f"{int(budget):,}" if isinstance(budget, (int, float)) and budget == budget else str(budget)
+    )
 
 
 def table_markdown(table: pd.DataFrame) -> str:
     """A summary table as GitHub Markdown (no extra dependency)."""
     if table.empty:
         return "(no results)\n"
-    headers = ["strategy", *(_header(c) for c in table.columns.to_list())]
-    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    for label, row in table.iterrows():
-        lines.append("| " + " | ".join([str(label), *_row_cells(row)]) + " |")
+    header, body = _rows(table)
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines.extend("| " + " | ".join(row) + " |" for row in body)
     return "\n".join(lines) + "\n"
 
 
@@ -120,8 +160,7 @@ def table_text(table: pd.DataFrame) -> str:
     """A summary table as aligned plain text, for terminals."""
     if table.empty:
         return "(no results)"
-    header = ["strategy", *(_header(c) for c in table.columns.to_list())]
-    body = [[str(label), *_row_cells(row)] for label, row in table.iterrows()]
+    header, body = _rows(table)
     widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
     lines = [
         "  ".join(
@@ -146,7 +185,13 @@ def summary_markdown(frame: pd.DataFrame, table: pd.DataFrame | None = None) -> 
         f"Cells: {len(frame)} ({int(frame['error'].notna().sum()) if len(frame) else 0} failed); "
         f"sessions: {frame['session_id'].nunique() if len(frame) else 0}.",
         "",
-        "Means over sessions per strategy × budget.",
+        "Per strategy × budget: cells, failed cells, cells that compacted, cells that",
+        "carried facts; each metric as `mean [low, high] n=k`: the mean over the k cells",
+        "where it is defined (token reduction only where the strategy compacted; retention",
+        "only where there were facts), with a seeded bootstrap "
+        f"{int(CI_LEVEL * 100)}% interval across sessions (none below two sessions).",
+        "`retention_lower` counts snapcompact's imaged pages as unreadable,",
+        "`retention_upper` as read perfectly; they differ only for strategies that image.",
         "",
         table_markdown(table),
     ]
@@ -162,13 +207,11 @@ def write_summary(out_dir: str | os.PathLike[str], df: pd.DataFrame) -> dict[str
     """
     base = Path(out_dir)
     table = summary_table(df)
-    flat = table.copy()
-    flat.columns = [_header(c) for c in table.columns.to_list()]
     text = summary_markdown(df, table)
     written = {SUMMARY_CSV: base / SUMMARY_CSV, SUMMARY_MD: base / SUMMARY_MD}
     write_files_atomic(
         {
-            written[SUMMARY_CSV]: lambda tmp: flat.to_csv(tmp, index_label="strategy"),
+            written[SUMMARY_CSV]: lambda tmp: table.to_csv(tmp),
             written[SUMMARY_MD]: lambda tmp: tmp.write_text(text, encoding="utf-8"),
         }
     )

@@ -1,7 +1,7 @@
 """The compaction engine: pure functions, faithful to MusePi (default) and pi.
 
 Thresholds and triggers, cut points and split turns, `prepare_compaction`, the summary
-inputs (serialization, file operations), tool-output pruning, branch-summary preparation, and
+inputs (serialization: pi's labels, or MusePi's per-dialect transcript; file operations), tool-output pruning, branch-summary preparation, and
 `CompactionResult.apply`. No IO and no model calls here.
 """
 
@@ -26,6 +26,7 @@ from ._file_ops import (
     strip_read_selector,
     upsert_file_operations,
 )
+from ._hooks import BeforeCompact, BeforeTree, Compacting, SessionHooks, TreePreparation
 from ._prepare import CompactionPreparation, prepare_compaction
 from ._pruning import (
     SUPERSEDED_NOTICE,
@@ -42,6 +43,7 @@ from ._serialize import (
     serialize_conversation,
 )
 from ._settings import CompactionSettings
+from ._summary_dialects import SUMMARY_DIALECTS, preferred_dialect, serialize_for_summary
 from ._threshold import (
     ContextEstimate,
     adapt_keep_recent_tokens,
@@ -59,9 +61,13 @@ from ._threshold import (
 __all__ = [
     "NO_PRIOR_HISTORY",
     "PROFILES",
+    "SUMMARY_DIALECTS",
     "SUPERSEDED_NOTICE",
     "USELESS_NOTICE",
+    "BeforeCompact",
+    "BeforeTree",
     "BranchPreparation",
+    "Compacting",
     "CompactionPreparation",
     "CompactionResult",
     "CompactionSettings",
@@ -69,6 +75,8 @@ __all__ = [
     "CutPointResult",
     "FileOperations",
     "PruneResult",
+    "SessionHooks",
+    "TreePreparation",
     "adapt_keep_recent_tokens",
     "branch_summary_budget",
     "branch_with_summary",
@@ -91,12 +99,14 @@ __all__ = [
     "merge_split_turn",
     "navigation_leaf",
     "neutralize_boundary_tags",
+    "preferred_dialect",
     "prepare_branch_entries",
     "prepare_compaction",
     "prune_superseded_tool_results",
     "prune_tool_outputs",
     "resolve_threshold_tokens",
     "serialize_conversation",
+    "serialize_for_summary",
     "should_compact",
     "strip_read_selector",
     "threshold_tokens",

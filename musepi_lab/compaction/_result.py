@@ -74,6 +74,9 @@ class CompactionResult:
         from_extension: True when produced by an extension (pi `fromHook`).
         summarizer_input_tokens: Input tokens billed for producing the summary.
         summarizer_output_tokens: Output tokens billed.
+        summarizer_cached_input_tokens: Of the input tokens, those that repeat the live
+            context's prefix, so a provider's prompt cache serves them (a handoff replays
+            the context; 0 for summaries of a serialized transcript).
         latency_s: Wall time spent producing the summary.
         strategy: Name of the strategy that produced the result.
         params: The strategy's parameters.
@@ -84,6 +87,9 @@ class CompactionResult:
             pruning): entry id → the full new record (same id). None: none.
         append_entry: Whether `apply` appends a compaction entry. False for strategies
             that only rewrite entries (masking, pruning, `none`).
+        new_session: For a handoff: the session the agent continues in (its header names
+            the parent session, its first entry is the handoff `custom_message`). `apply`
+            returns it; no compaction entry is written (the seed).
     """
 
     summary: str
@@ -98,6 +104,7 @@ class CompactionResult:
     from_extension: bool = False
     summarizer_input_tokens: int = 0
     summarizer_output_tokens: int = 0
+    summarizer_cached_input_tokens: int = 0
     latency_s: float = 0.0
     strategy: str | None = None
     params: Mapping[str, Any] | None = None
@@ -105,6 +112,7 @@ class CompactionResult:
     profile: str = "musepi"
     replacements: Mapping[str, Mapping[str, Any]] | None = None
     append_entry: bool = True
+    new_session: Session | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.summary, str):
@@ -195,6 +203,8 @@ class CompactionResult:
     ) -> Session:
         """A new session with this compaction applied; `session` is not changed.
 
+        A handoff result returns its `new_session` instead (the parent is not changed).
+
         Entries named in `replacements` are substituted first (same id, same position,
         new record). Then, when `append_entry`, the compaction entry becomes a child of
         `leaf_id` (default: the session leaf) and, being last in file order, the new
@@ -210,6 +220,8 @@ class CompactionResult:
                 is not on the path to the leaf, `entry_id` is already taken, or a
                 replacement names an entry the session does not hold.
         """
+        if self.new_session is not None:
+            return self.new_session  # a handoff: the agent continues in a new session
         parent = self.leaf_id if self.leaf_id is not None else session.leaf_id
         if parent is None:
             raise ValueError("cannot append a compaction to an empty session")

@@ -199,6 +199,12 @@ def _musepi_settings(path: Sequence[Entry]) -> tuple[str, dict[str, str]]:
     return level, models
 
 
+def default_model(path: Sequence[Entry]) -> str | None:
+    """MusePi: the `provider/modelId` of the default model in force at the end of `path`
+    (an explicit default `model_change`, else the last assistant message's), or None."""
+    return _musepi_settings(path)[1].get("default")
+
+
 def _last_index(path: Sequence[Entry], kind: str) -> int:
     for index in range(len(path) - 1, -1, -1):
         if path[index].type == kind:

@@ -17,8 +17,13 @@ from ._summaries import _is_number
 # ---------------------------------------------------------------------------------------
 # convert_to_llm (spec §2.2 pi, §2.3 MusePi)
 # ---------------------------------------------------------------------------------------
-def bash_execution_text(message: Message) -> str:
-    """The user text a `bashExecution` message becomes (spec §2.2)."""
+def bash_execution_text(message: Message, *, path_notice: bool = True) -> str:
+    """The user text a `bashExecution` message becomes (spec §2.2).
+
+    `path_notice`: append pi's `[Output truncated. Full output: <path>]` from `truncated` and
+    `fullOutputPath`. oh-my-pi 18.2.3 (`bashExecutionToText`) writes its notices from the
+    message's `meta` only and never reads those two fields, so the MusePi profile passes False.
+    """
     text = f"Ran `{message.get('command', '')}`\n"
     output = message.get("output")
     text += f"```\n{output}\n```" if output else "(no output)"
@@ -27,13 +32,14 @@ def bash_execution_text(message: Message) -> str:
         text += "\n\n(command cancelled)"
     elif _is_number(exit_code) and exit_code != 0:
         text += f"\n\nCommand exited with code {exit_code}"
-    if message.get("truncated") and message.get("fullOutputPath"):
+    if path_notice and message.get("truncated") and message.get("fullOutputPath"):
         text += f"\n\n[Output truncated. Full output: {message['fullOutputPath']}]"
     return text
 
 
-def python_execution_text(message: Message) -> str:
-    """The user text a MusePi `pythonExecution` message becomes (same shape as bash)."""
+def python_execution_text(message: Message, *, path_notice: bool = True) -> str:
+    """The user text a MusePi `pythonExecution` message becomes (same shape as bash;
+    `path_notice` as in `bash_execution_text`)."""
     text = f"Ran Python:\n```python\n{message.get('code', '')}\n```\n"
     output = message.get("output")
     text += f"Output:\n```\n{output}\n```" if output else "(no output)"
@@ -42,7 +48,7 @@ def python_execution_text(message: Message) -> str:
         text += "\n\n(execution cancelled)"
     elif _is_number(exit_code) and exit_code != 0:
         text += f"\n\nExecution failed with code {exit_code}"
-    if message.get("truncated") and message.get("fullOutputPath"):
+    if path_notice and message.get("truncated") and message.get("fullOutputPath"):
         text += f"\n\n[Output truncated. Full output: {message['fullOutputPath']}]"
     return text
 
@@ -192,12 +198,12 @@ def _musepi_to_llm(message: Message, prompts: PromptSet | None = None) -> dict[s
     if role == "bashExecution":
         if message.get("excludeFromContext"):
             return None
-        text = bash_execution_text(message)
+        text = bash_execution_text(message, path_notice=False)
         return _user([{"type": "text", "text": text}], message, attribution="user")
     if role == "pythonExecution":
         if message.get("excludeFromContext"):
             return None
-        text = python_execution_text(message)
+        text = python_execution_text(message, path_notice=False)
         return _user([{"type": "text", "text": text}], message, attribution="user")
     return None
 

@@ -1,6 +1,7 @@
 """Datasets: the bundled generated sample, manifests, and discovery of session folders."""
 
 from ..metrics._facts import FACT_KINDS
+from ._branches import BranchSession, generate_branch_session
 from ._discover import AGENTS, DiscoveredSession, discover_folder, discover_sessions
 from ._generator import (
     SAMPLE_CONFIGS,
@@ -37,6 +38,7 @@ __all__ = [
     "FACT_KINDS",
     "MANIFEST_SUFFIX",
     "SAMPLE_CONFIGS",
+    "BranchSession",
     "DatasetChecksumError",
     "DatasetError",
     "DatasetFile",
@@ -52,6 +54,7 @@ __all__ = [
     "discover_sessions",
     "file_sha256",
     "find_up",
+    "generate_branch_session",
     "generate_session",
     "is_manifest_file",
     "iter_dataset_sessions",

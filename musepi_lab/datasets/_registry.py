@@ -40,6 +40,7 @@ from typing import Any
 
 import orjson
 
+from .._atomic import write_bytes_atomic
 from ..session._session import Session
 
 MANIFEST_SUFFIX = ".manifest.json"
@@ -439,9 +440,8 @@ def build_manifest(
 
 def write_manifest(manifest: DatasetManifest, path: str | os.PathLike[str]) -> Path:
     """Write a manifest as indented JSON (the registry's only write)."""
-    out = Path(path)
-    out.write_bytes(orjson.dumps(manifest.to_json(), option=orjson.OPT_INDENT_2) + b"\n")
-    return out
+    data = orjson.dumps(manifest.to_json(), option=orjson.OPT_INDENT_2) + b"\n"
+    return write_bytes_atomic(Path(path), data)
 
 
 def is_manifest_file(path: str | os.PathLike[str]) -> bool:

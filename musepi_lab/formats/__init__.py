@@ -7,6 +7,7 @@
 
 from ._claude_code import read_claude_code
 from ._codex import read_codex
+from ._inspect import iter_inspect, read_inspect
 from ._openhands import iter_openhands, read_openhands
 from ._pi import migrate_records, read_pi_jsonl, records_to_session
 from ._registry import (
@@ -22,12 +23,14 @@ from ._swe_agent import read_swe_agent
 __all__ = [
     "FORMATS",
     "detect_format",
+    "iter_inspect",
     "iter_openhands",
     "iter_session_files",
     "iter_sessions",
     "migrate_records",
     "read_claude_code",
     "read_codex",
+    "read_inspect",
     "read_openhands",
     "read_pi_jsonl",
     "read_session",

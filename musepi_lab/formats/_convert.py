@@ -28,6 +28,11 @@ NOT_CARRIED_KINDS: frozenset[str] = frozenset(
         "extra-header",
         "nested-too-deeply",
         "missing-history",
+        # Inspect AI logs: an archive member, a sample's messages or a tool call not read.
+        "bad-member",
+        "not-an-inspect-log",
+        "missing-messages",
+        "bad-tool-call",
         # Files that gave nothing.
         "empty-file",
         "binary-file",

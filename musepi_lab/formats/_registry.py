@@ -21,8 +21,9 @@ from ._values import loads_js
 
 Reader = Callable[..., Session]
 
-FORMATS: tuple[str, ...] = ("pi", "claude-code", "codex", "swe-agent", "openhands")
-"""Formats `read_session` understands (`pi` covers MusePi and oh-my-pi JSONL)."""
+FORMATS: tuple[str, ...] = ("pi", "claude-code", "codex", "swe-agent", "openhands", "inspect-ai")
+"""Formats `read_session` understands (`pi` covers MusePi and oh-my-pi JSONL; `inspect-ai`
+is Inspect AI's `.eval` and `.json` evaluation logs)."""
 
 _SNIFF_BYTES = 65536
 
@@ -47,6 +48,9 @@ def _first_objects(head: bytes, limit: int = 8) -> list[dict[str, Any]]:
 
 
 _OPENHANDS_EVAL_LINE = re.compile(rb'\{\s*"(?:instance_id|instruction)"\s*:')
+# Inspect AI's JSON logs open with the log version and status, then the eval description.
+_INSPECT_LOG_START = re.compile(rb'\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:')
+_ZIP_MAGIC = b"PK\x03\x04"
 
 
 def detect_format(path: str | os.PathLike[str]) -> str:
@@ -64,6 +68,9 @@ def detect_format(path: str | os.PathLike[str]) -> str:
     p, head = read_bytes_checked(path, _SNIFF_BYTES)
     if p.endswith(".traj"):
         return "swe-agent"
+    if head.startswith(_ZIP_MAGIC):
+        # Inspect AI's `.eval` logs are zip archives; its reader says so when one is not.
+        return "inspect-ai"
     fmt = _format_of_head(head)
     if fmt is None and len(head) == _SNIFF_BYTES:
         _, data = read_bytes_checked(p)
@@ -76,6 +83,8 @@ def _format_of_head(head: bytes) -> str | None:
     stripped = strip_bom(head).lstrip()
     if stripped.startswith(b"["):
         return "openhands"
+    if _INSPECT_LOG_START.match(stripped):
+        return "inspect-ai"
     first_line = stripped.split(b"\n", 1)[0].strip()
     if first_line == b"{":
         # Pretty-printed JSON document: SWE-agent trajectory or OpenHands output.
@@ -109,6 +118,10 @@ def _reader(fmt: str) -> Reader:
         from ._openhands import read_openhands
 
         return read_openhands
+    if fmt == "inspect-ai":
+        from ._inspect import read_inspect
+
+        return read_inspect
     raise ValueError(f"unknown format {fmt!r}; expected one of {FORMATS}")
 
 
@@ -152,7 +165,7 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-SESSION_SUFFIXES = (".jsonl", ".traj", ".json")
+SESSION_SUFFIXES = (".jsonl", ".traj", ".json", ".eval")
 # Files that sit beside sessions but are not sessions (generated facts, dataset manifests).
 _SIDECAR_SUFFIXES = (".facts.json", "manifest.json")
 
@@ -206,6 +219,10 @@ def _file_sessions(file: Path, *, strict: bool) -> Iterator[Session]:
         from ._openhands import iter_openhands
 
         yield from iter_openhands(file, strict=strict)
+    elif fmt == "inspect-ai":
+        from ._inspect import iter_inspect
+
+        yield from iter_inspect(file, strict=strict)
     else:
         yield read_session(file, strict=strict, format=fmt)
 

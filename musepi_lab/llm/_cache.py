@@ -8,8 +8,6 @@ miss, never an error.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +15,7 @@ from typing import Any
 
 import orjson
 
+from .._atomic import write_bytes_atomic
 from ._cache_key import cache_key
 from ._types import SummaryResponse
 
@@ -51,14 +50,7 @@ class DiskCache:
         """Store a JSON object (temporary file, then rename: readers never see half)."""
         path = self._path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(orjson.dumps(dict(data)))
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_bytes_atomic(path, orjson.dumps(dict(data)), durable=False)
 
     def get(self, key: str) -> SummaryResponse | None:
         """The cached `SummaryResponse`, or None (also for a file of the wrong shape)."""

@@ -42,6 +42,7 @@ __all__ = [
     "SummaryRequest",
     "SummaryResponse",
     "cached_summary",
+    "refuses_tool_choice",
     "request_key",
 ]
 
@@ -71,6 +72,19 @@ def cached_summary(
     if cache is not None and response.stop_reason != "error":
         cache.put(key, response)
     return response
+
+
+def refuses_tool_choice(error: ModelCallError, body: Mapping[str, Any]) -> bool:
+    """True when a client error (4xx, not 408/409/429) names `tool_choice` and the body
+    sent `tool_choice: "none"`: the provider does not take `none`."""
+    status = error.status
+    return (
+        body.get("tool_choice") == "none"
+        and status is not None
+        and 400 <= status < 500
+        and status not in (408, 409, 429)
+        and "tool_choice" in str(error)
+    )
 
 
 @dataclass(frozen=True)
@@ -179,11 +193,24 @@ class OpenAICompatibleSummarizer:
             body["temperature"] = self.temperature
         if self.supports_reasoning and request.reasoning_effort:
             body["reasoning_effort"] = request.reasoning_effort
+        if request.tools:
+            body["tools"] = [dict(t) for t in request.tools]
+            if request.tool_choice is not None:
+                body["tool_choice"] = request.tool_choice
         return body
 
     def _send(self, request: SummaryRequest) -> SummaryResponse:
         started = time.perf_counter()
-        answer, _ = self._client.post_json("/chat/completions", self.chat_body(request), read_chat)
+        body = self.chat_body(request)
+        try:
+            answer, _ = self._client.post_json("/chat/completions", body, read_chat)
+        except ModelCallError as error:
+            if not refuses_tool_choice(error, body):
+                raise
+            # Some providers reject `tool_choice: "none"`; the request is sent once more
+            # with `auto`, as the handoff still asks for text only.
+            body = {**body, "tool_choice": "auto"}
+            answer, _ = self._client.post_json("/chat/completions", body, read_chat)
         return SummaryResponse(
             text=answer.text,
             input_tokens=answer.input_tokens,

@@ -24,6 +24,10 @@ class SummaryRequest:
             `short-summary`): recorded, not sent.
         history: For handoff: the live message history (LLM-shaped dicts) sent before the
             prompt, so the provider's prompt cache is reused (spec §6.4).
+        tools: For handoff: the live tool definitions (Chat Completions `tools` entries),
+            sent so the cached prefix matches the agent's own requests.
+        tool_choice: For handoff: `none` (the seed forces no tool use); sent only with
+            tools. None: not sent.
     """
 
     system_prompt: str
@@ -32,6 +36,8 @@ class SummaryRequest:
     reasoning_effort: str | None = None
     purpose: str = "summary"
     history: tuple[Mapping[str, Any], ...] = ()
+    tools: tuple[Mapping[str, Any], ...] = ()
+    tool_choice: str | None = None
 
     def chat_messages(self) -> list[dict[str, Any]]:
         """The Chat Completions `messages` array."""
@@ -111,6 +117,15 @@ class Summarizer(Protocol):
 def request_key(identity: Mapping[str, Any], request: SummaryRequest) -> str:
     """The cache key of a request: sha256 over the endpoint identity and the full request.
 
-    `identity` holds base URL, model and sampling options, never the API key.
+    `identity` holds base URL, model and sampling options, never the API key. The handoff
+    fields `tools` and `tool_choice` enter the key only when set, so the keys of every
+    other request (and the caches already on disk) stay as they were.
     """
-    return cache_key({"identity": dict(identity), "request": asdict(request)})
+    fields = asdict(request)
+    for name in _KEYED_WHEN_SET:
+        if not fields[name]:
+            del fields[name]
+    return cache_key({"identity": dict(identity), "request": fields})
+
+
+_KEYED_WHEN_SET: tuple[str, ...] = ("tools", "tool_choice")

@@ -17,11 +17,14 @@ from ._metrics import (
     tool_pairing_problems,
     tool_pairing_valid,
 )
+from ._prices import DEFAULT_PRICES, MODEL_PRICES, prices_for
 from ._scoring import SessionScorer, session_scorer
 from ._session_facts import corpus_facts, entry_facts, facts_of_entries
 
 __all__ = [
+    "DEFAULT_PRICES",
     "FACT_KINDS",
+    "MODEL_PRICES",
     "ArchiveText",
     "Fact",
     "FactMatcher",
@@ -38,6 +41,7 @@ __all__ = [
     "facts_of_entries",
     "imaged_text",
     "instruction_survival",
+    "prices_for",
     "retained",
     "retention_bounds",
     "retention_by_kind",

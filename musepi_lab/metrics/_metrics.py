@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from types import MappingProxyType
 
 from ..session._model import Message
 from ..tokens._counter import TokenCounter
 from ._facts import Fact, retained
 from ._match import found_in
+from ._prices import DEFAULT_PRICES as DEFAULT_PRICES
 
 
 def token_reduction(tokens_before: int, tokens_after: int) -> float:
@@ -133,15 +133,19 @@ def decay_curve(retention_after_each: Sequence[float]) -> dict[str, float]:
     return out
 
 
-DEFAULT_PRICES: Mapping[str, float] = MappingProxyType(
-    {"input": 3.0, "cache_write": 3.75, "cache_read": 0.30, "output": 15.0}
-)
-"""USD per million tokens (Anthropic Sonnet-class list prices); pass your own `prices=`."""
-
-
-def summarizer_cost(input_tokens: int, output_tokens: int, prices: Mapping[str, float]) -> float:
+def summarizer_cost(
+    input_tokens: int,
+    output_tokens: int,
+    prices: Mapping[str, float],
+    *,
+    cached_input_tokens: int = 0,
+) -> float:
     """Cost in USD of the summarizer calls, from per-million-token prices
-    (`{"input": …, "output": …}`)."""
+    (`{"input": …, "cache_read": …, "output": …}`); `cached_input_tokens` of the input
+    (a handoff's replayed prefix) are billed as cache reads."""
+    cached = max(0, min(cached_input_tokens, input_tokens))
     return (
-        input_tokens * prices.get("input", 0.0) + output_tokens * prices.get("output", 0.0)
+        (input_tokens - cached) * prices.get("input", 0.0)
+        + cached * prices.get("cache_read", prices.get("input", 0.0))
+        + output_tokens * prices.get("output", 0.0)
     ) / 1e6

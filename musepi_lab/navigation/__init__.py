@@ -1,7 +1,8 @@
 """Tree navigation and branch summaries: leaving a branch of the session tree, and what the
 model is told about it (spec §7; the seed's branch-summarization pipeline)."""
 
-from ._navigate import BeforeTree, NavigationResult, TreeHooks, TreePreparation, navigate_tree
+from ..compaction._hooks import BeforeTree, SessionHooks, TreePreparation
+from ._navigate import NavigationResult, TreeHooks, navigate_tree
 from ._summary import (
     NOTHING_TO_SUMMARIZE,
     BranchSummary,
@@ -14,6 +15,7 @@ __all__ = [
     "BeforeTree",
     "BranchSummary",
     "NavigationResult",
+    "SessionHooks",
     "TreeHooks",
     "TreePreparation",
     "branch_summary_request",

@@ -12,7 +12,6 @@ is never changed.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -26,6 +25,7 @@ from ..compaction._branch import (
     navigation_leaf,
     prepare_branch_entries,
 )
+from ..compaction._hooks import NO_HOOKS, SessionHooks, TreePreparation
 from ..compaction._result import derived_entry_id
 from ..llm import Summarizer
 from ..session._model import Entry, message_text
@@ -34,64 +34,8 @@ from ..session._session import Session, timestamp_after
 from ..tokens._counter import TokenCounter
 from ._summary import BranchSummary, generate_branch_summary
 
-
-@dataclass(frozen=True)
-class TreePreparation:
-    """What a navigation would abandon, shown to the `session_before_tree` hook.
-
-    Attributes:
-        old_leaf_id: The leaf being left.
-        target_id: The entry navigated to.
-        entries: The abandoned entries, chronological.
-        common_ancestor_id: The deepest entry both paths share, or None.
-        custom_instructions: Instructions the caller gave.
-        replace_instructions: Whether they replace the branch prompt (pi).
-        label: The label the caller gave.
-    """
-
-    old_leaf_id: str | None
-    target_id: str
-    entries: tuple[Entry, ...]
-    common_ancestor_id: str | None
-    custom_instructions: str | None = None
-    replace_instructions: bool = False
-    label: str | None = None
-
-
-@dataclass(frozen=True)
-class BeforeTree:
-    """A `session_before_tree` hook's answer; None fields leave the default alone.
-
-    Attributes:
-        cancel: Stop the navigation (the session stays as it was).
-        summary: A summary supplied by the extension (no model is asked; the entry is marked
-            `fromExtension` / pi `fromHook`).
-        details: The `details` of a supplied summary.
-        custom_instructions: Replace the caller's instructions.
-        replace_instructions: Replace the caller's choice.
-        label: Replace the caller's label.
-    """
-
-    cancel: bool = False
-    summary: str | None = None
-    details: Any = None
-    custom_instructions: str | None = None
-    replace_instructions: bool | None = None
-    label: str | None = None
-
-
-@dataclass(frozen=True)
-class TreeHooks:
-    """The seed's tree touchpoints as callbacks.
-
-    Attributes:
-        session_before_tree: Called with the `TreePreparation` before any summary is made;
-            may return a `BeforeTree`.
-        session_tree: Called with the `NavigationResult` after the navigation.
-    """
-
-    session_before_tree: Callable[[TreePreparation], BeforeTree | None] | None = None
-    session_tree: Callable[[NavigationResult], None] | None = None
+TreeHooks = SessionHooks
+"""The tree touchpoints' former name: the same `SessionHooks` (one place for every hook)."""
 
 
 @dataclass(frozen=True)
@@ -192,7 +136,7 @@ def navigate_tree(
     counter: TokenCounter | None = None,
     prompts: PromptSet | str | None = None,
     reserve_tokens: int = DEFAULT_BRANCH_SUMMARY_RESERVE,
-    hooks: TreeHooks | None = None,
+    hooks: SessionHooks | None = None,
 ) -> NavigationResult:
     """Move the session's leaf to `target_id`, summarizing the abandoned branch if asked.
 
@@ -208,7 +152,7 @@ def navigate_tree(
         counter: Token counter for the budget walk (default: the profile's estimator).
         prompts: A prompt set or folder (default: the project's).
         reserve_tokens: Tokens kept free of the summarizer's window.
-        hooks: `session_before_tree` and `session_tree` callbacks.
+        hooks: The touchpoints (`session_before_tree`, `session_tree` are called here).
 
     Returns:
         The `NavigationResult`. Navigating to the current leaf changes nothing.
@@ -220,7 +164,7 @@ def navigate_tree(
     check_profile(profile)
     if target_id not in session:
         raise KeyError(f"entry {target_id!r} is not in the session")
-    hooks = hooks or TreeHooks()
+    hooks = hooks or NO_HOOKS
     counter = counter or TokenCounter.for_profile(profile)
     old_leaf = session.leaf_id
     abandoned, common = collect_entries_for_branch_summary(session, old_leaf, target_id)

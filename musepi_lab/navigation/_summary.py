@@ -30,7 +30,7 @@ from ..compaction._file_ops import (
 from ..llm import Summarizer, SummarizerError, SummaryRequest, SummaryResponse
 from ..session._model import Entry
 from ..session._profiles import check_profile
-from ..strategies._llm_summary import serialize_parts, summary_input_messages
+from ..strategies._llm_summary import summary_dialect, summary_transcript
 from ..tokens._counter import TokenCounter
 
 NOTHING_TO_SUMMARIZE = "No content to summarize"
@@ -95,14 +95,23 @@ def branch_summary_request(
     prompts: PromptSet | str | None = None,
     custom_instructions: str | None = None,
     replace_instructions: bool = False,
+    dialect: str | None = None,
 ) -> SummaryRequest | None:
-    """The request that summarizes a prepared branch; None when it holds no message."""
+    """The request that summarizes a prepared branch; None when it holds no message.
+
+    `dialect`: MusePi's transcript dialect (default `xml`, oh-my-pi's fallback; see
+    `summary_dialect`); ignored for pi.
+    """
     check_profile(profile)
     if not preparation.messages:
         return None
     prompt_set = resolve_prompts(prompts)
-    llm = summary_input_messages(preparation.messages, profile=profile, prompts=prompt_set)
-    conversation = "\n\n".join(serialize_parts(llm, profile=profile))
+    conversation = summary_transcript(
+        preparation.messages,
+        profile=profile,
+        prompts=prompt_set,
+        dialect=summary_dialect(None, profile, dialect),
+    ).text()
     instructions = branch_instructions(
         prompt_set,
         profile=profile,
@@ -140,6 +149,7 @@ def generate_branch_summary(
     custom_instructions: str | None = None,
     replace_instructions: bool = False,
     reserve_tokens: int = DEFAULT_BRANCH_SUMMARY_RESERVE,
+    dialect: str | None = None,
 ) -> BranchSummary:
     """Summarize abandoned entries with a model (spec §7.1–7.2).
 
@@ -152,6 +162,8 @@ def generate_branch_summary(
         custom_instructions: Extra focus (pi) or replacement instructions (MusePi).
         replace_instructions: pi: use `custom_instructions` instead of the branch prompt.
         reserve_tokens: Tokens kept free of the window (`branchSummary.reserveTokens`).
+        dialect: MusePi: the transcript's dialect; None picks it from the summarizer's
+            `model` as oh-my-pi 18.2.3 does (`preferred_dialect`).
 
     Returns:
         The `BranchSummary`; with nothing to summarize, pi's "No content to summarize" and
@@ -173,6 +185,7 @@ def generate_branch_summary(
         prompts=prompt_set,
         custom_instructions=custom_instructions,
         replace_instructions=replace_instructions,
+        dialect=summary_dialect(summarizer, profile, dialect, path=entries),
     )
     if request is None:
         return BranchSummary(NOTHING_TO_SUMMARIZE, (), (), prep, budget)

@@ -2,12 +2,14 @@
 
 from ._bench import REPORT_FIGURES, plot_benchmark, plot_tradeoff, write_benchmark_report
 from ._comparison import plot_cost, plot_strategy_comparison, series_style
+from ._composition import COMPOSITION_COLORS, composition_table, plot_context_composition
 from ._layout import NODE_KINDS, FoldedTree, TreeLayout, TreeNode, fold_tree, node_kind, tree_layout
 from ._probes import plot_probe_scores, probe_score_matrix
 from ._timeline import TRIGGER_COLORS, plot_context_timeline
 from ._tree import KIND_COLORS, REGION_COLORS, plot_tree, readable_fontsize, shade_cut
 
 __all__ = [
+    "COMPOSITION_COLORS",
     "KIND_COLORS",
     "NODE_KINDS",
     "REGION_COLORS",
@@ -16,9 +18,11 @@ __all__ = [
     "FoldedTree",
     "TreeLayout",
     "TreeNode",
+    "composition_table",
     "fold_tree",
     "node_kind",
     "plot_benchmark",
+    "plot_context_composition",
     "plot_context_timeline",
     "plot_cost",
     "plot_probe_scores",

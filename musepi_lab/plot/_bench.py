@@ -9,19 +9,32 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
-from ..bench._files import read_benchmark, write_files_atomic
-from ..bench._summary import strategy_labels, write_summary
-from ._comparison import plot_strategy_comparison
+from .._atomic import write_files_atomic
+from ..bench._files import read_benchmark
+from ..bench._summary import summary_table, write_summary
+from ._comparison import (
+    OVERLAP_OFFSET_POINTS,
+    budget_text,
+    overlap_ranks,
+    plot_strategy_comparison,
+    series_style,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-REPORT_FIGURES: tuple[str, ...] = ("fact_retention.png", "token_reduction.png", "tradeoff.png")
-"""The PNG files `write_benchmark_report` draws."""
+REPORT_FIGURES: tuple[str, ...] = (
+    "fact_retention.png",
+    "retention_upper.png",
+    "token_reduction.png",
+    "tradeoff.png",
+)
+"""The PNG files `write_benchmark_report` draws. `fact_retention.png` is the lower bound
+(snapcompact's imaged pages unread), `retention_upper.png` the upper (read perfectly)."""
 
 
 def _new_figure() -> Figure:
@@ -34,10 +47,40 @@ def _new_axes() -> Axes:
     return _new_figure().add_subplot()
 
 
+def benchmark_series(
+    df: pd.DataFrame, metric: str
+) -> dict[str, list[tuple[Any, float, float | None, float | None]]]:
+    """`(budget, mean, ci_low, ci_high)` per strategy label, budgets ascending: the summary
+    table's mean over the cells where `metric` is defined and its bootstrap interval
+    (None below two sessions). Budgets where it is defined on no cell are left out."""
+    table = summary_table(df, [metric]) if not df.empty else None
+    series: dict[str, list[tuple[Any, float, float | None, float | None]]] = {}
+    if table is None or table.empty:
+        return series
+    for key, row in table.iterrows():
+        label, budget = cast(tuple[Any, Any], key)
+        if int(row[f"{metric}_n"]) == 0:
+            continue
+        low, high = row[f"{metric}_ci_low"], row[f"{metric}_ci_high"]
+        series.setdefault(str(label), []).append(
+            (
+                budget,
+                float(row[metric]),
+                None if low is None or low != low else float(low),
+                None if high is None or high != high else float(high),
+            )
+        )
+    return series
+
+
 def plot_benchmark(
     df: pd.DataFrame, metric: str = "fact_retention", *, ax: Axes | None = None
 ) -> Axes:
-    """One line per strategy: the mean of `metric` over sessions against the budget.
+    """One line per strategy: `metric` against the budget, as the summary table has it (the
+    mean over the cells where the metric is defined, with its bootstrap 95% interval across
+    sessions as error bars). Each series has its own marker and dashes, and a series lying
+    on an earlier one is nudged on screen and says so in the legend, so none hides another;
+    the x ticks are the budgets run.
 
     Args:
         df: A benchmark frame (`run_benchmark`, `read_benchmark`); failed cells are left
@@ -48,22 +91,51 @@ def plot_benchmark(
     Returns:
         The Axes.
     """
-    import pandas as pd
+    from matplotlib.transforms import offset_copy
 
     ax = _new_axes() if ax is None else ax
-    ok = df[df["error"].isna()].copy() if not df.empty else df
-    if not ok.empty:
-        ok["label"] = strategy_labels(ok)
-        ok["value"] = pd.to_numeric(ok[metric], errors="coerce")
-        means = ok.groupby(["label", "budget"])["value"].mean().unstack("label").sort_index()
-        for label in means.columns:
-            series = means[label].dropna()
-            ax.plot(series.index, series.to_numpy(), marker="o", label=label)
-        if len(means.columns):
-            ax.legend(fontsize="small", loc="best")
+    series = benchmark_series(df, metric)
+    ranks = overlap_ranks([[(float(b), m) for b, m, _, _ in rows] for rows in series.values()])
+    budgets: set[Any] = set()
+    for n, (label, rows) in enumerate(series.items()):
+        budgets.update(b for b, *_ in rows)
+        shift = ranks[n] * OVERLAP_OFFSET_POINTS
+        transform = offset_copy(
+            ax.transData, fig=cast(Any, ax.figure), x=shift, y=-shift, units="points"
+        )
+        means = [m for _, m, _, _ in rows]
+        below = [m - lo if lo is not None else 0.0 for _, m, lo, _ in rows]
+        above = [hi - m if hi is not None else 0.0 for _, m, _, hi in rows]
+        ax.errorbar(
+            [b for b, *_ in rows],
+            means,
+            yerr=[below, above],
+            capsize=3,
+            lw=1.2,
+            markersize=6,
+            label=label + (" (nudged: overlaps)" if ranks[n] else ""),
+            transform=transform,
+            zorder=2 + n,
+            **series_style(n),
+        )
+    # The nudged transforms keep the artists out of the data limits: set them from the data.
+    corners = [
+        (float(b), y)
+        for rows in series.values()
+        for b, m, lo, hi in rows
+        for y in (m, m if lo is None else lo, m if hi is None else hi)
+    ]
+    if corners:
+        ax.update_datalim(corners)
+        ax.autoscale_view()
+    if budgets:
+        ticks = sorted(budgets)
+        ax.set_xticks(ticks)
+        ax.set_xticklabels([budget_text(b) for b in ticks])
+        ax.legend(fontsize="small", loc="best")
     mode = str(df["mode"].iloc[0]) if not df.empty else "compact"
     ax.set_xlabel("context window (tokens)" if mode == "replay" else "keep-recent budget (tokens)")
-    ax.set_ylabel(metric.replace("_", " "))
+    ax.set_ylabel(metric.replace("_", " ") + " (mean where defined, 95% CI)")
     ax.set_title(f"{metric.replace('_', ' ')} by strategy")
     ax.grid(True, alpha=0.3)
     return ax
@@ -109,6 +181,7 @@ def write_benchmark_report(
     written = write_summary(base, frame)
     draws: dict[str, Callable[[Axes], Axes]] = {
         "fact_retention.png": lambda ax: plot_benchmark(frame, "fact_retention", ax=ax),
+        "retention_upper.png": lambda ax: plot_benchmark(frame, "retention_upper", ax=ax),
         "token_reduction.png": lambda ax: plot_benchmark(frame, "token_reduction", ax=ax),
         "tradeoff.png": lambda ax: plot_tradeoff(frame, ax=ax),
     }

@@ -74,7 +74,7 @@ def _thousands(value: float, _pos: int | None = None) -> str:
     return f"{value / 1000:g}k" if abs(value) >= 1000 else f"{value:g}"
 
 
-def _budget_text(budget: Any) -> str:
+def budget_text(budget: Any) -> str:
     try:
         value = float(budget)
     except (TypeError, ValueError):
@@ -211,13 +211,18 @@ def plot_strategy_comparison(
         if annotate:
             for (px, py), budgets in _coincident(rows).items():
                 ax.annotate(
-                    "/".join(_budget_text(b) for b in budgets),
+                    "/".join(budget_text(b) for b in budgets),
                     (px, py),
                     xytext=(4 + shift, 3 - shift - 9 * ranks[n]),
                     textcoords="offset points",
                     fontsize=8,
                     color=line.get_color(),
                 )
+    # The nudged transforms keep the lines out of the data limits: set them from the data.
+    spots = [(px, py) for rows in points.values() for _, px, py in rows]
+    if spots:
+        ax.update_datalim(spots)
+        ax.autoscale_view()
     _label_axes(ax, x=x, y=y, agg=agg, title=title)
     return ax
 
@@ -305,7 +310,7 @@ def plot_cost(
     for k, budget in enumerate(budgets):
         positions = [i + (k - (len(budgets) - 1) / 2) * width for i in range(len(table.index))]
         heights = [0.0 if v != v else float(v) for v in table[budget]]  # NaN: no such cell
-        ax.bar(positions, heights, width=width, label=_budget_text(budget))
+        ax.bar(positions, heights, width=width, label=budget_text(budget))
     ax.set_xticks(range(len(table.index)))
     ax.set_xticklabels([str(s) for s in table.index], rotation=20, ha="right", fontsize=8)
     total = float(table.fillna(0).to_numpy().sum()) if table.size else 0.0

@@ -90,6 +90,21 @@ class TreeNode:
     hidden_branches: int = 0
 
 
+def branch_summary_links(
+    session: Session, index: Mapping[str, str], nodes: Mapping[str, Mapping[str, object]]
+) -> tuple[tuple[str, str], ...]:
+    """`(branch_summary_key, from_key)` of every drawn branch summary whose `fromId` (the
+    abandoned leaf) is drawn too, on another node."""
+    links = []
+    for entry in session.entries:
+        source = entry.get("fromId") if entry.type == "branch_summary" else None
+        a = index.get(entry.id or "")
+        b = index.get(source) if isinstance(source, str) else None
+        if a is not None and b is not None and a != b and nodes[a]["kind"] == "branch_summary":
+            links.append((a, b))
+    return tuple(links)
+
+
 @dataclass(frozen=True)
 class TreeLayout:
     """Positions of every node, the edges, and compaction → first-kept links.
@@ -98,6 +113,8 @@ class TreeLayout:
         nodes: Nodes in drawing order.
         edges: `(parent_key, child_key)` pairs.
         links: `(compaction_key, first_kept_key)` pairs, where the kept entry is drawn.
+        from_links: `(branch_summary_key, from_key)` pairs: each branch summary and the
+            abandoned leaf it summarizes (`fromId`), where that leaf is drawn.
         index: Entry id → key of the node that shows it (folded entries included).
         width: Number of columns.
         lanes: Number of lanes.
@@ -113,6 +130,7 @@ class TreeLayout:
     lanes: int
     hidden_branches: int = 0
     path_range: tuple[int, int] = (0, 0)
+    from_links: tuple[tuple[str, str], ...] = ()
     by_key: Mapping[str, TreeNode] = field(init=False, repr=False, compare=False)
     _offset: Mapping[str, int] = field(init=False, repr=False, compare=False)
 
@@ -530,6 +548,7 @@ def _finish(
         if a is not None and b is not None and a != b and asm.nodes[a]["kind"] == "compaction":
             links.append((a, b))
     return TreeLayout(
+        from_links=branch_summary_links(session, index, asm.nodes),
         nodes=nodes,
         edges=tuple(asm.edges),
         links=tuple(links),

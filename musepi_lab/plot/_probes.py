@@ -31,7 +31,8 @@ def probe_score_matrix(
     """Mean score per strategy (rows, in first-seen order) and kind (columns).
 
     Args:
-        cells: Per-cell probe scores (`run_probes`).
+        cells: Per-cell probe scores (`run_probes`), or a benchmark frame run with
+            `evaluate="probes"`.
         budget: Only this budget's cells; None averages over every budget.
         kinds: The kinds, as columns.
     """
@@ -41,7 +42,9 @@ def probe_score_matrix(
     if budget is not None:
         frame = frame[frame["budget"] == budget]
     key = "label" if "label" in frame.columns else "strategy"
-    columns = [f"score_{k}" for k in kinds]
+    # `run_probes` cells name them `score_<kind>`; a benchmark frame `probe_<kind>`.
+    prefix = "score_" if f"score_{kinds[0]}" in frame.columns else "probe_"
+    columns = [f"{prefix}{k}" for k in kinds]
     missing = [c for c in [key, *columns] if c not in frame.columns]
     if missing:
         raise KeyError(f"the frame has no column(s) {missing}")
@@ -61,7 +64,8 @@ def plot_probe_scores(
     """Grouped bars: for each strategy, its mean probe score (0–1) of each kind.
 
     Args:
-        cells: Per-cell probe scores (`run_probes`).
+        cells: Per-cell probe scores (`run_probes`), or a benchmark frame run with
+            `evaluate="probes"`.
         budget: Plot one budget's cells; None averages over every budget (the title says
             which).
         kinds: The kinds drawn, one bar each per strategy.

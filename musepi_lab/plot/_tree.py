@@ -251,6 +251,12 @@ def _legend(
         handles.append(
             Line2D([], [], color=KIND_COLORS["compaction"], marker=">", label="→ first kept")
         )
+    if layout.from_links:
+        handles.append(
+            Line2D(
+                [], [], color=KIND_COLORS["branch_summary"], marker=">", label="→ summarized from"
+            )
+        )
     ax.legend(
         handles=handles,
         loc="upper left",
@@ -355,11 +361,15 @@ def _draw_bars(ax: Axes, layout: TreeLayout, top: float, height: float, fontsize
 
 
 def _draw_links(ax: Axes, layout: TreeLayout) -> None:
+    """Arcs from each compaction to its first kept entry, and from each branch summary to
+    the abandoned leaf it summarizes (`fromId`)."""
     from matplotlib.patches import FancyArrowPatch
 
     by_key = layout.by_key
-    for comp, kept in layout.links:
-        a, b = by_key[comp], by_key[kept]
+    arcs = [(pair, "compaction", "first-kept") for pair in layout.links]
+    arcs += [(pair, "branch_summary", "from-id") for pair in layout.from_links]
+    for (start, end), kind, gid in arcs:
+        a, b = by_key[start], by_key[end]
         ax.add_patch(
             FancyArrowPatch(
                 (a.x, a.y - 0.08),
@@ -367,9 +377,10 @@ def _draw_links(ax: Axes, layout: TreeLayout) -> None:
                 connectionstyle="arc3,rad=0.3",
                 arrowstyle="-|>",
                 mutation_scale=8,
-                color=KIND_COLORS["compaction"],
+                color=KIND_COLORS[kind],
                 lw=1.0,
                 zorder=2,
+                gid=gid,
             )
         )
 

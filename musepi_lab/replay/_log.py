@@ -121,14 +121,26 @@ class SimulatedPath:
             window = [window[0].copy_with(parentId=parent), *window[1:]]
         return self.session.copy_with(entries=(*chain, *window), errors=(), linked=())
 
-    def commit(self, live: Session, after: Session, replaced: Mapping[str, Any] | None) -> None:
+    def commit(
+        self,
+        live: Session,
+        after: Session,
+        replaced: Mapping[str, Any] | None,
+        *,
+        restarted: bool = False,
+    ) -> None:
         """Take a compaction applied to `live` into the log.
 
         Args:
             live: The session the strategy compacted (`live_session()`).
             after: `live` with the result applied.
             replaced: Ids of the entries the result rewrote in place, if any.
+            restarted: `after` is a new session (a handoff): its entries continue the
+                log and the window starts at them.
         """
+        if restarted:
+            self._restart(after)
+            return
         for entry_id in replaced or ():
             position = self._positions[entry_id]
             new = after.get(entry_id)
@@ -144,6 +156,18 @@ class SimulatedPath:
         for entry in added:
             if entry.type == "compaction":
                 self._advance(entry)
+
+    def _restart(self, new: Session) -> None:
+        """Continue in a new session: its entries follow the log's leaf and open the window.
+
+        The carried metadata stays (the agent keeps its model and thinking level); usage
+        recorded before the handoff no longer describes the context.
+        """
+        first = len(self.entries)
+        for entry in new.entries:
+            self.append(entry)
+        self.start = first
+        self._last_usage = -1
 
     def _advance(self, compaction: Entry) -> None:
         """Move the window start to the compaction's first kept entry (never back, never

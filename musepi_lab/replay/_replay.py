@@ -23,7 +23,11 @@ How it works:
   snapcompact first tries its local rescue (smaller re-renders, then no images) when a
   pass does not reach 80% of the threshold. A compaction that cannot shrink the context is
   recorded as a `CompactionFailure` and the context stays as it was.
-- Billing is one step (`_billing.bill_request`) over what the walk measured.
+- Billing is one step over what the walk measured: the provider's cache model
+  (`_cache`, chosen from each reply's recorded provider unless `cache=` says otherwise)
+  with the gaps between requests taken from the recorded timestamps, the context in the
+  provider's tokens plus the harness's system prompt and tools, and the model's prices.
+  Codex texts the corpus redacted count from the length their marker keeps.
 """
 
 from __future__ import annotations
@@ -32,28 +36,42 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..compaction._hooks import SessionHooks
 from ..compaction._result import CompactionResult
 from ..compaction._settings import CompactionSettings
 from ..compaction._threshold import (
     calculate_context_tokens,
     calculate_prompt_tokens,
-    is_context_overflow,
     message_usage,
 )
 from ..context._build import build_session_context
 from ..context._llm import convert_to_llm
 from ..llm._summarizer import Summarizer
 from ..metrics._facts import context_text
-from ..metrics._metrics import cache_prefix_tokens
+from ..metrics._metrics import cache_prefix_tokens, summarizer_cost
 from ..session._model import Entry
 from ..session._session import Session, parse_timestamp_ms, timestamp_after
 from ..strategies._base import Strategy, compact
 from ..tokens._counter import TokenCounter
-from ._billing import bill_request, recorded_output_tokens, summarizer_cost
+from ._billing import Bill
+from ._cache import (
+    CacheState,
+    bill_cached,
+    billed_entry_tokens,
+    billed_message_tokens,
+    billed_prefix,
+    billed_tokens,
+    provider_tokens,
+    redacted_extra_tokens,
+    request_prices,
+    system_prompt_tokens,
+)
 from ._guard import DROP_IMAGES, choose, progress_band, rescue_ladder, without_images
 from ._log import SimulatedPath
+from ._recorded import RECORDED_TRIGGER, follow_recorded
 from ._result import COLUMNS, TRIGGERS, CompactionEvent, CompactionFailure, ReplayResult
 from ._state import AgentMeasure, ReplayConfig, ReplayState, configure
+from ._triggers import Fired, event_fired, refused_recovery, reply_fired
 
 __all__ = ["TRIGGERS", "CompactionEvent", "CompactionFailure", "ReplayResult", "replay"]
 
@@ -95,16 +113,19 @@ def replay(
     triggers: Collection[str] = ("threshold", "mid-turn", "overflow", "incomplete", "manual"),
     manual_at: Collection[str] = (),
     prices: Mapping[str, float] | None = None,
-    system_tokens: int = 0,
+    system_tokens: int | None = None,
+    cache: str = "auto",
     leaf_id: str | None = None,
+    hooks: SessionHooks | None = None,
     **params: Any,
 ) -> ReplayResult:
     """Replay a session under a context window with a compaction strategy.
 
     Args:
         session: The recorded session (not changed).
-        strategy: A strategy name or value (`none` replays without compacting). A strategy
-            with a `window` parameter (`hybrid`) gets the replay's window.
+        strategy: A strategy name or value (`none` replays without compacting;
+            `recorded` follows the agent's own recorded compactions and fires no trigger).
+            A strategy with a `window` parameter (`hybrid`) gets the replay's window.
         window: The context window of the model, in tokens.
         settings: Compaction settings (default: MusePi's); their profile picks the
             threshold rule, `mid_turn_enabled` gates the mid-turn trigger and
@@ -115,23 +136,39 @@ def replay(
         triggers: Which triggers may fire (any of `TRIGGERS`; idle is off by default, as
             MusePi's `idleEnabled`).
         manual_at: Entry ids after which a manual compaction runs.
-        prices: USD per million tokens: `input`, `cache_write`, `cache_read`, `output`.
-        system_tokens: Tokens of the system prompt and tools, added to every request.
+        prices: USD per million tokens (`input`, `cache_write`, `cache_write_1h`,
+            `cache_read`, `output`), overriding the prices of each reply's model
+            (`metrics.prices_for`; `DEFAULT_PRICES` for unknown models).
+        system_tokens: Tokens of the system prompt and tools. Given, they are added to
+            every request's `context_tokens` and billed; None (default) bills the
+            harness's declared estimate (`_cache.SYSTEM_PROMPT_TOKENS`) and leaves
+            `context_tokens` the conversation alone.
+        cache: The prompt-cache model: "auto" (from each reply's recorded provider),
+            "anthropic", "anthropic-1h", "openai" or "neutral".
         leaf_id: Replay the path to this leaf (default: the session leaf).
+        hooks: The seed's touchpoints: `session_before_compact` and `session_compacting`
+            are asked at every compaction attempt, `session_compact` is told each
+            compaction the replay keeps.
         **params: Strategy parameters when `strategy` is a name.
 
     Returns:
         A `ReplayResult` whose timeline has one row per request: `request`, `entry_id`,
         `line`, `timestamp`, `context_tokens` (what is sent, estimated), `agent_tokens`
         (what the agent measures), `recorded_tokens` (prompt tokens the provider recorded,
-        when present), `cache_read`, `cache_write`, `output_tokens`, `cost_usd`,
-        `compaction` (method fired before this request, or ""), `trigger`, `tokens_before`,
+        when present), `cache_model`, `prompt_tokens` (the billed prompt in provider
+        tokens, system prompt included), `input_tokens` (uncached), `cache_read`,
+        `cache_write`, `output_tokens` (estimated from the reply), `cost_usd` (0 for a
+        request the provider answered with an error), `compaction` (method fired before
+        this request, or ""), `trigger`, `trigger_source` (where the trigger came from:
+        `recorded-error`, `recorded-stop`, `recorded-usage`, `simulated`, `measured`,
+        `manual`, `recorded`), `tokens_before`,
         `tokens_after`, `summarizer_cost_usd`, `compactions` (cumulative),
         `recorded_compaction` (the recorded session compacted before this request),
         `failed_compaction` (method of a compaction refused before this request, or "").
 
     Raises:
-        ValueError: Unknown triggers, or a strategy window that contradicts `window`.
+        ValueError: Unknown triggers, an unknown cache model, or a strategy window that
+            contradicts `window`.
     """
     config = configure(
         strategy,
@@ -142,8 +179,13 @@ def replay(
         triggers=triggers,
         manual_at=manual_at,
         prices=prices,
-        system_tokens=system_tokens,
+        system_tokens=system_tokens or 0,
         params=params,
+        cache=cache,
+        billed_system_tokens=(
+            system_prompt_tokens(session.header) if system_tokens is None else system_tokens
+        ),
+        hooks=hooks,
     )
     path = session.path(leaf_id)
     log = SimulatedPath(session, profile=config.profile)
@@ -181,6 +223,8 @@ def step(
 ) -> ReplayState:
     """One recorded entry: a request (compact if a trigger is pending, then bill), the
     idle check, the entry appended, then the triggers it sets for the next request."""
+    if entry.type == "compaction" and config.follows_recorded:
+        return follow_recorded(config, log, out.events, state, entry)
     if entry.type == "compaction":
         # The recorded agent compacted here; the replay makes its own decisions.
         measure = state.measure._replace(comparable=False)
@@ -194,9 +238,16 @@ def step(
     if message is not None and is_request:
         state = after_reply(config, state, message, out.rows[-1]["context_tokens"])
     elif message is not None and mid_turn_due(config, state, message, following):
-        state = state._replace(pending="mid-turn")
+        state = state._replace(pending="mid-turn", pending_source="measured")
+    if message is not None and message.get("role") == "user" and state.pending != "overflow":
+        # A new user message ends an overflow recovery; one still pending was decided
+        # when its error reply came (pi checks right after the reply, spec §3.3).
+        state = state._replace(overflow_retried=False)
+    fired = event_fired(entry) if message is None else None
+    if fired is not None and config.enabled(fired.trigger):
+        state = state._replace(pending=fired.trigger, pending_source=fired.source)
     if entry.id in config.manual_at and config.enabled("manual"):
-        state = state._replace(pending="manual")
+        state = state._replace(pending="manual", pending_source="manual")
     return state
 
 
@@ -206,36 +257,44 @@ def append(
     """Append the recorded entry to the simulated path and add its tokens (once)."""
     appended = log.append(entry)
     measure = state.measure
-    context = measure.context + config.counter.count_entry(appended)
-    return state._replace(measure=measure._replace(context=context))
+    context = (
+        measure.context
+        + config.counter.count_entry(appended)
+        + redacted_extra_tokens(appended.message)
+    )
+    billed = state.billed + billed_entry_tokens(appended)
+    return state._replace(measure=measure._replace(context=context), billed=billed)
 
 
 def request(
     config: ReplayConfig, log: SimulatedPath, out: _Output, state: ReplayState, entry: Entry
 ) -> ReplayState:
     """A provider request: fire the pending (or overflow) trigger, then bill and record it."""
-    trigger = state.pending
-    if (
-        trigger is None
-        and config.enabled("overflow")
-        and state.measure.agent_view() > config.window
-    ):
-        trigger = "overflow"
-    state = state._replace(pending=None)
+    fired = Fired(state.pending, state.pending_source) if state.pending is not None else None
+    if fired is None and config.enabled("overflow") and state.measure.agent_view() > config.window:
+        fired = Fired("overflow", overflow_source(state.measure, config.window))
+    state = state._replace(pending=None, pending_source="")
     outcome: CompactionEvent | CompactionFailure | None = None
-    if trigger is not None:
-        state, outcome = compaction(config, log, out, state, trigger)
+    if fired is not None:
+        state, outcome = recover(config, log, out, state, fired)
     message = entry.message or {}
     sent = state.measure.context + config.system_tokens
-    bill = bill_request(
-        sent,
-        previous_sent=state.previous_sent,
-        kept_prefix=None if state.kept_prefix is None else state.kept_prefix + config.system_tokens,
-        output_tokens=recorded_output_tokens(message) or config.counter.count_message(message),
-        prices=config.prices,
+    model = config.cache_for(message)
+    reusable = state.billed_prefix
+    bill, cache = refused_request(message, state) or bill_cached(
+        model,
+        state.cache,
+        prompt=config.billed_system_tokens + provider_tokens(state.billed, model),
+        reusable=None
+        if reusable is None
+        else config.billed_system_tokens + provider_tokens(reusable, model),
+        now_ms=parse_timestamp_ms(entry.timestamp),
+        model_id=str(message.get("model") or ""),
+        output_tokens=provider_tokens(billed_message_tokens(message), model),
+        prices=request_prices(message, config.price_override),
     )
     usage = message_usage(message, profile=config.profile) if state.measure.comparable else None
-    event = outcome if isinstance(outcome, CompactionEvent) else None
+    event = outcome if isinstance(outcome, CompactionEvent) else recorded_event(out, state)
     out.rows.append(
         {
             "request": state.request,
@@ -245,16 +304,23 @@ def request(
             "context_tokens": sent,
             "agent_tokens": state.measure.agent_view() + config.system_tokens,
             "recorded_tokens": calculate_prompt_tokens(usage) if usage is not None else None,
+            "cache_model": model.name,
+            "prompt_tokens": bill.input_tokens + bill.cache_read + bill.cache_write,
+            "input_tokens": bill.input_tokens,
             "cache_read": bill.cache_read,
             "cache_write": bill.cache_write,
             "output_tokens": bill.output_tokens,
             "cost_usd": bill.cost_usd,
             "compaction": event.method if event else "",
             "trigger": event.trigger if event else "",
+            "trigger_source": event.source if event else "",
             "tokens_before": event.tokens_before if event else None,
             "tokens_after": event.tokens_after if event else None,
             "summarizer_cost_usd": summarizer_cost(
-                event.summarizer_input_tokens, event.summarizer_output_tokens, config.prices
+                event.summarizer_input_tokens,
+                event.summarizer_output_tokens,
+                config.prices,
+                cached_input_tokens=event.summarizer_cached_input_tokens,
             )
             if event
             else 0.0,
@@ -267,9 +333,28 @@ def request(
         request=state.request + 1,
         previous_sent=sent,
         kept_prefix=None,
+        billed_prefix=None,
+        cache=cache,
         recorded_compaction=False,
         failed="",
     )
+
+
+def refused_request(message: Message, state: ReplayState) -> tuple[Bill, CacheState | None] | None:
+    """A request the provider answered with an error (`stopReason: "error"`, such as Claude
+    Code's synthetic "Prompt is too long" reply) is not billed and leaves the cache as it
+    was; None for any other request."""
+    if message.get("stopReason") != "error":
+        return None
+    return Bill(0, 0, 0, 0.0, 0), state.cache
+
+
+def recorded_event(out: _Output, state: ReplayState) -> CompactionEvent | None:
+    """The agent's own compaction `recorded` followed just before this request, if any."""
+    last = out.events[-1] if out.events else None
+    if last is not None and last.request == state.request and last.trigger == RECORDED_TRIGGER:
+        return last
+    return None
 
 
 def after_reply(
@@ -287,24 +372,68 @@ def after_reply(
             context_at_usage=measure.context,
             ratio=ratio,
         )
-    return state._replace(measure=measure, pending=reply_trigger(config, measure, message))
-
-
-def reply_trigger(config: ReplayConfig, measure: AgentMeasure, message: Message) -> str | None:
-    """The trigger a reply sets: incomplete (cut by length), overflow (a recorded overflow
-    error), threshold (a finished turn over the threshold), or None."""
     stop = message.get("stopReason")
-    if stop == "length" and config.enabled("incomplete"):
-        return "incomplete"
-    if (
-        stop == "error"
-        and config.enabled("overflow")
-        and is_context_overflow(message, config.window)
-    ):
-        return "overflow"
+    if stop != "error":
+        state = state._replace(overflow_retried=False)
+    if stop != "length":
+        state = state._replace(incomplete_streak=0)
+    fired = reply_trigger(config, measure, message)
+    return state._replace(
+        measure=measure,
+        pending=fired.trigger if fired else None,
+        pending_source=fired.source if fired else "",
+    )
+
+
+def reply_trigger(config: ReplayConfig, measure: AgentMeasure, message: Message) -> Fired | None:
+    """The trigger a reply sets: incomplete (cut by length), overflow (a recorded overflow
+    error, or silent overflow), threshold (a finished turn over the threshold), or None."""
+    fired = reply_fired(message, window=config.window)
+    if fired is not None and config.enabled(fired.trigger):
+        return fired
+    stop = message.get("stopReason")
     if stop == "stop" and config.enabled("threshold") and measure.agent_view() > config.threshold:
-        return "threshold"
+        return Fired("threshold", "measured")
     return None
+
+
+def overflow_source(measure: AgentMeasure, window: int) -> str:
+    """`recorded-usage` when the recorded usage alone is above the window, else
+    `simulated` (the replay's estimate of what was added says the request would not fit)."""
+    if measure.comparable and measure.usage_tokens is not None and measure.usage_tokens > window:
+        return "recorded-usage"
+    return "simulated"
+
+
+def recover(
+    config: ReplayConfig, log: SimulatedPath, out: _Output, state: ReplayState, fired: Fired
+) -> tuple[ReplayState, CompactionEvent | CompactionFailure | None]:
+    """Run a fired trigger's compaction under the recovery guards (one compact-and-retry
+    for overflow, three consecutive incomplete recoveries)."""
+    reason = refused_recovery(
+        fired,
+        overflow_retried=state.overflow_retried,
+        incomplete_streak=state.incomplete_streak,
+    )
+    if reason:
+        failure = CompactionFailure(
+            request=state.request,
+            trigger=fired.trigger,
+            method=config.strategy.name,
+            tokens_before=state.measure.context,
+            tokens_after=state.measure.context,
+            attempts=0,
+            reason=reason,
+            source=fired.source,
+        )
+        out.failures.append(failure)
+        return state._replace(failed=failure.method), failure
+    state, outcome = compaction(config, log, out, state, fired.trigger, fired.source)
+    if fired.trigger == "overflow":
+        state = state._replace(overflow_retried=True)
+    elif fired.trigger == "incomplete":
+        state = state._replace(incomplete_streak=state.incomplete_streak + 1)
+    return state, outcome
 
 
 def mid_turn_due(
@@ -336,13 +465,18 @@ def check_idle(
         and ms - state.last_ms > config.settings.idle_timeout_seconds * 1000
         and state.measure.agent_view() > config.settings.idle_threshold_tokens
     ):
-        state, _ = compaction(config, log, out, state, "idle")
+        state, _ = compaction(config, log, out, state, "idle", "measured")
     return state if ms is None else state._replace(last_ms=ms)
 
 
 # -- one compaction -------------------------------------------------------------------------
 def compaction(
-    config: ReplayConfig, log: SimulatedPath, out: _Output, state: ReplayState, trigger: str
+    config: ReplayConfig,
+    log: SimulatedPath,
+    out: _Output,
+    state: ReplayState,
+    trigger: str,
+    source: str = "",
 ) -> tuple[ReplayState, CompactionEvent | CompactionFailure | None]:
     """Run the strategy on the live window; keep the result only if it shrinks the context
     (after snapcompact's rescue if needed), else record a failure. None: nothing to do."""
@@ -369,6 +503,7 @@ def compaction(
             tokens_after=min(a.tokens for a in attempts),
             attempts=len(attempts),
             reason="the compaction did not shrink the context",
+            source=source,
         )
         out.failures.append(failure)
         return back_off(state)._replace(failed=failure.method), failure
@@ -378,7 +513,9 @@ def compaction(
         convert_to_llm(kept.messages, profile=config.profile),
         config.counter,
     )
-    log.commit(live, kept.after, kept.result.replacements)
+    log.commit(
+        live, kept.after, kept.result.replacements, restarted=kept.result.new_session is not None
+    )
     event = CompactionEvent(
         request=state.request,
         trigger=trigger,
@@ -393,10 +530,23 @@ def compaction(
         result=kept.result,
         context=context_text(list(kept.messages)),
         rescue=kept.rescue,
+        source=source,
+        summarizer_cached_input_tokens=sum(
+            a.result.summarizer_cached_input_tokens for a in attempts
+        ),
     )
     out.events.append(event)
+    if config.hooks.session_compact:
+        config.hooks.session_compact(kept.result)
     measure = state.measure._replace(context=kept.tokens, comparable=False)
-    return state._replace(measure=measure, retry_at=0, kept_prefix=prefix), event
+    billed = billed_tokens(kept.messages)
+    return state._replace(
+        measure=measure,
+        retry_at=0,
+        kept_prefix=prefix,
+        billed=billed,
+        billed_prefix=billed_prefix(before, kept.messages),
+    ), event
 
 
 def run_strategy(
@@ -409,6 +559,7 @@ def run_strategy(
         settings=config.settings,
         counter=config.counter,
         summarizer=config.summarizer,
+        hooks=config.hooks.without_compact_notice(),
     )
 
 

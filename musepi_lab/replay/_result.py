@@ -23,12 +23,16 @@ COLUMNS: tuple[str, ...] = (
     "context_tokens",
     "agent_tokens",
     "recorded_tokens",
+    "cache_model",
+    "prompt_tokens",
+    "input_tokens",
     "cache_read",
     "cache_write",
     "output_tokens",
     "cost_usd",
     "compaction",
     "trigger",
+    "trigger_source",
     "tokens_before",
     "tokens_after",
     "summarizer_cost_usd",
@@ -58,6 +62,11 @@ class CompactionEvent:
         context: Text of the context right after the compaction (for retention metrics).
         rescue: The local rescue that made the compaction acceptable (e.g.
             `max_frames=4`, `drop-images`), or "" when the first pass was kept.
+        source: Where the trigger came from (`recorded-error`, `recorded-stop`,
+            `recorded-usage`, `simulated`, `measured`, `manual`, `recorded`; "" when
+            unknown).
+        summarizer_cached_input_tokens: Of the input tokens, those served from the
+            provider's cache (a handoff's replayed context prefix).
     """
 
     request: int
@@ -73,6 +82,8 @@ class CompactionEvent:
     result: CompactionResult = field(repr=False)
     context: str = field(repr=False)
     rescue: str = ""
+    source: str = ""
+    summarizer_cached_input_tokens: int = 0
 
 
 @dataclass(frozen=True)
@@ -86,8 +97,10 @@ class CompactionFailure:
         method: The result's method (or strategy name).
         tokens_before: Context tokens before.
         tokens_after: Context tokens the smallest attempt would have left.
-        attempts: Results tried (the first pass, then each rescue).
+        attempts: Results tried (the first pass, then each rescue; 0 when a recovery
+            guard refused to compact at all).
         reason: Why it failed, in words.
+        source: Where the trigger came from (as `CompactionEvent.source`).
     """
 
     request: int
@@ -97,6 +110,7 @@ class CompactionFailure:
     tokens_after: int
     attempts: int
     reason: str
+    source: str = ""
 
 
 @dataclass(frozen=True)

@@ -8,12 +8,14 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from ..compaction._hooks import NO_HOOKS, SessionHooks
 from ..compaction._settings import CompactionSettings
 from ..compaction._threshold import threshold_tokens
 from ..llm._summarizer import Summarizer
 from ..metrics._metrics import DEFAULT_PRICES
 from ..strategies._base import Strategy, get
 from ..tokens._counter import TokenCounter
+from ._cache import CACHE_MODELS, CacheModel, CacheState, cache_model, cache_model_for
 from ._result import TRIGGERS
 
 
@@ -32,14 +34,30 @@ class ReplayConfig:
     manual_at: frozenset[str]
     prices: Mapping[str, float]
     system_tokens: int
+    cache: str = "auto"
+    price_override: Mapping[str, float] | None = None
+    billed_system_tokens: int = 0
+    hooks: SessionHooks = NO_HOOKS
 
     @property
     def profile(self) -> str:
         """The settings profile."""
         return self.settings.profile
 
+    @property
+    def follows_recorded(self) -> bool:
+        """Whether the strategy follows the recorded compactions (`recorded`)."""
+        return bool(getattr(self.strategy, "follows_recorded", False))
+
+    def cache_for(self, message: Mapping[str, Any]) -> CacheModel:
+        """The cache model of a request: the chosen one, else from the reply's provider."""
+        return cache_model_for(message) if self.cache == "auto" else cache_model(self.cache)
+
     def enabled(self, trigger: str) -> bool:
-        """Whether a trigger may fire (mid-turn also needs the settings' switch)."""
+        """Whether a trigger may fire (mid-turn also needs the settings' switch; none
+        fires for a strategy that follows the recorded compactions)."""
+        if self.follows_recorded:
+            return False
         if trigger == "mid-turn":
             return trigger in self.triggers and self.settings.mid_turn_enabled
         return trigger in self.triggers
@@ -84,6 +102,15 @@ class ReplayState(NamedTuple):
         recorded_compaction: The recorded session compacted since the previous request.
         failed: Method of a compaction refused since the previous request, or "".
         last_ms: Timestamp of the last entry that had one (ms).
+        cache: What the provider has cached after the previous request.
+        billed: The simulated context as the provider bills it (`_cache.billed_tokens`,
+            before the tokenizer ratio).
+        billed_prefix: `billed` of the cached prefix a compaction kept (`kept_prefix`
+            in the same units), or None.
+        pending_source: Where the pending trigger came from (`_triggers.TRIGGER_SOURCES`).
+        overflow_retried: An overflow recovery compacted and no new user message or reply
+            without error came since (spec §3.3: one compact-and-retry).
+        incomplete_streak: Consecutive incomplete-output recoveries (spec §6.5: three).
     """
 
     measure: AgentMeasure = AgentMeasure()
@@ -95,6 +122,12 @@ class ReplayState(NamedTuple):
     recorded_compaction: bool = False
     failed: str = ""
     last_ms: float | None = None
+    cache: CacheState | None = None
+    billed: int = 0
+    billed_prefix: int | None = None
+    pending_source: str = ""
+    overflow_retried: bool = False
+    incomplete_streak: int = 0
 
 
 def bind_window(strategy: Strategy, window: int) -> Strategy:
@@ -128,12 +161,18 @@ def configure(
     prices: Mapping[str, float] | None,
     system_tokens: int,
     params: Mapping[str, Any],
+    cache: str = "auto",
+    billed_system_tokens: int = 0,
+    hooks: SessionHooks | None = None,
 ) -> ReplayConfig:
     """Resolve `replay`'s arguments into one `ReplayConfig`.
 
     Raises:
-        ValueError: Unknown triggers, or a strategy window that contradicts `window`.
+        ValueError: Unknown triggers, an unknown cache model, or a strategy window that
+            contradicts `window`.
     """
+    if cache != "auto" and cache not in CACHE_MODELS:
+        raise ValueError(f"unknown cache model {cache!r}; expected 'auto' or one of {CACHE_MODELS}")
     unknown = set(triggers) - set(TRIGGERS)
     if unknown:
         raise ValueError(f"unknown triggers {sorted(unknown)}; expected some of {TRIGGERS}")
@@ -151,4 +190,8 @@ def configure(
         manual_at=frozenset(manual_at),
         prices={**DEFAULT_PRICES, **(prices or {})},
         system_tokens=system_tokens,
+        cache=cache,
+        price_override=dict(prices) if prices else None,
+        billed_system_tokens=billed_system_tokens,
+        hooks=hooks or NO_HOOKS,
     )

@@ -6,7 +6,6 @@ import calendar
 import math
 import os
 import re
-import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Any
 
 import orjson
 
+from .._atomic import write_bytes_atomic
 from .._repr import html_of
 from ._errors import ReadProblem
 from ._model import Entry
@@ -503,15 +503,4 @@ class Session:
             )
         data = self.to_jsonl()
         dest.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, dest)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
-        return dest
+        return write_bytes_atomic(dest, data)

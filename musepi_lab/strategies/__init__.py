@@ -26,7 +26,7 @@ from ._base import (
     strategy_type,
 )
 from ._extractive import Extractive
-from ._handoff import Handoff
+from ._handoff import Handoff, HandoffResult, handoff
 from ._hybrid import Hybrid
 from ._keep_user import KeepUserMessages
 from ._llm_summary import LlmSummary
@@ -34,6 +34,7 @@ from ._masking import ObservationMasking
 from ._none import NoCompaction
 from ._oversized_output import OversizedOutput
 from ._prune import Prune
+from ._recorded import Recorded
 from ._remote import Remote, RemoteEndpointSummarizer
 from ._summarize_every_n import SummarizeEveryN
 from ._truncate import Truncate
@@ -44,6 +45,7 @@ __all__ = [
     "DiskCache",
     "Extractive",
     "Handoff",
+    "HandoffResult",
     "Hybrid",
     "KeepUserMessages",
     "LlmSummary",
@@ -52,6 +54,7 @@ __all__ = [
     "OpenAICompatibleSummarizer",
     "OversizedOutput",
     "Prune",
+    "Recorded",
     "Remote",
     "RemoteEndpointSummarizer",
     "Snapcompact",
@@ -67,6 +70,7 @@ __all__ = [
     "available",
     "compact",
     "get",
+    "handoff",
     "register",
     "request_key",
     "strategy_type",

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from .._prompts import PromptSet, resolve_prompts
+from ..compaction._hooks import NO_HOOKS, BeforeCompact, Compacting, SessionHooks
 from ..compaction._prepare import CompactionPreparation, prepare_compaction
 from ..compaction._result import CompactionResult
 from ..compaction._settings import CompactionSettings
@@ -43,6 +44,8 @@ class CompactionContext:
         summarizer: The LLM seam, or None.
         prompts: The prompt set.
         leaf_id: The leaf whose path is compacted (None: the session leaf).
+        compacting: The `session.compacting` hook's answer (a replacement summary
+            prompt, `<additional-context>` lines), honoured by the LLM summary.
     """
 
     session: Session
@@ -52,6 +55,7 @@ class CompactionContext:
     summarizer: Summarizer | None
     prompts: PromptSet
     leaf_id: str | None = None
+    compacting: Compacting | None = None
 
     def require_summarizer(self, strategy: str) -> Summarizer:
         """The summarizer, or a clear error naming the strategy."""
@@ -176,6 +180,7 @@ def compact(
     leaf_id: str | None = None,
     custom_instructions: str | None = None,
     clock: Callable[[], float] = time.perf_counter,
+    hooks: SessionHooks | None = None,
     **params: Any,
 ) -> CompactionResult | None:
     """Run one strategy on a session.
@@ -190,11 +195,15 @@ def compact(
         leaf_id: The leaf whose path is compacted.
         custom_instructions: Extra focus for the summarizer.
         clock: Timer used for `latency_s` (injected in tests).
+        hooks: The seed's touchpoints: `session_before_compact` (cancel, or supply the
+            summary: no strategy runs and the result is `from_extension`),
+            `session_compacting` (prompt and context of the LLM summary) and
+            `session_compact` (told the result).
         **params: Strategy parameters when `strategy` is a name.
 
     Returns:
         The result (apply it with `result.apply(session)`), or None when the strategy
-        has nothing to do (e.g. the whole path fits the keep budget).
+        has nothing to do (e.g. the whole path fits the keep budget) or a hook cancelled.
     """
     strat = get(strategy, **params)
     settings = settings or CompactionSettings.musepi()
@@ -206,6 +215,19 @@ def compact(
         leaf_id=leaf_id,
         custom_instructions=custom_instructions,
     )
+    hooks = hooks or NO_HOOKS
+    before = (
+        hooks.session_before_compact(preparation)
+        if preparation is not None and hooks.session_before_compact
+        else None
+    )
+    if before is not None and before.cancel:
+        return None
+    compacting = (
+        hooks.session_compacting(preparation)
+        if preparation is not None and hooks.session_compacting
+        else None
+    )
     ctx = CompactionContext(
         session=session,
         preparation=preparation,
@@ -214,18 +236,49 @@ def compact(
         summarizer=summarizer,
         prompts=resolve_prompts(prompts),
         leaf_id=leaf_id,
+        compacting=compacting,
     )
-    if strat.requires_summarizer():
-        ctx.require_summarizer(strat.name)
-    if strat.needs_preparation and preparation is None:
-        return None
-    started = clock()
-    result = strat.run(ctx)
+    if preparation is not None and before is not None and before.summary is not None:
+        started = clock()
+        result: CompactionResult | None = supplied_result(preparation, before)
+    else:
+        if strat.requires_summarizer():
+            ctx.require_summarizer(strat.name)
+        if strat.needs_preparation and preparation is None:
+            return None
+        started = clock()
+        result = strat.run(ctx)
     if result is None:
         return None
-    elapsed = clock() - started
-    # Every strategy is measured the same way: the rebuilt context before and after,
-    # counted with the run's counter.
+    measured = _measured(result, strat, ctx, session, leaf_id, clock() - started)
+    if hooks.session_compact:
+        hooks.session_compact(measured)
+    return measured
+
+
+def supplied_result(preparation: CompactionPreparation, answer: BeforeCompact) -> CompactionResult:
+    """The result of a summary an extension supplied (`session_before_compact`): the
+    preparation's cut unless the answer names another, marked `from_extension` (pi writes
+    `fromHook: true`, MusePi `fromExtension: true`)."""
+    fields: dict[str, Any] = {"from_extension": True}
+    if answer.first_kept_entry_id is not None:
+        fields["first_kept_entry_id"] = answer.first_kept_entry_id
+    if answer.details is not None:
+        fields["details"] = answer.details
+    return CompactionResult.from_preparation(preparation, str(answer.summary), **fields)
+
+
+def _measured(
+    result: CompactionResult,
+    strat: Strategy,
+    ctx: CompactionContext,
+    session: Session,
+    leaf_id: str | None,
+    elapsed: float,
+) -> CompactionResult:
+    # Every strategy is measured here and only here: the rebuilt context before and after,
+    # counted by `_context_size` with the run's counter. Whatever a strategy put in
+    # `tokens_after` is replaced.
     from ._context_size import applied_context_tokens, context_tokens
 
     params = {**(result.params or {}), **_jsonable(strat.params)}
@@ -233,9 +286,8 @@ def compact(
         "strategy": strat.name,
         "params": params,
         "context_tokens_before": context_tokens(session, ctx, leaf_id),
+        "tokens_after": applied_context_tokens(result, ctx),
     }
-    if result.tokens_after is None:
-        extra["tokens_after"] = applied_context_tokens(result, ctx)
     if not result.latency_s:
         extra["latency_s"] = elapsed
     return result.copy_with(**extra)

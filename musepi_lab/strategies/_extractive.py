@@ -26,7 +26,6 @@ from ..compaction._result import CompactionResult
 from ..compaction._serialize import truncate_head_tail
 from ..session._model import Message, message_text
 from ._base import CompactionContext, Strategy, register
-from ._context_size import with_tokens_after
 from ._params import check_count
 
 EXTRACTIVE_METHOD = "extractive"
@@ -339,4 +338,4 @@ class Extractive(Strategy):
             method=EXTRACTIVE_METHOD,
             params={"prompts": ctx.prompts.label},
         )
-        return with_tokens_after(result, ctx)
+        return result

@@ -22,7 +22,7 @@ from ..compaction._prepare import prepare_compaction
 from ..compaction._result import CompactionResult
 from ..compaction._threshold import threshold_tokens
 from ._base import CompactionContext, Strategy, get, register
-from ._context_size import context_tokens, with_tokens_after
+from ._context_size import applied_context_tokens, context_tokens
 from ._masking import DEFAULT_KEEP_TURNS, masking_result
 
 DEFAULT_WINDOW = 200_000
@@ -113,8 +113,8 @@ class Hybrid(Strategy):
         )
         masked = masking_result(ctx, self.keep_turns)
         after_masking = (
-            masked.tokens_after
-            if masked is not None and masked.tokens_after is not None
+            applied_context_tokens(masked, ctx)
+            if masked is not None
             else context_tokens(ctx.session, ctx, ctx.leaf_id)
         )
         if after_masking <= target:
@@ -154,7 +154,7 @@ class Hybrid(Strategy):
         # The summary's entry ids are the original ones (masking keeps ids), so the result
         # applies to the original session once the masked records are substituted.
         replacements = {**(masked.replacements or {}), **(result.replacements or {})}
-        return with_tokens_after(result.copy_with(replacements=replacements), ctx)
+        return result.copy_with(replacements=replacements)
 
 
 def _tagged(

@@ -27,8 +27,13 @@ from ..compaction._prepare import CompactionPreparation
 from ..compaction._result import CompactionResult
 from ..session._model import Entry
 from ._base import CompactionContext, Strategy, register
-from ._llm_summary import compaction_ask, generate_text, run_params, serialize_parts
-from ._llm_summary import summary_input_messages as _summary_input
+from ._llm_summary import (
+    compaction_ask,
+    generate_text,
+    run_params,
+    summary_dialect,
+    summary_transcript,
+)
 
 KEEP_USER_METHOD = "keep-user-messages"
 AGENT_CONTENT_MODES: tuple[str, ...] = ("mask", "summarize")
@@ -141,12 +146,16 @@ def _summarized(
     summarizer = ctx.require_summarizer(strategy)
     prompts = ctx.prompts
     ask = compaction_ask(ctx)
-    llm = _summary_input(agent, profile=prep.profile, prompts=prompts)
-    parts = serialize_parts(llm, profile=prep.profile)
+    transcript = summary_transcript(
+        agent,
+        profile=prep.profile,
+        prompts=prompts,
+        dialect=summary_dialect(summarizer, prep.profile, path=prep.path),
+    )
     text, responses = generate_text(
         summarizer,
         ask,
-        parts,
+        transcript,
         previous=prep.previous_summary,
         counter=ctx.counter,
         fold=True,

@@ -1,7 +1,8 @@
 """`llm-summary`: pi and MusePi summarization of the engine's cut (spec §5.1–5.7).
 
-The messages before the cut are converted for the LLM (`convert_to_llm`), serialized as a
-labelled transcript (`serialize_conversation`) and sent in one user message:
+The messages before the cut are converted for the LLM (`convert_to_llm`), serialized (a
+`Transcript`: pi's labelled text, or for MusePi the transcript in the summarizer model's own
+dialect, `serialize_for_summary`) and sent in one user message:
 
     <conversation>\\n…\\n</conversation>\\n\\n
     [<previous-summary>\\n…\\n</previous-summary>\\n\\n]
@@ -14,8 +15,12 @@ prefix, its own prompt and a `0.5·reserve` cap), merged with `merge_split_turn`
 operations are appended (pi: two tags; MusePi: one `<files>` block), and an input larger
 than the summarizer's window is folded window by window (spec §5.7).
 
-Profile differences (spec §5.2, §5.4, §5.7): MusePi neutralizes boundary tags in the
-transcript and the previous summary, drops tool-call/result pairs flagged `useless`, caps
+Profile differences (spec §5.2, §5.4, §5.7): MusePi renders the transcript in the dialect
+oh-my-pi 18.2.3 picks for the summarizer's model (`preferred_dialect`: Claude markup for
+Anthropic models, harmony for OpenAI's, a chat template for open-weight families, `xml`
+otherwise), folds oversized inputs by runs of messages each rendered whole, neutralizes
+boundary tags in the transcript and the previous summary, drops tool-call/result pairs flagged
+`useless`, caps
 `maxTokens` at 16384, derives the reasoning effort from the session's thinking level, and
 reuses the previous summary when a split turn has no history to summarize (pi writes
 "No prior history." and loses it).
@@ -39,14 +44,14 @@ from ..compaction._serialize import (
     serialize_conversation,
     truncate_tool_result,
 )
-from ..context._build import build_session_context
+from ..compaction._summary_dialects import preferred_dialect, serialize_for_summary
+from ..context._build import default_model
 from ..context._llm import convert_to_llm
 from ..context._summaries import snapcompact_archive
 from ..llm._summarizer import Summarizer, SummarizerError, SummaryRequest, SummaryResponse
 from ..session._model import Entry
-from ..session._session import Session
 from ..tokens._counter import TokenCounter
-from ..tokens._estimate import js_stringify, utf8_len, utf16_len
+from ..tokens._estimate import utf8_len, utf16_len
 from ._base import CompactionContext, Strategy, register
 
 DEFAULT_SUMMARIZER_WINDOW = 200_000
@@ -167,65 +172,98 @@ def pack_windows(parts: Sequence[str], counts: Sequence[int], budget: int) -> li
     return windows
 
 
-def drop_useless_pairs(llm_messages: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """Without the tool results flagged `useless` (non-error) and their calls (spec §5.7)."""
-    useless = {
-        m.get("toolCallId")
-        for m in llm_messages
-        if m.get("role") == "toolResult"
-        and m.get("useless") is True
-        and m.get("isError") is not True
-    }
-    if not useless:
-        return list(llm_messages)
-    out: list[Mapping[str, Any]] = []
-    for message in llm_messages:
-        role = message.get("role")
-        if role == "toolResult" and message.get("toolCallId") in useless:
-            continue
-        content = message.get("content")
-        if role == "assistant" and isinstance(content, list):
-            kept = [
-                b
-                for b in content
-                if not (
-                    isinstance(b, Mapping)
-                    and b.get("type") == "toolCall"
-                    and b.get("id") in useless
-                )
-            ]
-            if len(kept) != len(content):
-                if not kept:
-                    continue
-                message = {**message, "content": kept}
-        out.append(message)
-    return out
+@dataclass(frozen=True)
+class Transcript:
+    """The conversation a summary request carries, and how it splits when it is too big.
 
-
-def summary_input_messages(
-    messages: Iterable[Mapping[str, Any]], *, profile: str, prompts: PromptSet | None = None
-) -> list[Mapping[str, Any]]:
-    """The runtime messages to summarize, as the summarizer reads them.
-
-    `convert_to_llm` (summaries wrapped by `prompts`' context templates); for MusePi also
-    without useless pairs, and with `developer` messages (its custom messages) read as user
-    text, since the transcript has no developer label.
+    Attributes:
+        messages: LLM messages (after `convert_to_llm` for the profile).
+        profile: `pi` serializes with pi's labels (`serialize_conversation`); `musepi` with
+            the release's `serialize_for_summary` in `dialect`.
+        dialect: The MusePi dialect (`none` for the release's legacy labels); unused for pi.
     """
-    llm: list[Mapping[str, Any]] = list(convert_to_llm(messages, profile=profile, prompts=prompts))
-    if profile == "pi":
-        return llm
-    return [
-        {**m, "role": "user"} if m.get("role") == "developer" else m
-        for m in drop_useless_pairs(llm)
-    ]
+
+    messages: tuple[Mapping[str, Any], ...]
+    profile: str
+    dialect: str | None = None
+
+    def render(self, messages: Sequence[Mapping[str, Any]]) -> str:
+        """Some of the messages serialized as one transcript."""
+        if self.profile == "pi":
+            return "\n\n".join(p for p in (serialize_conversation([m]) for m in messages) if p)
+        return serialize_for_summary(messages, self.dialect)
+
+    def text(self) -> str:
+        """The whole transcript."""
+        return self.render(self.messages)
+
+    def windows(self, budget: int, counter: TokenCounter, *, fold: bool) -> list[str]:
+        """The transcript as one text, or, folded, as texts of at most `budget` tokens.
+
+        pi's parts are packed greedily (`pack_windows`). MusePi plans runs of messages as
+        oh-my-pi does (`planSummaryWindows`: each message sized alone in the dialect, a run
+        closed when the next would cross the budget) and renders each run whole, clipping a
+        run still over the budget (`clampConversationToBudget`).
+        """
+        whole = self.text()
+        # Cheap check first: a token is at least one byte for every counter we have.
+        if not fold or utf8_len(whole) <= budget or counter.count_text(whole) <= budget:
+            return [whole]
+        if self.profile == "pi":
+            parts = [serialize_conversation([m]) for m in self.messages]
+            return pack_windows(parts, counter.count_texts(parts), budget)
+        sizes = counter.count_texts([self.render([m]) for m in self.messages])
+        runs: list[list[Mapping[str, Any]]] = []
+        used = 0
+        for message, tokens in zip(self.messages, sizes, strict=True):
+            if not runs or (used > 0 and used + tokens > budget):
+                runs.append([])
+                used = 0
+            runs[-1].append(message)
+            used += tokens
+        texts = [self.render(run) for run in runs]
+        return [
+            clip_to_budget(text, tokens, budget) if tokens > budget else text
+            for text, tokens in zip(texts, counter.count_texts(texts), strict=True)
+        ]
 
 
-def serialize_parts(llm_messages: Iterable[Mapping[str, Any]], *, profile: str) -> list[str]:
-    """Each message serialized alone; joined by blank lines they are the whole transcript."""
-    parts = [serialize_conversation([m]) for m in llm_messages]
+def summary_dialect(
+    summarizer: Summarizer | None,
+    profile: str,
+    dialect: str | None = None,
+    *,
+    path: Sequence[Entry] = (),
+) -> str | None:
+    """The dialect a profile's summary input is rendered in (None for pi).
+
+    MusePi: `dialect` when given, else the one oh-my-pi picks (`preferred_dialect`) for the
+    model that reads it: the summarizer's `model`, or, when the summarizer names none (a
+    custom endpoint), the session's default model at the end of `path`, which is the model
+    the release itself summarizes with; `xml` when neither is known.
+    """
     if profile == "pi":
-        return parts
-    return [neutralize_boundary_tags(p) for p in parts]
+        return None
+    if dialect:
+        return dialect
+    return preferred_dialect(getattr(summarizer, "model", None) or default_model(path))
+
+
+def summary_transcript(
+    messages: Iterable[Mapping[str, Any]],
+    *,
+    profile: str,
+    prompts: PromptSet | None = None,
+    dialect: str | None = None,
+) -> Transcript:
+    """The runtime messages to summarize as the summarizer reads them.
+
+    `convert_to_llm` for the profile (summaries wrapped by `prompts`' context templates).
+    For MusePi, `useless` pairs, thinking for Claude targets and boundary tags are handled by
+    the dialect serializer, as in the release.
+    """
+    llm = convert_to_llm(messages, profile=profile, prompts=prompts)
+    return Transcript(tuple(llm), profile, dialect if profile != "pi" else None)
 
 
 def previous_archive_text(preserve_data: Mapping[str, Any] | None) -> str | None:
@@ -245,40 +283,6 @@ def carried_preserve_data(previous: Mapping[str, Any] | None) -> dict[str, Any] 
         return None
     kept = {k: v for k, v in previous.items() if k not in _REPLACED_PRESERVE_KEYS}
     return kept or None
-
-
-# -- measuring -----------------------------------------------------------------------------
-def context_tokens(
-    session: Session,
-    counter: TokenCounter,
-    *,
-    profile: str,
-    leaf_id: str | None = None,
-) -> int:
-    """Tokens of the context a session's leaf sends, counted with `counter`.
-
-    Provider-native history replayed from a remote compaction is counted as its JSON text:
-    the counter's estimators do not see it, and leaving it out would make a remote
-    compaction look free.
-    """
-    context = (
-        build_session_context(session, profile=profile)
-        if leaf_id is None
-        else build_session_context(session, leaf_id, profile=profile)
-    )
-    total = counter.count_messages(context.messages)
-    for message in context.messages:
-        payload = message.get("providerPayload")
-        if isinstance(payload, Mapping) and isinstance(payload.get("items"), list):
-            total += counter.count_text(js_stringify(payload["items"]))
-    return total
-
-
-def with_tokens_after(ctx: CompactionContext, result: CompactionResult) -> CompactionResult:
-    """The result with `tokens_after`: the rebuilt context counted with `ctx.counter`."""
-    # The entry's time never changes the count; a fixed one keeps the measure repeatable.
-    after = result.apply(ctx.session, timestamp="1970-01-01T00:00:00.000Z")
-    return result.copy_with(tokens_after=context_tokens(after, ctx.counter, profile=result.profile))
 
 
 # -- generating ----------------------------------------------------------------------------
@@ -327,25 +331,17 @@ def _checked(response: SummaryResponse, purpose: str) -> SummaryResponse:
     return response
 
 
-def _windows(parts: Sequence[str], *, budget: int, counter: TokenCounter, fold: bool) -> list[str]:
-    whole = "\n\n".join(p for p in parts if p)
-    # Cheap check first: a token is at least one byte for every counter we have.
-    if not fold or utf8_len(whole) <= budget or counter.count_text(whole) <= budget:
-        return [whole]
-    return pack_windows(parts, counter.count_texts(parts), budget)
-
-
 def generate_text(
     summarizer: Summarizer,
     ask: SummaryAsk,
-    parts: Sequence[str],
+    transcript: Transcript,
     *,
     previous: str | None,
     counter: TokenCounter,
     fold: bool,
     escape: bool,
 ) -> tuple[str, list[SummaryResponse]]:
-    """Summarize serialized parts, folding them window by window when they do not fit.
+    """Summarize a transcript, folding it window by window when it does not fit.
 
     Each window's output becomes the next window's previous summary (and the update
     prompt, when the ask has one).
@@ -357,7 +353,7 @@ def generate_text(
     budget = fold_input_budget(window, ask.max_tokens)
     responses: list[SummaryResponse] = []
     text = previous
-    for conversation in _windows(parts, budget=budget, counter=counter, fold=fold):
+    for conversation in transcript.windows(budget, counter, fold=fold):
         base = ask.update_prompt if (text and ask.update_prompt) else ask.base_prompt
         shown = neutralize_boundary_tags(text) if (escape and text) else text
         prompt = build_summary_prompt(
@@ -390,6 +386,8 @@ class SummaryOptions:
         custom_instructions: Extra focus; the preparation's is used when None.
         additional_context: Lines of the `<additional-context>` block.
         thinking_level: Thinking level for the reasoning effort; None reads the session's.
+        dialect: MusePi: the summary input's dialect; None picks it from the summarizer's
+            model as oh-my-pi does (`preferred_dialect`).
     """
 
     fold: bool = True
@@ -397,6 +395,7 @@ class SummaryOptions:
     custom_instructions: str | None = None
     additional_context: tuple[str, ...] = ()
     thinking_level: str | None = None
+    dialect: str | None = None
 
 
 def with_file_operations(summary: str, prep: CompactionPreparation) -> tuple[str, dict[str, Any]]:
@@ -417,17 +416,31 @@ def with_file_operations(summary: str, prep: CompactionPreparation) -> tuple[str
 
 
 def short_summary_request(
-    system_prompt: str, summary: str, instruction: str, cap: int
+    system_prompt: str,
+    summary: str,
+    instruction: str,
+    cap: int,
+    *,
+    conversation: str = "",
+    additional_context: Sequence[str] = (),
+    reasoning_effort: str | None = None,
 ) -> SummaryRequest:
-    """MusePi's display-summary request: the summary as a previous summary, then the ask."""
+    """MusePi's display-summary request, as oh-my-pi 18.2.3's `generateShortSummary`.
+
+    The kept (recent) messages as the conversation, the summary just made as the previous
+    summary (boundary tags neutralized), the additional context, then the ask; the same
+    reasoning effort as the summary.
+    """
     return SummaryRequest(
         system_prompt=system_prompt,
-        prompt=(
-            f"<previous-summary>\n{neutralize_boundary_tags(summary)}\n"
-            f"</previous-summary>\n\n{instruction}"
+        prompt=build_summary_prompt(
+            conversation,
+            base_prompt=instruction,
+            previous_summary=neutralize_boundary_tags(summary),
+            additional_context=additional_context,
         ),
         max_tokens=cap,
-        reasoning_effort=None,
+        reasoning_effort=reasoning_effort,
         purpose="short-summary",
     )
 
@@ -440,6 +453,7 @@ class _Run:
     prep: CompactionPreparation
     summarizer: Summarizer
     fold: bool
+    dialect: str | None = None
 
     @property
     def musepi(self) -> bool:
@@ -448,13 +462,13 @@ class _Run:
     def generate(
         self, ask: SummaryAsk, messages: Sequence[Mapping[str, Any]], previous: str | None
     ) -> tuple[str, list[SummaryResponse]]:
-        profile = self.prep.profile
-        llm = summary_input_messages(messages, profile=profile, prompts=self.ctx.prompts)
-        parts = serialize_parts(llm, profile=profile)
+        transcript = summary_transcript(
+            messages, profile=self.prep.profile, prompts=self.ctx.prompts, dialect=self.dialect
+        )
         return generate_text(
             self.summarizer,
             ask,
-            parts,
+            transcript,
             previous=previous,
             counter=self.ctx.counter,
             fold=self.fold,
@@ -498,7 +512,7 @@ def summarize_preparation(
 
     Returns:
         The result with summary, details, cost summed over every request, the prompt
-        set's label in `params`, and `tokens_after` measured on the rebuilt context.
+        set's label in `params` (`compact()` measures `tokens_after`).
 
     Raises:
         SummarizerError: A request failed or the model answered with an error.
@@ -506,7 +520,8 @@ def summarize_preparation(
     prep = ctx.preparation
     if prep is None:
         raise ValueError("summarize_preparation needs a preparation")
-    run = _Run(ctx, prep, summarizer, options.fold)
+    dialect = summary_dialect(summarizer, prep.profile, options.dialect, path=prep.path)
+    run = _Run(ctx, prep, summarizer, options.fold, dialect)
     prompts, settings = ctx.prompts, ctx.settings
     level = options.thinking_level
     if level is None:
@@ -519,15 +534,21 @@ def summarize_preparation(
     previous = prep.previous_summary or None
     if archive:
         previous = prompts.render("snapcompact-archive-context", archive=archive)
+    # The `session.compacting` hook may replace the instruction and add context lines.
+    hook = ctx.compacting
+    hook_prompt = hook.prompt if hook is not None else None
     history_ask = SummaryAsk(
         system_prompt=system,
-        base_prompt=prompts.text("compaction-summary"),
-        update_prompt=prompts.text("compaction-update-summary"),
+        base_prompt=hook_prompt or prompts.text("compaction-summary"),
+        update_prompt=None if hook_prompt else prompts.text("compaction-update-summary"),
         max_tokens=settings.summary_max_tokens,
         reasoning_effort=effort,
         purpose="summary",
         custom_instructions=options.custom_instructions or prep.custom_instructions,
-        additional_context=tuple(options.additional_context),
+        additional_context=(
+            *(hook.context if hook is not None else ()),
+            *options.additional_context,
+        ),
     )
     text, responses = _history(run, history_ask, previous, archive)
     if prep.is_split_turn:
@@ -549,7 +570,18 @@ def summarize_preparation(
     short: str | None = None
     cap = settings.short_summary_max_tokens
     if options.short_summary and cap is not None:
-        request = short_summary_request(system, text, prompts.text("compaction-short-summary"), cap)
+        recent = summary_transcript(
+            prep.recent_messages, profile=prep.profile, prompts=prompts, dialect=run.dialect
+        )
+        request = short_summary_request(
+            system,
+            text,
+            prompts.text("compaction-short-summary"),
+            cap,
+            conversation=recent.text(),
+            additional_context=history_ask.additional_context,
+            reasoning_effort=effort,
+        )
         response = _checked(summarizer.summarize(request), "short-summary")
         responses.append(response)
         short = response.text.strip() or None
@@ -566,7 +598,7 @@ def summarize_preparation(
         latency_s=sum(r.latency_s for r in responses),
         params=run_params(ctx, responses, reasoning=effort),
     )
-    return with_tokens_after(ctx, result)
+    return result
 
 
 def run_params(
@@ -599,6 +631,9 @@ class LlmSummary(Strategy):
             and memory context; sent in the pi profile too when given, though pi has none).
         thinking_level: Thinking level that sets the reasoning effort (`off`, `minimal`,
             `low`, `medium`, `high`, `xhigh`, `inherit`); None reads the session's.
+        dialect: MusePi profile: the dialect the transcript is rendered in (`anthropic`,
+            `harmony`, `xml`, ..., or `none` for the release's legacy labels); None picks it
+            from the summarizer's model as oh-my-pi 18.2.3 does.
     """
 
     name: ClassVar[str] = "llm-summary"
@@ -609,6 +644,7 @@ class LlmSummary(Strategy):
     custom_instructions: str | None = None
     additional_context: tuple[str, ...] = ()
     thinking_level: str | None = None
+    dialect: str | None = None
 
     def __post_init__(self) -> None:
         # A list from papermill or JSON parameters would make the value unhashable.
@@ -624,5 +660,6 @@ class LlmSummary(Strategy):
             custom_instructions=self.custom_instructions,
             additional_context=tuple(self.additional_context),
             thinking_level=self.thinking_level,
+            dialect=self.dialect,
         )
         return summarize_preparation(ctx, ctx.require_summarizer(self.name), options)

@@ -29,7 +29,7 @@ from ..context._build import UNSET, build_session_context
 from ..session._session import Session
 from ..tokens._counter import TokenCounter
 from ._base import CompactionContext, Strategy, register
-from ._context_size import context_tokens, first_path_entry_id, with_tokens_after
+from ._context_size import context_tokens, first_path_entry_id
 
 DEFAULT_KEEP_TURNS = 10
 """Steps whose tool outputs stay visible (the Complexity Trap paper's M = 10)."""
@@ -203,4 +203,4 @@ def masking_result(ctx: CompactionContext, keep_turns: int) -> CompactionResult 
         replacements=replacements,
         append_entry=False,
     )
-    return with_tokens_after(result, ctx)
+    return result

@@ -34,7 +34,6 @@ class NoCompaction(Strategy):
             summary="",
             first_kept_entry_id=first,
             tokens_before=tokens,
-            tokens_after=tokens,
             method=NONE_METHOD,
             params={"prompts": ctx.prompts.label},
             leaf_id=ctx.leaf_id,

@@ -15,7 +15,7 @@ from ..compaction._pruning import prune_tool_outputs
 from ..compaction._result import CompactionResult
 from ..session._session import parse_timestamp_ms
 from ._base import CompactionContext, Strategy, register
-from ._context_size import context_tokens, first_path_entry_id, with_tokens_after
+from ._context_size import context_tokens, first_path_entry_id
 
 PRUNE_METHOD = "prune"
 
@@ -85,4 +85,4 @@ class Prune(Strategy):
             replacements=replacements,
             append_entry=False,
         )
-        return with_tokens_after(result, ctx)
+        return result

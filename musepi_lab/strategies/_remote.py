@@ -45,7 +45,6 @@ from ._llm_summary import (
     SummaryOptions,
     carried_preserve_data,
     summarize_preparation,
-    with_tokens_after,
 )
 
 __all__ = [
@@ -130,7 +129,8 @@ def _openai_remote(
             "remote summarizer"
         )
     connection = _openai_connection(ctx.summarizer)
-    items = to_responses_input(live_llm_messages(ctx, "musepi"), images=images)
+    live = live_llm_messages(ctx.session, ctx.leaf_id, "musepi", ctx.prompts)
+    items = to_responses_input(live, images=images)
     call = responses_compact(connection, items)
     answer = call.answer
     history = [dict(i) for i in answer.history]
@@ -160,7 +160,7 @@ def _openai_remote(
             "remote_input_items": len(items),
         },
     )
-    return with_tokens_after(ctx, result)
+    return result
 
 
 def _endpoint_summarizer(

@@ -33,8 +33,13 @@ from ..llm._summarizer import SummaryResponse
 from ._base import CompactionContext, Strategy, register
 from ._context_size import context_tokens
 from ._keep_user import user_message_text
-from ._llm_summary import compaction_ask, generate_text, run_params, serialize_parts
-from ._llm_summary import summary_input_messages as _summary_input
+from ._llm_summary import (
+    compaction_ask,
+    generate_text,
+    run_params,
+    summary_dialect,
+    summary_transcript,
+)
 from ._params import check_count
 
 DEFAULT_N = 21
@@ -143,13 +148,15 @@ class SummarizeEveryN(Strategy):
         ask = compaction_ask(ctx)
         responses: list[SummaryResponse] = []
         checkpoint = previous
+        dialect = summary_dialect(summarizer, profile, path=ctx.session.path(ctx.leaf_id))
         for lo, hi in bounds:
-            llm = _summary_input(messages[lo:hi], profile=profile, prompts=prompts)
-            parts = serialize_parts(llm, profile=profile)
+            transcript = summary_transcript(
+                messages[lo:hi], profile=profile, prompts=prompts, dialect=dialect
+            )
             checkpoint, made = generate_text(
                 summarizer,
                 ask,
-                parts,
+                transcript,
                 previous=checkpoint,
                 counter=ctx.counter,
                 fold=True,

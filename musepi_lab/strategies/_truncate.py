@@ -13,7 +13,6 @@ from typing import ClassVar
 
 from ..compaction._result import CompactionResult
 from ._base import CompactionContext, Strategy, register
-from ._context_size import with_tokens_after
 
 TRUNCATE_METHOD = "truncate"
 
@@ -49,4 +48,4 @@ class Truncate(Strategy):
             method=TRUNCATE_METHOD,
             params={"prompts": ctx.prompts.label},
         )
-        return with_tokens_after(result, ctx)
+        return result

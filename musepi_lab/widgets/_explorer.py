@@ -20,7 +20,9 @@ from ..context._build import SessionContext, build_session_context
 from ..context._transcript import TranscriptItem
 from ..context._transcript import render_transcript as _render_transcript
 from ..formats._registry import SESSION_SUFFIXES, iter_session_files, read_session
+from ..llm._types import Summarizer
 from ..metrics._facts import context_text
+from ..navigation._navigate import NavigationResult, navigate_tree
 from ..session._errors import SessionReadError
 from ..session._messages import entry_to_message
 from ..session._model import Entry
@@ -119,6 +121,47 @@ def context_html(
     )
 
 
+def navigation_html(result: NavigationResult, *, applied: bool, max_rows: int = 40) -> str:
+    """A navigation as HTML: from and to, what is abandoned, the summary budget and the
+    messages prepared for it, and the summary when there is one."""
+    verb = "navigated" if applied else "would navigate"
+    head = (
+        f"<b>{verb}</b> from {html.escape(str(result.old_leaf_id))} to "
+        f"{html.escape(result.target_id)}: new leaf {html.escape(str(result.new_leaf_id))}, "
+        f"common ancestor {html.escape(str(result.common_ancestor_id))}"
+    )
+    if result.cancelled:
+        head += " · <b>cancelled by a hook</b>"
+    rows = "".join(
+        f"<tr><td>{html.escape(str(e.id))}</td><td>{html.escape(entry_kind(e))}</td>"
+        f"<td>{html.escape(entry_snippet(e))}</td></tr>"
+        for e in result.abandoned[-max_rows:]
+    )
+    more = len(result.abandoned) - min(len(result.abandoned), max_rows)
+    prep = result.preparation
+    parts = [
+        f"<div>{head}</div>",
+        f"<div>{len(result.abandoned)} entries abandoned"
+        + (f" ({more} earlier not listed)" if more else "")
+        + f" · summary budget {result.budget:,} tokens · {len(prep.messages)} messages "
+        f"prepared (≈{prep.total_tokens:,} tokens)</div>",
+        "<div style='max-height:200px;overflow:auto'><table>"
+        f"<tr><th>entry</th><th>kind</th><th>text</th></tr>{rows}</table></div>",
+    ]
+    if result.summary is not None:
+        parts.append(
+            "<div><b>branch summary</b>"
+            + (
+                f" (entry {html.escape(str(result.summary_entry.id))})"
+                if result.summary_entry
+                else ""
+            )
+            + "<pre style='white-space:pre-wrap;max-height:240px;overflow:auto;"
+            f"background:#f7f7f7;padding:4px'>{escape_clip(result.summary.summary, 6000)}</pre></div>"
+        )
+    return f"<div style='font-size:12px'>{''.join(parts)}</div>"
+
+
 def branch_options(session: Session) -> list[tuple[str, str]]:
     """`(label, leaf id)` of each real branch: the session leaf first, then the tip of every
     other branch of the folded tree (`plot._layout.fold_tree`), in tree order."""
@@ -172,9 +215,15 @@ class SessionExplorer(widgets.VBox):
         `ENTRY_WINDOW` of them, value = path index),
         `entry_slider` (IntSlider over the same path; kept in step with the list).
 
+    Navigating (the seed's `/tree`): `summarize_box` (Checkbox), `preview_button` shows
+    what navigating from the session leaf to the selected entry would abandon, the summary
+    budget and the prepared messages; `navigate_button` does it (with a summarizer and the
+    box ticked, the abandoned branch is summarized) and shows the resulting tree: the
+    explorer's session becomes the navigated one, with its branch summary selected.
+
     State: `session`, `leaf_id`, `path`, `selected_index`, `selected_entry`, `context`
-    (the `SessionContext` the LLM would see if the session ended at the selected entry)
-    and `context_tokens`.
+    (the `SessionContext` the LLM would see if the session ended at the selected entry),
+    `context_tokens` and `navigation` (the last `NavigationResult`, preview or applied).
 
     Args:
         source: A `Session`, a session file, or a folder of session files.
@@ -182,6 +231,7 @@ class SessionExplorer(widgets.VBox):
         counter: Token counter (default: the profile's estimator).
         max_chars: Longest text shown per content block.
         context_rows: Most context messages listed (the newest are kept).
+        summarizer: The model seam for branch summaries (None: navigate without one).
     """
 
     def __init__(
@@ -192,8 +242,11 @@ class SessionExplorer(widgets.VBox):
         counter: TokenCounter | None = None,
         max_chars: int = 1500,
         context_rows: int = 60,
+        summarizer: Summarizer | None = None,
     ) -> None:
         self.profile = profile
+        self.summarizer = summarizer
+        self.navigation: NavigationResult | None = None
         self.counter = counter or TokenCounter.for_profile(profile)
         self.max_chars = max_chars
         self.context_rows = context_rows
@@ -225,6 +278,12 @@ class SessionExplorer(widgets.VBox):
         self.entry_view = widgets.HTML()
         self.context_view = widgets.HTML()
         self.message = widgets.HTML()
+        self.summarize_box = widgets.Checkbox(
+            description="summarize the abandoned branch", value=summarizer is not None
+        )
+        self.preview_button = widgets.Button(description="preview: navigate here")
+        self.navigate_button = widgets.Button(description="navigate here", button_style="info")
+        self.navigation_view = widgets.HTML()
 
         if isinstance(source, Session):
             self.file_picker.layout.display = "none"
@@ -246,6 +305,8 @@ class SessionExplorer(widgets.VBox):
         self.branch_filter.observe(self._on_filter, names="value")
         self.entry_slider.observe(self._on_slider, names="value")
         self.entry_list.observe(self._on_list, names="value")
+        self.preview_button.on_click(lambda _: self.navigate_here(apply=False))
+        self.navigate_button.on_click(lambda _: self.navigate_here(apply=True))
 
         super().__init__(
             children=[
@@ -255,6 +316,8 @@ class SessionExplorer(widgets.VBox):
                 self.branch_filter,
                 self.leaf_picker,
                 self.entry_slider,
+                widgets.HBox([self.preview_button, self.navigate_button, self.summarize_box]),
+                self.navigation_view,
                 widgets.HBox(
                     [
                         widgets.VBox([self.entry_list], layout={"width": "45%"}),
@@ -296,6 +359,42 @@ class SessionExplorer(widgets.VBox):
                 raise KeyError(f"entry {entry_id!r} is on no branch of the session")
             self.leaf_picker.value = leaf
         self.entry_slider.value = [e.id for e in self.path].index(entry_id)
+
+    def navigate_here(self, *, apply: bool = True) -> NavigationResult | None:
+        """Navigate from the session leaf to the selected entry (the buttons call this).
+
+        With `apply=False`, only show what would be abandoned, the budget and the prepared
+        messages. With `apply=True`, navigate (summarizing when the box is ticked and a
+        summarizer was given) and show the resulting tree: the session becomes the
+        navigated one and its summary entry (or new leaf) is selected.
+        """
+        entry = self.selected_entry
+        if entry is None or entry.id is None:
+            return None
+        summarize = apply and self.summarize_box.value and self.summarizer is not None
+        try:
+            result = navigate_tree(
+                self.session,
+                entry.id,
+                summarize=summarize,
+                summarizer=self.summarizer,
+                profile=self.profile,
+                counter=self.counter,
+            )
+        except (ValueError, KeyError, RuntimeError) as exc:
+            self.navigation_view.value = (
+                f"<span style='color:#a33'>could not navigate: {html.escape(str(exc))}</span>"
+            )
+            return None
+        self.navigation = result
+        if apply and not result.cancelled:
+            self._set_session(result.session)
+            shown = result.summary_entry.id if result.summary_entry is not None else None
+            shown = shown or result.new_leaf_id
+            if shown is not None:
+                self.select(shown)
+        self.navigation_view.value = navigation_html(result, applied=apply)
+        return result
 
     # -- loading ----------------------------------------------------------------------
     def _load(self, file: Path) -> None:

@@ -35,12 +35,10 @@ from typing import Any, ClassVar
 
 from ..._prompts import PromptSet
 from ...compaction._file_ops import compute_file_lists, file_details, format_file_list
-from ...compaction._prepare import CompactionPreparation
 from ...compaction._result import CompactionResult
 from ...context._build import build_session_context
 from ...context._llm import convert_to_llm
 from ...context._summaries import NEWLINE_GLYPH, plain_archive_text
-from ...tokens._counter import TokenCounter
 from .._base import CompactionContext, Strategy, StrategyUnavailable, register
 from ._archive import elide_data_urls, serialize_scoped
 from ._normalize import DIM_OFF, DIM_ON, normalize_archive_text
@@ -360,21 +358,6 @@ def session_provider(ctx: CompactionContext, leaf_id: str | None) -> str | None:
     return provider if isinstance(provider, str) and provider else None
 
 
-def _tokens_after(
-    counter: TokenCounter,
-    preparation: CompactionPreparation,
-    summary: str,
-    archive: Mapping[str, Any],
-    image_tokens: int,
-) -> int:
-    texts = [summary, archive.get("textHead", ""), archive.get("textTail", "")]
-    return (
-        counter.count_messages(preparation.recent_messages)
-        + sum(counter.count_texts([t for t in texts if t]))
-        + image_tokens
-    )
-
-
 def archive_record(
     plan: ArchivePlan, frames: Sequence[Mapping[str, Any]], previous_archive: Any
 ) -> dict[str, Any]:
@@ -590,7 +573,6 @@ class Snapcompact(Strategy):
             short_summary=short_summary(total_chars, len(frames), text_chars),
             details=file_details(read_files, modified_files),
             preserve_data=preserve,
-            tokens_after=_tokens_after(ctx.counter, prep, summary, archive, image_tokens),
             params={
                 "prompts": ctx.prompts.label,
                 "frame_model": model_id,

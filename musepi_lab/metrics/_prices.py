@@ -1,0 +1,78 @@
+"""Model prices: USD per million tokens, per model, in one place.
+
+Each price set has `input` (uncached prompt), `cache_write` (a 5-minute cache write),
+`cache_write_1h` (a 1-hour cache write), `cache_read` and `output`. Anthropic bills cache
+writes at 1.25x input (5 minutes) or 2x (1 hour) and reads at 0.1x; OpenAI bills no writes
+(a write costs what uncached input costs) and reads at the model's cached-input price.
+Figures are the providers' list prices; the pi fixtures' recorded `usage.cost` agrees with
+them for `claude-opus-4-5` and `claude-sonnet-4-5`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+
+
+def _anthropic(input_: float, output: float) -> Mapping[str, float]:
+    return MappingProxyType(
+        {
+            "input": input_,
+            "cache_write": input_ * 1.25,
+            "cache_write_1h": input_ * 2.0,
+            "cache_read": input_ * 0.1,
+            "output": output,
+        }
+    )
+
+
+def _openai(input_: float, cached: float, output: float) -> Mapping[str, float]:
+    return MappingProxyType(
+        {
+            "input": input_,
+            "cache_write": input_,
+            "cache_write_1h": input_,
+            "cache_read": cached,
+            "output": output,
+        }
+    )
+
+
+DEFAULT_PRICES: Mapping[str, float] = _anthropic(3.0, 15.0)
+"""USD per million tokens (Anthropic Sonnet-class list prices); pass your own `prices=`."""
+
+MODEL_PRICES: Mapping[str, Mapping[str, float]] = MappingProxyType(
+    {
+        "claude-opus-4-6": _anthropic(5.0, 25.0),
+        "claude-opus-4-5": _anthropic(5.0, 25.0),
+        "claude-opus-4-1": _anthropic(15.0, 75.0),
+        "claude-opus-4": _anthropic(15.0, 75.0),
+        "claude-sonnet-4-5": _anthropic(3.0, 15.0),
+        "claude-sonnet-4": _anthropic(3.0, 15.0),
+        "claude-3-7-sonnet": _anthropic(3.0, 15.0),
+        "claude-haiku-4-5": _anthropic(1.0, 5.0),
+        "claude-3-5-haiku": _anthropic(0.8, 4.0),
+        "gpt-5.3-codex": _openai(1.75, 0.175, 14.0),
+        "gpt-5.2-codex": _openai(1.75, 0.175, 14.0),
+        "gpt-5.2": _openai(1.75, 0.175, 14.0),
+        "gpt-5.1-codex": _openai(1.25, 0.125, 10.0),
+        "gpt-5.1": _openai(1.25, 0.125, 10.0),
+        "gpt-5-codex": _openai(1.25, 0.125, 10.0),
+        "gpt-5": _openai(1.25, 0.125, 10.0),
+        "gpt-5-mini": _openai(0.25, 0.025, 2.0),
+        "gpt-4.1": _openai(2.0, 0.5, 8.0),
+        "gpt-4o": _openai(2.5, 1.25, 10.0),
+    }
+)
+"""List prices per model id (USD per million tokens), keyed by the id without a date."""
+
+
+def prices_for(model: str | None) -> Mapping[str, float]:
+    """The price set of a model id: the longest `MODEL_PRICES` key the id starts with
+    (so `claude-sonnet-4-20250514` is `claude-sonnet-4`), else `DEFAULT_PRICES`."""
+    if model:
+        name = model.rsplit("/", 1)[-1].lower()
+        matches = [key for key in MODEL_PRICES if name.startswith(key)]
+        if matches:
+            return MODEL_PRICES[max(matches, key=len)]
+    return DEFAULT_PRICES

@@ -1,0 +1,308 @@
+"""Provider prompt-cache models: what one request reads from cache, writes to it, and pays.
+
+Three models, chosen per request from the reply's recorded provider/API (overridable):
+
+- `anthropic`: explicit breakpoints on the last message (as pi and Claude Code place them),
+  so a request reads the previous request's whole prompt when that prefix is unchanged and
+  still alive, and writes the rest. The cache lives 5 minutes after its last use (1 hour
+  with `anthropic-1h`); a model change or a changed prefix (a compaction) invalidates it.
+  Writes are billed at their own price (`cache_write`, `cache_write_1h`).
+- `openai`: automatic prefix caching; prefixes of at least 1,024 tokens are cached in
+  128-token blocks, writes cost nothing extra (the uncached part is billed as input), and
+  an idle cache is evicted after 5 to 10 minutes (`OPENAI_TTL_SECONDS`, the middle).
+- `neutral`: the first wave's model: the previous prompt is always cached, the rest is
+  written, nothing expires. Used when the provider is unknown.
+
+What the model sees: the simulated context (the counter's estimate, scaled to the
+provider's tokenizer by a declared ratio), the system prompt and tools (a declared estimate
+per harness), the recorded timestamps and the provider. Recorded usage is never an input:
+the calibration test compares against it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..metrics._prices import prices_for
+from ..session._messages import entry_to_message
+from ..session._model import Entry
+from ..tokens._estimate import estimate_tokens_musepi
+from ._billing import Bill
+
+ANTHROPIC_TTL_SECONDS = 300.0
+"""Anthropic's default cache lifetime after last use (5 minutes)."""
+
+ANTHROPIC_1H_TTL_SECONDS = 3600.0
+"""Anthropic's optional 1-hour cache lifetime."""
+
+OPENAI_TTL_SECONDS = 450.0
+"""OpenAI evicts an idle prefix after 5 to 10 minutes; the middle of that range."""
+
+OPENAI_BLOCK = 128
+"""OpenAI caches prefixes in 128-token increments."""
+
+MIN_CACHED_PREFIX = 1024
+"""Shortest cacheable prefix for both providers (Sonnet/Opus-class and GPT models)."""
+
+TOKENIZER_RATIO: Mapping[str, float] = {"anthropic": 1.5, "openai": 1.0, "neutral": 1.0}
+"""Provider tokens per billed-estimate token (`billed_message_tokens`, ~4 bytes a token).
+
+Anthropic's tokenizer is not public. 1.5 is the median, over the nine Anthropic corpus
+sessions with usage (pi fixtures and Claude Code, requests before any recorded
+compaction), of the slope of a least-squares line of recorded prompt tokens against the
+billed estimate of the context. The slopes range from 1.10 to 1.88, so one session can be
+off by up to ~25%; o200k_base counts instead of bytes/4 spread as widely (1.23 to 2.12).
+OpenAI's models use o200k_base, which bytes/4 roughly tracks: 1.0, declared, not fitted
+(the Codex sessions' slopes are 1.47, 0.93 and 0.68).
+"""
+
+SYSTEM_PROMPT_TOKENS: tuple[tuple[str, tuple[int, ...], int], ...] = (
+    ("claude-code", (2,), 25_800),
+    ("claude-code", (0,), 14_700),
+    ("codex", (0, 100), 12_000),
+    ("codex", (0,), 10_000),
+    ("pi", (0,), 2_000),
+)
+"""System prompt plus tool definitions, in provider tokens: `(harness, from version,
+tokens)`, the first row whose harness matches and whose version the session's is at least.
+
+None of the corpus formats records them, so each is declared: the recorded prompt tokens
+of a session's first request minus its billed context estimate times `TOKENIZER_RATIO`,
+over the harness's corpus sessions of that version (Claude Code 2.1: 24.2k to 26.0k over
+six sessions; 1.0.98: 14.5k and 14.9k; Codex 0.104: 11.9k and 12.0k, its redacted
+instructions counted from their length; Codex 0.58: 10.0k; pi: 1.6k and 2.5k). They were
+fitted on the sessions the calibration test checks. Other harnesses: 0.
+"""
+
+CACHE_MODELS: tuple[str, ...] = ("anthropic", "anthropic-1h", "openai", "neutral")
+"""The names `replay(cache=...)` accepts, plus "auto" (from each reply's provider)."""
+
+_REDACTED = re.compile(r"\[REDACTED_[A-Z_]+ len=(\d+)[^\]]*\]")
+
+
+@dataclass(frozen=True, slots=True)
+class CacheModel:
+    """How one provider caches and bills a prompt.
+
+    Attributes:
+        name: One of `CACHE_MODELS`.
+        provider: The tokenizer family for `TOKENIZER_RATIO` ("anthropic", "openai",
+            "neutral").
+        ttl_seconds: Lifetime of a cached prefix after its last use; None: forever.
+        bills_writes: Whether writes have their own price (else the uncached part is
+            billed as plain input and nothing is "written").
+        write_price: The price key of a write (`cache_write` or `cache_write_1h`).
+        block: Cached prefixes are whole multiples of this many tokens.
+        min_prefix: Shortest prefix that is cached at all.
+    """
+
+    name: str
+    provider: str
+    ttl_seconds: float | None
+    bills_writes: bool
+    write_price: str
+    block: int
+    min_prefix: int
+
+
+ANTHROPIC = CacheModel(
+    "anthropic", "anthropic", ANTHROPIC_TTL_SECONDS, True, "cache_write", 1, MIN_CACHED_PREFIX
+)
+ANTHROPIC_1H = CacheModel(
+    "anthropic-1h",
+    "anthropic",
+    ANTHROPIC_1H_TTL_SECONDS,
+    True,
+    "cache_write_1h",
+    1,
+    MIN_CACHED_PREFIX,
+)
+OPENAI = CacheModel(
+    "openai", "openai", OPENAI_TTL_SECONDS, False, "input", OPENAI_BLOCK, MIN_CACHED_PREFIX
+)
+NEUTRAL = CacheModel("neutral", "neutral", None, True, "cache_write", 1, 0)
+
+_BY_NAME = {m.name: m for m in (ANTHROPIC, ANTHROPIC_1H, OPENAI, NEUTRAL)}
+
+
+@dataclass(frozen=True, slots=True)
+class CacheState:
+    """What the provider holds after a request.
+
+    Attributes:
+        prefix: Prompt tokens (provider tokens) of the last request, now cached.
+        last_ms: When the cache was last used (ms), or None without timestamps.
+        model: The model id that holds it (a different model has its own cache).
+    """
+
+    prefix: int
+    last_ms: float | None
+    model: str
+
+
+def cache_model(name: str) -> CacheModel:
+    """The cache model of a name in `CACHE_MODELS`.
+
+    Raises:
+        ValueError: An unknown name.
+    """
+    try:
+        return _BY_NAME[name]
+    except KeyError:
+        raise ValueError(f"unknown cache model {name!r}; expected one of {CACHE_MODELS}") from None
+
+
+def cache_model_for(message: Mapping[str, Any]) -> CacheModel:
+    """The cache model of a recorded reply, from its `provider` and `api`."""
+    provider = str(message.get("provider") or "").lower()
+    api = str(message.get("api") or "").lower()
+    if "anthropic" in provider or api.startswith("anthropic"):
+        return ANTHROPIC
+    if "openai" in provider or api.startswith("openai"):
+        return OPENAI
+    return NEUTRAL
+
+
+def _version(text: object) -> tuple[int, ...]:
+    parts = re.findall(r"\d+", str(text or ""))
+    return tuple(int(p) for p in parts[:3])
+
+
+def system_prompt_tokens(header: Mapping[str, Any]) -> int:
+    """The declared system prompt and tools estimate for a session header (its
+    `sourceFormat` and `sourceVersion` / `cliVersion`; 0 when unknown)."""
+    harness = str(header.get("sourceFormat") or "pi")
+    version = _version(header.get("sourceVersion") or header.get("cliVersion"))
+    for name, since, tokens in SYSTEM_PROMPT_TOKENS:
+        if name == harness and version >= since:
+            return tokens
+    return 0
+
+
+def billed_message_tokens(message: Mapping[str, Any] | None) -> int:
+    """What a provider bills for one message, before `TOKENIZER_RATIO`: the MusePi
+    estimate (UTF-8 bytes / 4 per fragment, images and frames at their fixed counts)
+    without encrypted reasoning signatures (opaque data the provider does not bill as
+    text), plus the length of redacted texts (`redacted_extra_tokens`)."""
+    if message is None:
+        return 0
+    return estimate_tokens_musepi(message, exclude_encrypted_reasoning=True) + (
+        redacted_extra_tokens(message)
+    )
+
+
+def billed_entry_tokens(entry: Entry) -> int:
+    """`billed_message_tokens` of the message an entry contributes (0 for metadata)."""
+    return billed_message_tokens(entry_to_message(entry))
+
+
+def billed_tokens(messages: Iterable[Mapping[str, Any]]) -> int:
+    """`billed_message_tokens` summed over a rebuilt context."""
+    return sum(billed_message_tokens(m) for m in messages)
+
+
+def billed_prefix(before: Sequence[Mapping[str, Any]], after: Sequence[Mapping[str, Any]]) -> int:
+    """`billed_tokens` of the longest common message prefix of two contexts (what a
+    compaction leaves of the cached prompt, system prompt aside)."""
+    total = 0
+    for a, b in zip(before, after, strict=False):
+        if a != b:
+            break
+        total += billed_message_tokens(a)
+    return total
+
+
+def provider_tokens(estimate: int, model: CacheModel) -> int:
+    """The counter's estimate in the provider's tokens (`TOKENIZER_RATIO`)."""
+    return round(estimate * TOKENIZER_RATIO[model.provider])
+
+
+def redacted_extra_tokens(message: Mapping[str, Any] | None, chars_per_token: float = 4.0) -> int:
+    """Tokens a redacted text had beyond its marker: `[REDACTED_TEXT len=N …]` (or
+    `REDACTED_OUTPUT`, …) stands for N characters, counted as N / `chars_per_token`, less
+    the marker's own length. Image blocks are skipped: an image is billed per image, not
+    by the length of its redacted data."""
+    if message is None:
+        return 0
+    content = message.get("content")
+    blocks = content if isinstance(content, list) else [content]
+    extra = 0.0
+    for block in blocks:
+        if isinstance(block, Mapping) and block.get("type") == "image":
+            continue
+        raw = str(block)
+        if "[REDACTED_" not in raw:
+            continue
+        for match in _REDACTED.finditer(raw):
+            extra += (int(match.group(1)) - len(match.group(0))) / chars_per_token
+    return max(0, math.ceil(extra))
+
+
+def is_alive(
+    model: CacheModel, cache: CacheState | None, *, now_ms: float | None, model_id: str
+) -> bool:
+    """Whether a cached prefix is still there for this request."""
+    if cache is None or cache.model != model_id:
+        return False
+    if model.ttl_seconds is None or now_ms is None or cache.last_ms is None:
+        return True
+    return now_ms - cache.last_ms <= model.ttl_seconds * 1000
+
+
+def cached_tokens(model: CacheModel, reusable: int) -> int:
+    """Tokens of a reusable prefix the provider serves from cache (blocks, minimum)."""
+    if reusable < model.min_prefix:
+        return 0
+    return reusable - reusable % model.block
+
+
+def bill_cached(
+    model: CacheModel,
+    cache: CacheState | None,
+    *,
+    prompt: int,
+    reusable: int | None,
+    now_ms: float | None,
+    model_id: str,
+    output_tokens: int,
+    prices: Mapping[str, float],
+) -> tuple[Bill, CacheState]:
+    """Bill one request under a cache model and return what is cached after it.
+
+    Args:
+        model: The provider's cache model.
+        cache: What was cached after the previous request (None for the first).
+        prompt: Prompt tokens of this request (provider tokens, system prompt included).
+        reusable: Tokens of the cached prefix this request shares unchanged (the previous
+            prompt, or what a compaction kept of it); None: the previous prompt.
+        now_ms: This request's timestamp (ms), or None.
+        model_id: The model the request went to.
+        output_tokens: Tokens of the reply.
+        prices: USD per million tokens (`input`, `cache_write`, `cache_write_1h`,
+            `cache_read`, `output`).
+    """
+    shared = 0
+    if is_alive(model, cache, now_ms=now_ms, model_id=model_id) and cache is not None:
+        shared = min(prompt, cache.prefix if reusable is None else reusable)
+    read = cached_tokens(model, shared)
+    rest = prompt - read
+    write, uncached = (rest, 0) if model.bills_writes else (0, rest)
+    cost = (
+        uncached * prices["input"]
+        + read * prices["cache_read"]
+        + write * prices.get(model.write_price, prices["cache_write"])
+        + output_tokens * prices["output"]
+    ) / 1e6
+    return Bill(read, write, output_tokens, cost, uncached), CacheState(prompt, now_ms, model_id)
+
+
+def request_prices(
+    message: Mapping[str, Any], override: Mapping[str, float] | None
+) -> Mapping[str, float]:
+    """Prices of a request: the reply's model's (`prices_for`), overridden by `override`."""
+    base = prices_for(str(message.get("model") or ""))
+    return {**base, **override} if override else base

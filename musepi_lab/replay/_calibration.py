@@ -1,0 +1,137 @@
+"""Replay checked against the recorded bill: per request, what the provider recorded
+(input, cache read, cache write, cost) beside what the replay's cache model predicted.
+
+Only requests whose reply recorded usage are compared (aborted replies and Codex items
+without a `token_count` record none). The recorded cost is the reply's own `usage.cost`
+when the harness recorded one (pi), else its usage priced at the model's list prices.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..metrics._prices import prices_for
+from ..session._session import Session
+from ._billing import finite_count
+from ._result import ReplayResult
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+MEASURES: tuple[str, ...] = ("input", "cache_read", "cache_write", "output", "cost_usd")
+"""What a calibration compares, each as `recorded_<m>` and `replayed_<m>`."""
+
+
+def recorded_bill(message: Mapping[str, Any]) -> dict[str, float] | None:
+    """A reply's recorded usage as `{input, cache_read, cache_write, output, cost_usd}`, or
+    None when it recorded no prompt tokens."""
+    usage = message.get("usage")
+    if not isinstance(usage, Mapping):
+        return None
+    inp, read, write = (finite_count(usage.get(k)) for k in ("input", "cacheRead", "cacheWrite"))
+    if inp + read + write == 0:
+        return None
+    cost = usage.get("cost")
+    total = cost.get("total") if isinstance(cost, Mapping) else None
+    output = finite_count(usage.get("output"))
+    if not isinstance(total, (int, float)) or total <= 0:
+        prices = prices_for(str(message.get("model") or ""))
+        total = (
+            inp * prices["input"]
+            + read * prices["cache_read"]
+            + write * prices["cache_write"]
+            + output * prices["output"]
+        ) / 1e6
+    return {
+        "input": inp,
+        "cache_read": read,
+        "cache_write": write,
+        "output": output,
+        "cost_usd": float(total),
+    }
+
+
+def calibration_rows(session: Session, result: ReplayResult) -> pd.DataFrame:
+    """One row per replayed request with recorded usage: `entry_id`,
+    `after_recorded_compaction` (the recorded agent had compacted before it, so its bill
+    is of a context `none` does not rebuild), `recorded_<m>` and `replayed_<m>` for each
+    of `MEASURES`."""
+    import pandas as pd
+
+    messages = {e.id: e.message for e in session.entries if e.message is not None}
+    rows = []
+    compacted = False
+    for row in result.timeline.itertuples(index=False):
+        compacted = compacted or bool(row.recorded_compaction)
+        message = messages.get(str(row.entry_id))
+        bill = recorded_bill(message) if message is not None else None
+        if bill is None:
+            continue
+        replayed = {
+            "input": row.input_tokens,
+            "cache_read": row.cache_read,
+            "cache_write": row.cache_write,
+            "output": row.output_tokens,
+            "cost_usd": row.cost_usd,
+        }
+        record: dict[str, Any] = {"entry_id": row.entry_id, "after_recorded_compaction": compacted}
+        for m in MEASURES:
+            record[f"recorded_{m}"] = bill[m]
+            record[f"replayed_{m}"] = replayed[m]
+        rows.append(record)
+    columns = ["entry_id", "after_recorded_compaction"] + [
+        f"{k}_{m}" for m in MEASURES for k in ("recorded", "replayed")
+    ]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def relative_error(recorded: float, replayed: float) -> float:
+    """`replayed / recorded - 1` (0 when both are 0; infinite when only the record is 0)."""
+    if recorded == 0:
+        return 0.0 if replayed == 0 else float("inf")
+    return replayed / recorded - 1.0
+
+
+def within(summary: Mapping[str, float], tolerance: float = 0.05) -> bool:
+    """Whether a calibration summary is within `tolerance`: each token measure's
+    `share_error` and the cost's relative error."""
+    keys = ("share_error_input", "share_error_cache_read", "share_error_cache_write")
+    return (
+        all(abs(summary[k]) <= tolerance for k in keys)
+        and abs(summary["error_cost_usd"]) <= tolerance
+    )
+
+
+def calibration_summary(rows: pd.DataFrame) -> dict[str, float]:
+    """Session totals of `calibration_rows`: `requests`, `recorded_<m>`, `replayed_<m>`
+    and `error_<m>` (relative, see `relative_error`) for each measure, `share_error_<m>`
+    for the token measures (the difference as a share of the recorded prompt tokens, so a
+    measure the provider barely uses, such as Anthropic's uncached input, does not
+    dominate), plus, request by request, `prompt_error_median` (the median absolute
+    relative error of the whole prompt, input + cache read + cache write) and
+    `hit_agreement` (the share of requests where the replay and the record agree on whether
+    most of the prompt was read from cache)."""
+    out: dict[str, float] = {"requests": float(len(rows))}
+    for m in MEASURES:
+        rec = float(rows[f"recorded_{m}"].sum()) if len(rows) else 0.0
+        rep = float(rows[f"replayed_{m}"].sum()) if len(rows) else 0.0
+        out[f"recorded_{m}"] = rec
+        out[f"replayed_{m}"] = rep
+        out[f"error_{m}"] = relative_error(rec, rep)
+    parts = ("input", "cache_read", "cache_write")
+    prompt = sum(out[f"recorded_{p}"] for p in parts)
+    for p in parts:
+        diff = out[f"replayed_{p}"] - out[f"recorded_{p}"]
+        out[f"share_error_{p}"] = diff / prompt if prompt else 0.0
+    if len(rows):
+        rec_prompt = rows[[f"recorded_{p}" for p in parts]].sum(axis=1)
+        rep_prompt = rows[[f"replayed_{p}" for p in parts]].sum(axis=1)
+        out["prompt_error_median"] = float((rep_prompt / rec_prompt - 1).abs().median())
+        rec_hit = rows["recorded_cache_read"] * 2 >= rec_prompt
+        rep_hit = rows["replayed_cache_read"] * 2 >= rep_prompt
+        out["hit_agreement"] = float((rec_hit == rep_hit).mean())
+    else:
+        out["prompt_error_median"] = 0.0
+        out["hit_agreement"] = 1.0
+    return out

@@ -1,0 +1,231 @@
+"""Replay calibrated against recorded bills (issue 10, item 2).
+
+The cache models' rules are checked against the providers' documented behaviour; then
+`replay(session, "none")` of every corpus session that records usage is compared with the
+recorded per-request input, cache-read and cache-write tokens and the session's cost. The
+target is 5% (token measures as a share of the recorded prompt tokens, cost relative).
+Sessions that miss it are `xfail(strict=True)` with the measured error in the reason, so a
+model change that reaches the target must update this file.
+"""
+
+from __future__ import annotations
+
+import pytest
+from _corpus import corpus_file
+
+from musepi_lab import read_session
+from musepi_lab.metrics import DEFAULT_PRICES, prices_for
+from musepi_lab.replay import replay
+from musepi_lab.replay._cache import (
+    ANTHROPIC,
+    ANTHROPIC_1H,
+    NEUTRAL,
+    OPENAI,
+    bill_cached,
+    cache_model_for,
+    redacted_extra_tokens,
+    system_prompt_tokens,
+)
+from musepi_lab.replay._calibration import calibration_rows, calibration_summary, within
+
+MIN = 60_000.0  # ms in a minute
+PRICES = {
+    "input": 1.0,
+    "cache_write": 1.25,
+    "cache_write_1h": 2.0,
+    "cache_read": 0.1,
+    "output": 0.0,
+}
+
+
+def bill(model, cache, prompt, now_ms, model_id="m", reusable=None):
+    return bill_cached(
+        model,
+        cache,
+        prompt=prompt,
+        reusable=reusable,
+        now_ms=now_ms,
+        model_id=model_id,
+        output_tokens=0,
+        prices=PRICES,
+    )
+
+
+# -- the providers' documented rules ---------------------------------------------------------
+def test_anthropic_reads_the_previous_prompt_within_five_minutes_and_writes_the_rest():
+    first, cache = bill(ANTHROPIC, None, 10_000, 0.0)
+    assert (first.cache_read, first.cache_write, first.input_tokens) == (0, 10_000, 0)
+    warm, cache2 = bill(ANTHROPIC, cache, 12_000, 4 * MIN)
+    assert (warm.cache_read, warm.cache_write) == (10_000, 2_000)
+    assert warm.cost_usd == pytest.approx((10_000 * 0.1 + 2_000 * 1.25) / 1e6)
+    # Each use refreshes the TTL; six idle minutes later the cache is gone.
+    cold, _ = bill(ANTHROPIC, cache2, 13_000, 10 * MIN + 1)
+    assert (cold.cache_read, cold.cache_write) == (0, 13_000)
+
+
+def test_anthropic_one_hour_ttl_and_its_write_price():
+    _, cache = bill(ANTHROPIC_1H, None, 10_000, 0.0)
+    later, _ = bill(ANTHROPIC_1H, cache, 11_000, 50 * MIN)
+    assert (later.cache_read, later.cache_write) == (10_000, 1_000)
+    assert later.cost_usd == pytest.approx((10_000 * 0.1 + 1_000 * 2.0) / 1e6)
+
+
+def test_a_model_change_or_a_changed_prefix_invalidates():
+    _, cache = bill(ANTHROPIC, None, 10_000, 0.0, model_id="a")
+    other, _ = bill(ANTHROPIC, cache, 10_500, MIN, model_id="b")
+    assert other.cache_read == 0
+    compacted, _ = bill(ANTHROPIC, cache, 6_000, MIN, model_id="a", reusable=2_500)
+    assert (compacted.cache_read, compacted.cache_write) == (2_500, 3_500)
+
+
+def test_openai_caches_128_token_blocks_from_1024_and_bills_no_writes():
+    _, cache = bill(OPENAI, None, 5_000, 0.0)
+    warm, _ = bill(OPENAI, cache, 5_300, MIN)
+    assert (warm.cache_read, warm.cache_write, warm.input_tokens) == (4_992, 0, 308)
+    assert warm.cost_usd == pytest.approx((4_992 * 0.1 + 308 * 1.0) / 1e6)
+    _, small = bill(OPENAI, None, 1_000, 0.0)
+    assert bill(OPENAI, small, 1_100, MIN)[0].cache_read == 0  # under 1,024: never cached
+    assert bill(OPENAI, cache, 5_300, 20 * MIN)[0].cache_read == 0  # evicted when idle
+
+
+def test_neutral_never_expires():
+    _, cache = bill(NEUTRAL, None, 5_000, 0.0)
+    assert bill(NEUTRAL, cache, 6_000, 600 * MIN)[0].cache_read == 5_000
+
+
+def test_cache_model_from_the_recorded_provider():
+    assert cache_model_for({"provider": "anthropic", "api": "anthropic-messages"}) is ANTHROPIC
+    assert cache_model_for({"provider": "openai", "api": "openai-responses"}) is OPENAI
+    assert cache_model_for({}) is NEUTRAL
+
+
+def test_prices_per_model():
+    # Anthropic list prices (USD / Mtok): Sonnet 4.x 3 / 15, Opus 4.5 5 / 25; writes 1.25x,
+    # 1-hour writes 2x, reads 0.1x. OpenAI: gpt-5.1-codex 1.25 in, 0.125 cached, 10 out.
+    assert prices_for("claude-sonnet-4-20250514")["cache_write"] == pytest.approx(3.75)
+    assert prices_for("claude-opus-4-5")["cache_read"] == pytest.approx(0.5)
+    assert prices_for("claude-opus-4-5")["cache_write_1h"] == pytest.approx(10.0)
+    assert prices_for("gpt-5.1-codex")["cache_read"] == pytest.approx(0.125)
+    assert prices_for("unknown-model") == DEFAULT_PRICES
+
+
+def test_redacted_text_counts_from_its_length():
+    marker = "[REDACTED_TEXT len=4000 sha=036b7e47]"
+    message = {"role": "user", "content": [{"type": "text", "text": marker}]}
+    assert redacted_extra_tokens(message) == 1000 - len(marker) // 4
+    assert redacted_extra_tokens({"role": "user", "content": "plain"}) == 0
+
+
+def test_system_prompt_declared_per_harness_version():
+    assert (
+        system_prompt_tokens({"sourceFormat": "claude-code", "sourceVersion": "2.1.39"}) == 25_800
+    )
+    assert (
+        system_prompt_tokens({"sourceFormat": "claude-code", "sourceVersion": "1.0.98"}) == 14_700
+    )
+    assert (
+        system_prompt_tokens({"sourceFormat": "codex", "cliVersion": "0.104.0-alpha.1"}) == 12_000
+    )
+    assert system_prompt_tokens({"sourceFormat": "openhands"}) == 0
+
+
+# -- the corpus against its recorded bills ---------------------------------------------------
+# Measured on the corpus (replay "none"): the session's relative cost error and its largest
+# token-measure error as a share of the recorded prompt. None reaches 5%. Output tokens are
+# estimated from the reply (never copied from the record), so hidden reasoning is missed.
+MEASURED = {
+    ("pi", "large-session.jsonl"): "cost -40.8%, cache write -8.2% of prompt: pi misses the "
+    "cache on ~half of its new user turns within 5 minutes, which no rule here predicts",
+    ("pi", "before-compaction.jsonl"): "cost +99.8%, cache read +165.8%: `none` does not "
+    "follow the two recorded compactions (`recorded`: cost -1.3%, cache read +16.3%)",
+    ("pi", "earendil-works-pi", "prompt-cache-replay-session.jsonl"): "cost +18.3%, input "
+    "+93% of a 117-token prompt: a test fixture whose 32-token cache read is below 1,024",
+    ("claude-code", "1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl"): "cost +21.2%, cache read -6.3%",
+    ("claude-code", "258c7280-ae70-4798-800f-63464d01a85d.jsonl"): "cost +37.7%, cache read "
+    "+44.5%: recorded compaction not followed (`recorded`: -1.9%, within 5%)",
+    ("claude-code", "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"): "cost +61.3%, cache read "
+    "+22.9%: recorded compaction not followed (`recorded`: -10.1%)",
+    ("claude-code", "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"): "cost +20.0%, cache read "
+    "+27.7%: recorded compaction not followed (`recorded`: -0.0%, within 5%)",
+    (
+        "claude-code",
+        "fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl",
+    ): "cost +73.1%, cache write +10.0%",
+    ("claude-code", "spotter_short.jsonl"): "cost +78.0%, cache write +47.2%: one request, "
+    "its system prompt already cached by an earlier session",
+    ("claude-code", "spotter_subagent.jsonl"): "cost +55.0%, cache write +4.7% of prompt, "
+    "output +255%",
+    ("claude-code", "spotter_tool_heavy.jsonl"): "cost +37.1%, cache read -9.7%",
+    ("codex", "rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl"): "cost "
+    "-67.1%: output -90.5% (hidden reasoning is not in the record), input -6.2% and cache "
+    "read -6.5% of prompt",
+}
+REDACTED = {
+    ("codex", "rollout-2026-02-23T12-40-23-019c8a4c-ed82-79a1-aa28-7738fc5ab61a.jsonl"): "cost "
+    "-30.4%, cache read +15.1% of prompt, output -61.4% (text counted from redaction lengths)",
+    ("codex", "rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl"): "cost "
+    "+9.6%, cache read +92.0% of prompt: `none` does not follow the recorded compaction "
+    "(`recorded`: cost -31.8%, cache read +13.3%)",
+}
+
+
+def _cases(table):
+    return [
+        pytest.param(parts, marks=pytest.mark.xfail(strict=True, reason=reason), id="/".join(parts))
+        for parts, reason in table.items()
+    ]
+
+
+def _summary(parts):
+    session = read_session(corpus_file(*parts))
+    result = replay(session, "none", window=10**9)
+    return calibration_summary(calibration_rows(session, result))
+
+
+@pytest.mark.parametrize("parts", _cases(MEASURED))
+def test_replay_none_reproduces_the_recorded_bill(parts):
+    summary = _summary(parts)
+    assert summary["requests"] > 0
+    assert within(summary), summary
+
+
+@pytest.mark.parametrize("parts", _cases(REDACTED))
+def test_replay_none_reproduces_the_recorded_bill_of_redacted_codex(parts):
+    summary = _summary(parts)
+    assert summary["requests"] > 0
+    assert within(summary), summary
+
+
+def test_calibration_summary_on_hand_counted_rows():
+    import pandas as pd
+
+    rows = pd.DataFrame(
+        {
+            "entry_id": ["a", "b"],
+            "after_recorded_compaction": [False, False],
+            # request a: a cold write; request b: a warm read
+            "recorded_input": [0, 10],
+            "replayed_input": [0, 0],
+            "recorded_cache_read": [0, 900],
+            "replayed_cache_read": [0, 1000],
+            "recorded_cache_write": [1000, 90],
+            "replayed_cache_write": [1100, 100],
+            "recorded_output": [10, 10],
+            "replayed_output": [10, 20],
+            "recorded_cost_usd": [1.0, 1.0],
+            "replayed_cost_usd": [1.0, 1.09],
+        }
+    )
+    s = calibration_summary(rows)
+    assert s["requests"] == 2
+    # 2,000 recorded prompt tokens: read 900 → 1,000 is +5% of the prompt, write +6%.
+    assert s["share_error_cache_read"] == pytest.approx(100 / 2000)
+    assert s["share_error_cache_write"] == pytest.approx(110 / 2000)
+    assert s["share_error_input"] == pytest.approx(-10 / 2000)
+    assert s["error_output"] == pytest.approx(0.5)
+    assert s["error_cost_usd"] == pytest.approx(0.045)
+    # Prompts per request: 1,000 → 1,100 (+10%), 1,000 → 1,100 (+10%).
+    assert s["prompt_error_median"] == pytest.approx(0.1)
+    assert s["hit_agreement"] == 1.0
+    assert not within(s)  # the write is 5.5% of the prompt off
+    assert within({**s, "share_error_cache_write": 0.04})
