@@ -250,14 +250,21 @@ def test_snapcompact_retention_lower_and_upper_bounds_on_the_sample():
     after = result.apply(session)
     raw = result.preserve_data["snapcompact"]
     head, text = raw["textHead"], raw["text"]
-    first_page = text[len(head) : len(head) + raw["frames"][0]["chars"]]
-    needle = first_page[100:160]  # a string only the first imaged page shows
+
+    def plain(t: str) -> str:  # as the model reads it: no dim toggles, glyph = newline
+        return t.replace("\x0e", "").replace("\x0f", "").replace("\u2588", "\n")
+
+    # The first page: the frame's `chars` printed characters after the head (the zero-width
+    # dim toggles print nothing).
+    printed = [i for i in range(len(head), len(text)) if text[i] not in "\x0e\x0f"]
+    first_page = text[len(head) : printed[raw["frames"][0]["chars"] - 1] + 1]
+    needle = plain(first_page)[100:160]  # a string only the first imaged page shows
     messages = build_session_context(after).messages
     lower = context_text(messages)
     upper = context_text(messages, archives=session_archives(after))
     assert needle not in lower and needle in upper
-    assert text in upper  # every frame is carried, so the whole archive reads
-    assert retention_bounds([needle, head[:50]], lower, upper) == (0.5, 1.0)
+    assert plain(text) in upper  # every frame is carried, so the whole archive reads
+    assert retention_bounds([needle, plain(head)[:50]], lower, upper) == (0.5, 1.0)
 
 
 # -- one scorer per session ---------------------------------------------------------------------

@@ -22,6 +22,7 @@ from musepi_lab.compaction._serialize import (
 )
 from musepi_lab.context._summaries import NEWLINE_GLYPH
 from musepi_lab.strategies.snapcompact._archive import elide_data_urls, serialize_scoped
+from musepi_lab.strategies.snapcompact._font import kept_code_points
 from musepi_lab.strategies.snapcompact._normalize import (
     CHAR_FOLD,
     DIM_OFF,
@@ -179,7 +180,7 @@ def test_scoped_structure() -> None:
         assistant(
             thinking("plan it"),
             text("Looking."),
-            call("c1", "read", path="a.py", _i="check  the\nfile"),
+            call("c1", "read", path="a.py", i="check  the\nfile"),
         ),
         result("c1", "line1\nline2"),
         assistant(text("Done.")),
@@ -283,10 +284,15 @@ def test_data_urls_become_placeholders() -> None:
         ("\U0001f389 party \U0001f680", "party [RUN]"),
         ("\ufb01le \uff28\uff45\uff4c\uff4c\uff4f", "file Hello"),
         ("caf\u00e9 \u01ce \u2153", "caf\u00e9 a 1/3"),
-        ("\u03b1 \u4e2d", "? ?"),
+        # misc-fixed 8x13 draws Greek, the Silver fallback CJK; private use prints `?`.
+        ("\u03b1 \u4e2d \ue000", "\u03b1 \u4e2d ?"),
         ("a\x07b", "ab"),
         (f"x{DIM_ON}y{DIM_OFF}", f"x{DIM_ON}y{DIM_OFF}"),
         ("\u2192 next \u2713", "-> next v"),
+        # What oh-my-pi 18.2.3 returns on Bun 1.3.14 (its regex keeps this BOM out of the run).
+        ("\ufb01\ufeff\nb", f"fi?{NEWLINE_GLYPH}b"),
+        ("\ufb01\ufeffb", "fi?b"),
+        ("a\ufeff\nb", f"a{NEWLINE_GLYPH}b"),
     ],
 )
 def test_normalize_archive_text(raw: str, expected: str) -> None:
@@ -314,8 +320,12 @@ def reference_normalize(raw: str) -> str:
             out.append(" ")
         run.clear()
 
+    previous = ""
     for ch in strip_ansi(raw):
-        if ch in JS_WHITESPACE or unicodedata.category(ch) == "Cf":
+        # Bun's regex leaves a BOM right after U+F800-U+FBFF out of the run (it prints `?`).
+        stranded = ch == "\ufeff" and "\uf800" <= previous <= "\ufbff"
+        previous = ch
+        if (ch in JS_WHITESPACE or unicodedata.category(ch) == "Cf") and not stranded:
             run.append(ch)
         else:
             close_run()
@@ -335,7 +345,8 @@ def reference_normalize(raw: str) -> str:
         elif fold_to_ascii(ch) is not None:
             folded.append(fold_to_ascii(ch) or "")
         elif not is_pictographic(ch) and unicodedata.category(ch) not in ("Cc", "Mn", "Me", "Cs"):
-            folded.append("?")
+            # Kept when the release draws it (misc-fixed 8x13 or its Silver fallback).
+            folded.append(ch if ord(ch) in kept_code_points("8x13") else "?")
     return re.sub(" +", " ", "".join(folded)).strip(edges)
 
 

@@ -39,7 +39,11 @@ from musepi_lab.strategies.snapcompact._archive import serialize_scoped
 from musepi_lab.strategies.snapcompact._normalize import normalize_archive_text
 from musepi_lab.strategies.snapcompact._plan import frame_shape
 from musepi_lab.strategies.snapcompact._render import render_frame
-from musepi_lab.strategies.snapcompact._strategy import Snapcompact
+from musepi_lab.strategies.snapcompact._strategy import (
+    Snapcompact,
+    previous_archive_text,
+    strip_thinking_sections,
+)
 from musepi_lab.tokens._counter import TokenCounter
 
 REPO = Path(__file__).resolve().parents[1]
@@ -86,10 +90,11 @@ def _prepare(session: Session, leaf_id: str | None = None) -> CompactionPreparat
 
 
 def _expected_text(prep: CompactionPreparation, *, include_thinking: bool = False) -> str:
-    """The archive text of a first snapcompact, assembled as spec §6.2 describes it."""
+    """The archive text of a first snapcompact, assembled as spec §6.2 describes it (tool
+    output between the dim toggles, as oh-my-pi 18.2.3 keeps it)."""
     llm = convert_to_llm([*prep.messages_to_summarize, *prep.turn_prefix_messages])
     history = normalize_archive_text(
-        serialize_scoped(llm, include_thinking=include_thinking, dim_tool_results=False)
+        serialize_scoped(llm, include_thinking=include_thinking, dim_tool_results=True)
     )
     if prep.previous_summary:
         head = "[Summary of earlier history] " + normalize_archive_text(prep.previous_summary)
@@ -167,7 +172,7 @@ def _check_acceptance(session: Session, result: CompactionResult) -> None:
     assert after.compaction_id == new_session.leaf_id
     assert _orphan_results(after.messages) == []
     # Every fixture and sample is read by a Claude 4.5 model: 1568 px `11on16-bw` frames.
-    assert all(f["variant"] == "11on16-bw" for f in _archive(result)["frames"])
+    assert all((f["font"], f["cols"]) == ("8x13", 1568 // 11) for f in _archive(result)["frames"])
     assert _context_tokens(counter, after.messages, ANTHROPIC_FRAME_TOKENS) < _context_tokens(
         counter, before.messages, ANTHROPIC_FRAME_TOKENS
     )
@@ -191,6 +196,29 @@ def test_bundled_sample_applies_and_shrinks(path: Path) -> None:
 
 
 # -- frames and geometry --------------------------------------------------------------------
+TOGGLES = ("\x0e", "\x0f")
+
+
+def _pages(text: str, capacity: int) -> list[str]:
+    """Pages of at most `capacity` printed characters; the dim toggles print nothing."""
+    pages: list[str] = []
+    start, printed = 0, 0
+    for i, ch in enumerate(text):
+        if ch in TOGGLES:
+            continue
+        if printed == capacity:
+            pages.append(text[start:i])
+            start, printed = i, 0
+        printed += 1
+    if printed:
+        pages.append(text[start:])
+    return pages
+
+
+def _printed(text: str) -> int:
+    return sum(1 for ch in text if ch not in TOGGLES)
+
+
 @pytest.mark.parametrize("parts", PI_FIXTURES, ids="/".join)
 def test_frame_count_and_geometry(parts: tuple[str, ...]) -> None:
     path = _fixture(parts)
@@ -201,24 +229,28 @@ def test_frame_count_and_geometry(parts: tuple[str, ...]) -> None:
     assert len(text) > 2 * cap  # these fixtures are long enough to be imaged
     archive = _archive(_result(path))
     frames = archive["frames"]
+    pages = _pages(text[cap:-cap], cap)
 
-    assert len(frames) == math.ceil((len(text) - 2 * cap) / cap) <= 80
-    assert archive["text"] == text
+    assert len(frames) == len(pages) <= 80
     assert archive["textHead"] == text[:cap]
-    assert archive["textTail"] == text[-cap:]
+    # A dim span open at the last frame's end is re-opened at the start of the tail.
+    assert archive["textTail"] in (text[-cap:], "\x0e" + text[-cap:])
+    assert archive["text"] == text[:-cap] + archive["textTail"]
     assert archive["truncatedChars"] == 0
-    assert archive["totalChars"] == len(text)
-    assert sum(f["chars"] for f in frames) == len(text) - 2 * cap
-    assert [f["chars"] for f in frames[:-1]] == [cap] * (len(frames) - 1)
-    for frame in frames:
+    assert [f["chars"] for f in frames] == [_printed(p) for p in pages]
+    assert archive["totalChars"] == (
+        sum(f["chars"] for f in frames) + len(archive["textHead"]) + len(archive["textTail"])
+    )
+    for frame, page in zip(frames, pages, strict=True):
         assert frame["mimeType"] == "image/png"
         assert (frame["cols"], frame["rows"]) == (1568 // 11, 1568 // 16)
-        assert frame["variant"] == "11on16-bw"
+        assert (frame["font"], frame["variant"], frame["lineRepeat"]) == ("8x13", "bw", 1)
         image = _png(frame)
         assert image.format == "PNG"
-        assert image.size == (ANTHROPIC_FRAME_PX, ANTHROPIC_FRAME_PX)
-        assert image.mode == "1"
-        assert image.getextrema() == (0, 255)  # ink on paper, not a blank page
+        # As tall as the rows printed: ceil(printed characters / 142 columns) x 16 px.
+        assert image.size == (ANTHROPIC_FRAME_PX, math.ceil(_printed(page) / (1568 // 11)) * 16)
+        assert image.mode == "P"
+        assert {c for _, c in image.getcolors()} >= {0, 1}  # ink on paper, not a blank page
 
 
 def test_frames_are_the_pages_in_reading_order() -> None:
@@ -227,12 +259,18 @@ def test_frames_are_the_pages_in_reading_order() -> None:
     text = _expected_text(prep)
     cap = ANTHROPIC_CAPACITY
     frames = _archive(_result(path))["frames"]
-    middle = text[cap:-cap]
-    pages = [middle[i * cap : (i + 1) * cap] for i in range(len(frames))]
+    pages = _pages(text[cap:-cap], cap)
+    # Each page re-opens a dim span the text before it left open.
+    dim_open = text[:cap].rfind("\x0e") > text[:cap].rfind("\x0f")
+    drawn: list[str] = []
+    for page in pages:
+        page = "\x0e" + page if dim_open else page
+        dim_open = page.rfind("\x0e") > page.rfind("\x0f")
+        drawn.append(page)
     shape = frame_shape("11on16-bw", ANTHROPIC_FRAME_PX)
     for index in (0, len(frames) // 2, len(frames) - 1):
         # Same pixels as the expected page drawn on its own.
-        lone = Image.open(io.BytesIO(render_frame(pages[index], shape)))
+        lone = Image.open(io.BytesIO(render_frame(drawn[index], shape)))
         assert _png(frames[index]).tobytes() == lone.tobytes()
 
 
@@ -247,8 +285,13 @@ def test_rebuilt_context_carries_frames_and_text_edges() -> None:
     assert summary["role"] == "compactionSummary"
     assert summary["summary"] == result.summary
     blocks = summary["blocks"]
-    assert blocks[0]["type"] == "text" and blocks[0]["text"].startswith(archive["textHead"])
-    assert blocks[-1]["type"] == "text" and blocks[-1]["text"].endswith(archive["textTail"])
+
+    # The edges are sent as plain text (oh-my-pi toPlainText): no dim toggles, glyph = newline.
+    def plain(t: str) -> str:
+        return t.replace("\x0e", "").replace("\x0f", "").replace(NEWLINE, "\n")
+
+    assert blocks[0]["type"] == "text" and blocks[0]["text"].startswith(plain(archive["textHead"]))
+    assert blocks[-1]["type"] == "text" and blocks[-1]["text"].endswith(plain(archive["textTail"]))
     images = [b for b in blocks if b["type"] == "image"]
     assert [b["data"] for b in images] == [f["data"] for f in frames]
     llm = convert_to_llm([summary])[0]
@@ -324,7 +367,7 @@ def test_second_compaction_unfolds_the_first_archive() -> None:
         serialize_scoped(
             convert_to_llm([*prep.messages_to_summarize, *prep.turn_prefix_messages]),
             include_thinking=False,
-            dim_tool_results=False,
+            dim_tool_results=True,
         )
     )
     assert second_text == f"{first_text}{NEWLINE}{new_history}"
@@ -405,8 +448,8 @@ def test_frame_cap_foveates_the_middle(
     dropped = (dense_pages - (max_frames - 2 * edge)) * lq
 
     assert len(frames) == max_frames
-    assert [f["variant"] for f in frames] == (
-        ["11on16-bw"] * edge + ["8on16-bw"] * (max_frames - 2 * edge) + ["11on16-bw"] * edge
+    assert [f["cols"] for f in frames] == (
+        [size // 11] * edge + [size // 8] * (max_frames - 2 * edge) + [size // 11] * edge
     )
     assert [(f["cols"], f["rows"]) for f in frames[edge : edge + 1]] == [(size // 8, size // 16)]
     assert archive["truncatedChars"] == dropped
@@ -415,7 +458,10 @@ def test_frame_cap_foveates_the_middle(
     assert archive["totalChars"] == len(text) - dropped
     assert archive["textHead"] == text[:hq] and archive["textTail"] == text[-hq:]
     assert f"About {dropped:,} characters of the oldest history were dropped" in result.summary
-    assert {(_png(f).size, _png(f).mode) for f in frames} == {((size, size), "1")}
+    # Full pages fill the frame; each frame is as tall as the rows it prints.
+    for frame in frames:
+        rows = math.ceil(frame["chars"] / frame["cols"])
+        assert (_png(frame).size, _png(frame).mode) == ((size, rows * 16), "P")
 
 
 def test_max_frames_above_the_hard_cap_is_clamped(
@@ -451,8 +497,8 @@ def test_openai_reader_gets_its_shape_billing_and_detail() -> None:
     result = _run(session, Snapcompact(model="gpt-5"), _prepare(session))
     frames = _archive(result)["frames"]
     assert frames
-    assert {(f["variant"], f["cols"], f["rows"], f["detail"]) for f in frames} == {
-        ("8on22-bw", 1568 // 8, 1568 // 22, "original")
+    assert {(f["font"], f["cols"], f["rows"], f["detail"]) for f in frames} == {
+        ("8x13", 1568 // 8, 1568 // 22, "original")
     }
     assert result.params["frame_billing_tokens"] == OPENAI_FRAME_TOKENS == 2882
 
@@ -510,7 +556,29 @@ def test_thinking_is_left_out_for_anthropic_readers_only() -> None:
         for b in m.get("content") or []
     )
     assert has_thinking
-    claude = _archive(_result(path))["text"]
-    assert "¶think:" not in claude and claude == _expected_text(prep)
-    gpt = _archive(_run(session, Snapcompact(model="gpt-5"), prep))["text"]
-    assert "¶think:" in gpt and gpt == _expected_text(prep, include_thinking=True)
+    claude = _archive(_result(path))
+    assert "¶think:" not in claude["text"]
+    assert claude["text"] == _kept(_expected_text(prep), claude, ANTHROPIC_CAPACITY)
+    gpt = _archive(_run(session, Snapcompact(model="gpt-5"), prep))
+    assert "¶think:" in gpt["text"]
+    gpt_capacity = (1568 // 8) * (1568 // 22)
+    assert gpt["text"] == _kept(_expected_text(prep, include_thinking=True), gpt, gpt_capacity)
+
+
+def _kept(expected: str, archive: Mapping[str, Any], capacity: int) -> str:
+    """The archive text kept: the expected text, its last `capacity` characters replaced by
+    the stored tail (which re-opens a dim span the frames left open)."""
+    if "textTail" not in archive:
+        return expected
+    return expected[:-capacity] + archive["textTail"]
+
+
+def test_thinking_sections_are_scrubbed_from_a_previous_archive() -> None:
+    # oh-my-pi stripThinkingSections: split on the newline glyph, drop each `¶think:` section
+    # (a section starts a segment or follows a blank line), drop empty segments. A thinking
+    # section's later lines are separate segments and stay, as in the release.
+    text = f"¶user:a\n\n¶think:x\n\n¶ai:b{NEWLINE}¶think:one{NEWLINE}two{NEWLINE}¶call:c"
+    assert strip_thinking_sections(text) == f"¶user:a\n\n¶ai:b{NEWLINE}two{NEWLINE}¶call:c"
+    archive = {"snapcompact": {"text": text, "frames": []}}
+    assert previous_archive_text(archive, include_thinking=True) == text
+    assert previous_archive_text(archive, include_thinking=False) == strip_thinking_sections(text)

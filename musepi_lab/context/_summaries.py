@@ -121,10 +121,18 @@ def _image_block(frame: Mapping[str, Any]) -> dict[str, Any]:
     return block
 
 
+def plain_archive_text(text: str) -> str:
+    """Archive text as the model reads it in text blocks: the zero-width dim-ink toggles
+    (U+000E, U+000F) removed and each newline glyph a newline (oh-my-pi `toPlainText`)."""
+    return text.replace("\x0e", "").replace("\x0f", "").replace(NEWLINE_GLYPH, "\n")
+
+
 def snapcompact_blocks(
     archive: Mapping[str, Any], *, max_frame_bytes: int | None = FRAME_DATA_BYTES_BUDGET
 ) -> list[dict[str, Any]]:
     """Rebuild an archive into summary blocks, oldest to newest: head text, images, tail text.
+
+    The head and tail are sent as plain text (`plain_archive_text`).
 
     Frames are kept newest first within `max_frame_bytes` of base64 (None: no limit); the
     older frames that do not fit are replaced by one notice.
@@ -149,7 +157,7 @@ def snapcompact_blocks(
         tpl.SNAPCOMPACT_FRAMES_OMITTED, frames=f"{omitted:,}", bytes=_human_bytes(omitted_bytes)
     )
     blocks: list[dict[str, Any]] = []
-    head = archive.get("textHead")
+    head = plain_archive_text(archive.get("textHead") or "")
     if head:
         suffix = tpl.SNAPCOMPACT_IMAGES_BELOW if kept else f"\n{notice}\n" if omitted else ""
         blocks.append({"type": "text", "text": head + suffix})
@@ -158,7 +166,7 @@ def snapcompact_blocks(
     if kept and omitted:
         blocks.append({"type": "text", "text": notice})
     blocks.extend(_image_block(f) for f in kept)
-    tail = archive.get("textTail")
+    tail = plain_archive_text(archive.get("textTail") or "")
     if tail:
         if kept:
             prefix = tpl.SNAPCOMPACT_IMAGES_ABOVE

@@ -4,8 +4,9 @@ A snapcompact compaction keeps the discarded history in its entry's
 `preserveData.snapcompact`: `text` (the kept archive text: first page, imaged middle, last
 page), `textHead` and `textTail` (the first and last page, which the model reads as text),
 and `frames` (one PNG per imaged page, each with the number of characters it shows,
-`chars`, in reading order). The page text of frame `i` is therefore
-`text[len(textHead) + sum(chars[:i]) :][: chars[i]]`.
+`chars`, in reading order). The page of frame `i` is the next `chars[i]` printed characters of
+`text` after `textHead` and the earlier pages (the zero-width dim-ink toggles print nothing).
+Texts are compared as the model reads them: toggles removed, newline glyphs as newlines.
 
 Two bounds follow. The lower bound counts imaged pages as unreadable: only the literal text
 of the context (`context_text(messages)`). The upper bound counts them as perfectly read:
@@ -19,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..context._summaries import snapcompact_archive
+from ..context._summaries import plain_archive_text, snapcompact_archive
 from ..session._session import Session
 
 _GAP = "\n"
@@ -60,14 +61,31 @@ def archive_text(preserve_data: Any) -> ArchiveText | None:
     chars = [f.get("chars") for f in frames]
     if not isinstance(text, str) or not all(isinstance(c, int) and c >= 0 for c in chars):
         return None
-    if len(head) + sum(chars) + len(tail) != len(text):
-        return None
     pages: list[str] = []
     at = len(head)
     for count in chars:
-        pages.append(text[at : at + count])
-        at += count
-    return ArchiveText(head, tail, tuple(pages), tuple(str(f["data"]) for f in frames))
+        end = _after_printed(text, at, count)
+        pages.append(plain_archive_text(text[at:end]))
+        at = end
+    if at + len(tail) != len(text):
+        return None
+    return ArchiveText(
+        plain_archive_text(head),
+        plain_archive_text(tail),
+        tuple(pages),
+        tuple(str(f["data"]) for f in frames),
+    )
+
+
+def _after_printed(text: str, start: int, count: int) -> int:
+    """The index after `count` printed characters of `text` from `start` (toggles skipped)."""
+    at = start
+    printed = 0
+    while printed < count and at < len(text):
+        if text[at] not in "\x0e\x0f":
+            printed += 1
+        at += 1
+    return at
 
 
 def session_archives(session: Session, leaf_id: str | None = None) -> tuple[ArchiveText, ...]:

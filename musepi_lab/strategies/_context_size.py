@@ -31,7 +31,7 @@ from ..session._session import Session
 from ..tokens._counter import TokenCounter
 from ..tokens._estimate import MUSEPI_IMAGE_TOKENS, js_stringify
 from ._base import CompactionContext
-from .snapcompact._providers import api_family, frame_billing_tokens
+from .snapcompact._providers import image_billing_tokens, provider_for_model
 
 # The measuring copy's entry gets a fixed time (the count never depends on it) and a fresh
 # id drawn by `apply`, which also never collides with the session's ids.
@@ -67,12 +67,15 @@ def billed_image_tokens(model_id: str | None, size: tuple[int, int] | None) -> i
         size: `(width, height)` in pixels, or None when unknown.
 
     Returns:
-        The tokens the image is billed as: snapcompact's per-family frame rule on the
-        image's longer side (spec §6.2), or `UNKNOWN_SIZE_IMAGE_TOKENS` without a size.
+        The tokens the image is billed as: `image_billing_tokens` of the model's provider
+        API on a square of the image's longer side (a snapcompact frame is billed at its full
+        frame size, however short its crop; spec §6.2), or `UNKNOWN_SIZE_IMAGE_TOKENS`
+        without a size.
     """
     if size is None:
         return UNKNOWN_SIZE_IMAGE_TOKENS
-    return frame_billing_tokens(api_family(model_id or ""), max(size))
+    side = max(size)
+    return image_billing_tokens(provider_for_model(model_id), side, side)
 
 
 def _image_blocks(message: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:

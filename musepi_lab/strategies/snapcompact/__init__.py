@@ -1,10 +1,21 @@
-"""Snapcompact: MusePi's local archival compaction (spec §6.2), in one place.
+"""Snapcompact: MusePi's local archival compaction (spec §6.2), as oh-my-pi 18.2.3 does it.
 
-`_archive` builds the archive text (scoped serialization, normalisation), `_plan` lays it
-out on frames, `_render` draws the 1-bit PNG frames, `_billing` prices them per provider, and
-`_strategy` is the registered strategy.
+`_archive` and `_normalize` build the archive text (scoped serialization, dim-ink toggles
+around tool output, folding to what the font draws), `_plan` lays it out on frames, `_font`
+and `_render` draw the palette PNG frames with the misc-fixed 8x13 glyphs, `_providers`
+prices them per provider API (`image_billing_tokens`), `_strategy` is the registered
+strategy and `_conformance` compares it with the release's own (`compare_snapcompact`).
 """
 
-from ._strategy import Snapcompact
+from ._conformance import MEASURES, compare_snapcompact
+from ._providers import image_billing_tokens
+from ._strategy import Snapcompact, SnapcompactArchive, build_archive
 
-__all__ = ["Snapcompact"]
+__all__ = [
+    "MEASURES",
+    "Snapcompact",
+    "SnapcompactArchive",
+    "build_archive",
+    "compare_snapcompact",
+    "image_billing_tokens",
+]

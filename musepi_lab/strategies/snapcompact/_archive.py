@@ -30,11 +30,12 @@ TOOL_CALL_MAX_CHARS = 2000
 """Cap on one tool call's whole serialized argument list."""
 
 
-INTENT_FIELD = "_i"
-"""The tool-argument key carrying a call's intent (pi-ai's `INTENT_FIELD`).
+INTENT_FIELD = "i"
+"""The tool-argument key carrying a call's intent (`INTENT_FIELD` of `@oh-my-pi/pi-wire`
+18.2.3).
 
-oh-my-pi revisions disagree on the key (`_i`, `intent`, `i`); the block-level `intent`
-field wins when present. Pass `intent_field=` to `serialize_scoped` for another key.
+Older oh-my-pi revisions used other keys (`_i`, `intent`); the block-level `intent` field
+wins when present. Pass `intent_field=` to `serialize_scoped` for another key.
 """
 
 

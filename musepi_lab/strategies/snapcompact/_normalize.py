@@ -13,6 +13,7 @@ from ...compaction._serialize import (
     JS_WHITESPACE,
 )
 from ...context._summaries import NEWLINE_GLYPH
+from ._font import kept_code_points
 
 DIM_ON = "\x0e"
 """Zero-width ink toggle (shift-out): following text prints dim."""
@@ -218,7 +219,7 @@ def _collapse_whitespace(text: str) -> str:
 
 
 @lru_cache(maxsize=_FOLD_CACHE_SIZE)
-def _fold_char(ch: str) -> str:
+def _fold_char(ch: str, font: str = "8x13") -> str:
     # What one character outside the font prints as ("" when it is dropped).
     if ch in EMOJI_FOLD:
         return EMOJI_FOLD[ch]
@@ -232,14 +233,30 @@ def _fold_char(ch: str) -> str:
         return folded
     if is_pictographic(ch) or _unrenderable(ch):
         return ""
-    return "?"
+    # A character with no fold that the release's renderer draws prints as itself.
+    return ch if ord(ch) in kept_code_points(font) else "?"
 
 
-def _fold_run(match: re.Match[str]) -> str:
-    return "".join(map(_fold_char, match.group()))
+def _fold_run(match: re.Match[str], font: str = "8x13") -> str:
+    return "".join(_fold_char(ch, font) for ch in match.group())
 
 
-def normalize_archive_text(text: str) -> str:
+# The release runs on Bun, whose regular expressions do not match U+FEFF in `[\s\p{Cf}]+`
+# right after a character in U+F800–U+FBFF (Alphabetic Presentation Forms such as the `ﬁ`
+# ligature, and the private-use characters before them); checked against Bun 1.3.14 on every
+# code point. That BOM stays out of the whitespace run and prints as `?`, as here.
+_STRANDED_BOM_RE = re.compile("(?<=[\uf800-\ufbff])\ufeff")
+
+
+def _edges_stripped(text: str) -> str:
+    return text.strip(_EDGES)
+
+
+def _stranded_bom(text: str) -> str:
+    return _STRANDED_BOM_RE.sub("?", text) if "\ufeff" in text else text
+
+
+def normalize_archive_text(text: str, *, font: str = "8x13") -> str:
     """Prepare archive text for snapcompact's pixel font (oh-my-pi `normalize`, spec §6.2).
 
     Steps: strip ANSI escapes; collapse every whitespace/format-character run — a run with
@@ -252,13 +269,14 @@ def normalize_archive_text(text: str) -> str:
     dropped, as are controls, combining marks and lone surrogates; anything else becomes
     `?`. Finally space runs collapse and the ends are trimmed again.
 
-    Unlike oh-my-pi, no font is consulted: characters its bundled fonts could draw as they
-    are (CJK through the Silver fallback, Greek, …) become `?` here.
+    A character with none of these folds that the release's renderer draws stays as it is
+    (`_font.kept_code_points`): for `font="8x13"` what misc-fixed or the Silver fallback
+    draws (Greek, Cyrillic, math symbols, CJK, …), for `font="silver"` what Silver draws.
     """
     # Regex passes scan in C; Python runs only per spacing run other than a lone space,
     # per run of characters outside the font, and once per distinct character folded.
-    chars = _collapse_whitespace(strip_ansi(text)).strip(_EDGES)
-    folded = _UNPRINTED_RUN_RE.sub(_fold_run, chars)
+    chars = _edges_stripped(_collapse_whitespace(_stranded_bom(strip_ansi(text))))
+    folded = _UNPRINTED_RUN_RE.sub(lambda m: _fold_run(m, font), chars)
     # Folding can leave two spaces side by side (a dropped emoji between two words).
     if "  " in folded:
         folded = _EXTRA_SPACES_RE.sub(" ", folded)

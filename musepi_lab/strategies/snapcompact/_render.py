@@ -1,4 +1,12 @@
-"""Drawing snapcompact frames: pages of archive text as 1-bit PNG images."""
+"""Drawing snapcompact frames as oh-my-pi 18.2.3's native renderer does (`bw` grid shapes).
+
+A page of normalized archive text is drawn cell by cell with the misc-fixed 8x13 glyphs
+(`_font`), each glyph at its natural size at the top left of its cell (`stretch: false`). The
+newline marker `█` fills its whole cell with black ink; text between the dim toggles (U+000E
+on, U+000F off, zero-width) prints gray. The frame is `size_px` wide and as tall as the rows
+printed, a palette PNG: index 0 white paper, 1 black ink, 2 gray (128) dim ink (2-bit; 1-bit
+with the first two only when nothing is dim).
+"""
 
 from __future__ import annotations
 
@@ -8,152 +16,177 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
 
+from ...context._summaries import NEWLINE_GLYPH
+from ._font import DEFAULT_CHAR, GLYPH_H, GLYPH_W, font_glyphs
+from ._normalize import DIM_OFF, DIM_ON
+from ._plan import FrameShape, cell_positions, has_wide_cells
+
 if TYPE_CHECKING:
     import numpy as np
-from ...context._summaries import NEWLINE_GLYPH
-from ._plan import _GLYPH_H, _GLYPH_W, FrameShape
 
+PAPER, INK, DIM_INK = 0, 1, 2
+"""Palette indices of a frame."""
 
-@cache
-def _atlas() -> dict[str, np.ndarray]:
-    """Glyph bitmaps (True = ink) of printable Latin-1 from Pillow's bitmap font."""
-    import numpy as np  # lazily: `import musepi_lab` stays light
-    from PIL import Image, ImageDraw, ImageFont
-
-    font = ImageFont.load_default_imagefont()
-    glyphs: dict[str, np.ndarray] = {}
-    for code in list(range(32, 127)) + list(range(160, 256)):
-        ch = chr(code)
-        im = Image.new("L", (_GLYPH_W + 2, _GLYPH_H + 1), 0)
-        ImageDraw.Draw(im).text((0, 0), ch, fill=255, font=font)
-        glyphs[ch] = np.asarray(im, dtype=np.uint8)[: _GLYPH_H + 1, : _GLYPH_W + 1] > 127
-    return glyphs
-
-
-def _cell_bitmap(ch: str, shape: FrameShape) -> np.ndarray:
-    import numpy as np  # lazily: `import musepi_lab` stays light
-
-    cell = np.zeros((shape.cell_h, shape.cell_w), dtype=bool)
-    if ch == NEWLINE_GLYPH:
-        cell[:, :] = True
-        return cell
-    glyph = _atlas().get(ch)
-    if glyph is None:
-        glyph = _atlas()["?"]
-    gh, gw = glyph.shape
-    top = max(0, (shape.cell_h - gh) // 2)
-    left = max(0, (shape.cell_w - gw) // 2)
-    h, w = min(gh, shape.cell_h), min(gw, shape.cell_w)
-    cell[top : top + h, left : left + w] = glyph[:h, :w]
-    return cell
+PALETTE = bytes([255, 255, 255, 0, 0, 0, 128, 128, 128])
+"""White paper, black ink, gray dim ink (the release's `PLTE`)."""
 
 
 @dataclass(frozen=True)
 class _CellTable:
-    """A shape's cells: the pixels of every drawable character and how text picks them."""
+    """A shape's cell bitmaps: every glyph padded (or cut) to one cell, plus the lookups."""
 
-    lines: np.ndarray
-    """(cell_h * characters, cell_w) uint8, 1 = white paper, 0 = ink: pixel line `y` of
-    character `k` is row `y * characters + k`."""
-    characters: int
-    latin1: np.ndarray
-    """Cell index of each code point 0–255 (`?` for those outside the font)."""
-    newline: int
-    fallback: int
+    cells: np.ndarray
+    """(glyphs + 2, cell_h, cell_w) bool, True = ink; the last two are blank and newline."""
+    by_code_point: np.ndarray
+    """Cell index per BMP code point (the default character where the font has none)."""
     blank: int
-    blank_line: np.ndarray
-    """One packed scanline of white paper (PNG pads each line with 0 bits)."""
-    margin: np.ndarray
-    """The white bits right of the text area in a packed text scanline's bytes."""
+    newline: int
 
 
 @cache
-def _cell_table(shape: FrameShape) -> _CellTable:
+def _cell_table(cell_w: int, cell_h: int) -> _CellTable:
     import numpy as np  # lazily: `import musepi_lab` stays light
 
-    chars = [*_atlas().keys(), NEWLINE_GLYPH]
-    index = {c: i for i, c in enumerate(chars)}
-    white = ~np.stack([_cell_bitmap(c, shape) for c in chars])
-    # Line-major, so one gather yields whole pixel lines of the page in reading order.
-    lines = white.transpose(1, 0, 2).reshape(shape.cell_h * len(chars), shape.cell_w)
-    text_width = shape.cols * shape.cell_w
-    blank_line = np.packbits(np.ones(shape.size_px, dtype=np.uint8))
-    in_text = np.packbits(np.ones(text_width, dtype=np.uint8))
-    return _CellTable(
-        lines=lines.astype(np.uint8),
-        characters=len(chars),
-        latin1=np.array([index.get(chr(cp), index["?"]) for cp in range(256)], dtype=np.intp),
-        newline=index[NEWLINE_GLYPH],
-        fallback=index["?"],
-        blank=index[" "],
-        blank_line=blank_line,
-        margin=blank_line[: len(in_text)] & ~in_text,
+    glyphs = font_glyphs()
+    code_points = sorted(glyphs)
+    bits = np.unpackbits(
+        np.frombuffer(b"".join(glyphs[cp] for cp in code_points), dtype=np.uint8)
+    ).reshape(len(code_points), GLYPH_H, GLYPH_W)
+    cells = np.zeros((len(code_points) + 2, cell_h, cell_w), dtype=bool)
+    h, w = min(GLYPH_H, cell_h), min(GLYPH_W, cell_w)
+    cells[: len(code_points), :h, :w] = bits[:, :h, :w].astype(bool)
+    blank, newline = len(code_points), len(code_points) + 1
+    cells[newline] = True
+    index = {cp: i for i, cp in enumerate(code_points)}
+    lookup = np.full(0x10000, index[DEFAULT_CHAR], dtype=np.intp)
+    lookup[np.array(code_points, dtype=np.intp)] = np.arange(len(code_points), dtype=np.intp)
+    lookup[ord(NEWLINE_GLYPH)] = newline
+    return _CellTable(cells, lookup, blank, newline)
+
+
+def _cells(text: str, shape: FrameShape) -> tuple[np.ndarray, np.ndarray, int]:
+    """(code point per cell, dim flag per cell, cells used) of one page; -1 = empty cell."""
+    import numpy as np  # lazily: `import musepi_lab` stays light
+
+    capacity = max(shape.capacity, 0)
+    points = np.full(capacity, -1, dtype=np.int64)
+    dims = np.zeros(capacity, dtype=bool)
+    if has_wide_cells(text, shape):
+        dim, used = False, 0
+        for cell, ch in cell_positions(text, shape):
+            if ch in (DIM_ON, DIM_OFF):
+                dim = ch == DIM_ON
+                continue
+            points[cell], dims[cell], used = ord(ch), dim, cell + 1
+        return points, dims, used
+    # One cell per character but the zero-width toggles: laid out with array operations.
+    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4").astype(np.int64)
+    toggle = (codes == ord(DIM_ON)) | (codes == ord(DIM_OFF))
+    # The dim state at each character: that of the latest toggle before it (off at first).
+    last = (
+        np.maximum.accumulate(np.where(toggle, np.arange(len(codes)), -1)) if len(codes) else codes
     )
+    state = np.where(last >= 0, codes[np.maximum(last, 0)] == ord(DIM_ON), False)
+    visible = codes[~toggle][:capacity]
+    points[: len(visible)] = visible
+    dims[: len(visible)] = state[~toggle][:capacity]
+    return points, dims, len(visible)
 
 
-def _cell_indices(page: str, table: _CellTable, capacity: int) -> np.ndarray:
+def frame_pixels(text: str, shape: FrameShape) -> np.ndarray:
+    """The palette indices of one frame (rows x `size_px`), before PNG encoding.
+
+    Characters past the page's capacity are not drawn; a character without a glyph prints as
+    the font's default character. Height: the rows printed times the cell pitch (one row at
+    least).
+    """
     import numpy as np  # lazily: `import musepi_lab` stays light
 
-    # Code points as one array (lone surrogates pass through and print as `?`), mapped to
-    # cells by table lookups instead of a Python loop; unused cells stay blank.
-    points = np.frombuffer(page.encode("utf-32-le", "surrogatepass"), dtype="<u4")
-    cells = table.latin1[np.minimum(points, 255)]
-    wide = points > 255
-    if wide.any():
-        outside = np.where(points == ord(NEWLINE_GLYPH), table.newline, table.fallback)
-        cells = np.where(wide, outside, cells)
-    out = np.full(capacity, table.blank, dtype=np.intp)
-    out[: len(cells)] = cells
-    return out
-
-
-def _scanlines(codes: np.ndarray, shape: FrameShape, table: _CellTable) -> np.ndarray:
-    """The frame's PNG scanlines: filter byte 0, then 1-bit pixels, 1 = white."""
-    import numpy as np  # lazily: `import musepi_lab` stays light
-
-    cell_h, text_width = shape.cell_h, shape.cols * shape.cell_w
-    out = np.empty((shape.size_px, 1 + len(table.blank_line)), dtype=np.uint8)
-    out[:, 0] = 0
-    out[:, 1:] = table.blank_line
-    # Row r, pixel line y, column c takes line y of the cell at (r, c): gathering whole
-    # cell lines in this order lays the text out without a strided transpose.
-    line_offsets = (np.arange(cell_h) * table.characters)[None, :, None]
-    pixels = np.take(table.lines, codes[:, None, :] + line_offsets, axis=0)
-    packed = np.packbits(pixels.reshape(shape.rows * cell_h, text_width), axis=1)
-    text_area = out[: shape.rows * cell_h, 1 : 1 + len(table.margin)]
-    np.bitwise_or(packed, table.margin, out=text_area)
+    table = _cell_table(shape.cell_w, shape.cell_h)
+    cols, rows = shape.cols, shape.rows
+    points, dims, used = _cells(text, shape)
+    printed_rows = min(max(1, -(-used // cols)) if cols else 1, max(rows, 1))
+    n = printed_rows * cols
+    points, dims = points[:n], dims[:n]
+    lookup = table.by_code_point
+    codes = np.where(
+        points < 0,
+        table.blank,
+        lookup[np.where((points >= 0) & (points < len(lookup)), points, DEFAULT_CHAR)],
+    )
+    inks = np.where(dims & (codes != table.newline), DIM_INK, INK).astype(np.uint8)
+    cells = table.cells[codes] * inks[:, None, None]
+    grid = cells.reshape(printed_rows, cols, shape.cell_h, shape.cell_w).transpose(0, 2, 1, 3)
+    out = np.zeros((printed_rows * shape.cell_h, shape.size_px), dtype=np.uint8)
+    out[:, : cols * shape.cell_w] = grid.reshape(printed_rows * shape.cell_h, cols * shape.cell_w)
     return out
 
 
 def render_frame(text: str, shape: FrameShape) -> bytes:
-    """Render one page of text into a square black-on-white PNG of `shape.size_px` pixels.
+    """Render one page of text into a frame PNG, `size_px` wide.
 
-    Characters outside the font render as `?`. Deterministic: the same text and shape give
-    the same bytes.
+    A palette PNG for the bitmap font; an 8-bit RGB PNG on the Silver grid, as the release
+    writes its anti-aliased Silver frames (whose glyphs are not ported: drawn here with
+    misc-fixed). Deterministic: the same text and shape give the same bytes.
     """
-    table = _cell_table(shape)
-    codes = _cell_indices(text[: shape.capacity], table, shape.capacity)
-    scanlines = _scanlines(codes.reshape(shape.rows, shape.cols), shape, table)
-    return _png_1bit(scanlines.tobytes(), shape.size_px, shape.size_px)
+    pixels = frame_pixels(text, shape)
+    if shape.font == "silver":
+        return encode_rgb_png(pixels)
+    return encode_palette_png(pixels)
 
 
-def _png_1bit(scanlines: bytes, width: int, height: int) -> bytes:
-    """A 1-bit grayscale PNG of ready scanlines (filter byte, packed pixels), deterministic."""
+def encode_rgb_png(pixels: np.ndarray) -> bytes:
+    """An 8-bit RGB PNG of palette indices 0–2 (`PALETTE`'s colors)."""
+    import numpy as np  # lazily: `import musepi_lab` stays light
 
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        body = kind + data
-        return len(data).to_bytes(4, "big") + body + zlib.crc32(body).to_bytes(4, "big")
+    height, width = pixels.shape
+    rgb = np.frombuffer(PALETTE, dtype=np.uint8).reshape(3, 3)[pixels]
+    scanlines = np.zeros((height, 1 + 3 * width), dtype=np.uint8)
+    scanlines[:, 1:] = rgb.reshape(height, 3 * width)
+    header = width.to_bytes(4, "big") + height.to_bytes(4, "big") + bytes([8, 2, 0, 0, 0])
+    return _png(
+        [(b"IHDR", header), (b"IDAT", zlib.compress(scanlines.tobytes(), PNG_DEFLATE_LEVEL))]
+    )
 
-    header = width.to_bytes(4, "big") + height.to_bytes(4, "big") + bytes([1, 0, 0, 0, 0])
+
+def _png(chunks: list[tuple[bytes, bytes]]) -> bytes:
     out = io.BytesIO()
     out.write(b"\x89PNG\r\n\x1a\n")
-    out.write(chunk(b"IHDR", header))
-    out.write(chunk(b"IDAT", zlib.compress(scanlines, PNG_DEFLATE_LEVEL)))
-    out.write(chunk(b"IEND", b""))
+    for kind, data in [*chunks, (b"IEND", b"")]:
+        body = kind + data
+        out.write(len(data).to_bytes(4, "big") + body + zlib.crc32(body).to_bytes(4, "big"))
     return out.getvalue()
 
 
+def encode_palette_png(pixels: np.ndarray) -> bytes:
+    """A palette PNG of palette indices 0–2 (`PALETTE`), deterministic bytes.
+
+    As the release writes them: 2-bit with the three colors when gray dim ink is used,
+    else 1-bit with white and black only.
+    """
+    import numpy as np  # lazily: `import musepi_lab` stays light
+
+    height, width = pixels.shape
+    dimmed = bool(pixels.size) and int(pixels.max()) >= DIM_INK
+    depth = 2 if dimmed else 1
+    per_byte = 8 // depth
+    pad = (-width) % per_byte
+    padded = np.pad(pixels, ((0, 0), (0, pad))) if pad else pixels
+    groups = padded.reshape(height, -1, per_byte).astype(np.uint8)
+    shifts = np.arange(8 - depth, -1, -depth, dtype=np.uint8)
+    packed = np.bitwise_or.reduce(groups << shifts, axis=2).astype(np.uint8)
+    scanlines = np.zeros((height, 1 + packed.shape[1]), dtype=np.uint8)
+    scanlines[:, 1:] = packed
+
+    header = width.to_bytes(4, "big") + height.to_bytes(4, "big") + bytes([depth, 3, 0, 0, 0])
+    return _png(
+        [
+            (b"IHDR", header),
+            (b"PLTE", PALETTE if dimmed else PALETTE[:6]),
+            (b"IDAT", zlib.compress(scanlines.tobytes(), PNG_DEFLATE_LEVEL)),
+        ]
+    )
+
+
 PNG_DEFLATE_LEVEL = 6
-"""zlib level of the frame PNGs. Deflate is most of a frame's render time (about four
-fifths at 1568 px); level 5 roughly halves it but grows frames 2–6 %, so fewer of them fit
-`FRAME_DATA_BYTES_BUDGET` when a large archive is rebuilt into context."""
+"""zlib level of the frame PNGs (filter 0 on every scanline)."""

@@ -1,0 +1,240 @@
+"""Snapcompact against oh-my-pi 18.2.3's own (`@oh-my-pi/snapcompact`), on the pi corpus.
+
+The reference driver (`conformance/run.py`, Bun) archives each file's preparation for four
+readers (Claude Sonnet 4.5, Claude Opus 4.7, Gemini, GPT-5); `compare_snapcompact` rebuilds
+the same archives here and compares plan, archive text, frame geometry, decoded frame pixels
+and billing. Every measure must agree on every case.
+
+The driver's JSON and frame PNGs are cached under
+`${XDG_CACHE_HOME:-~/.cache}/musepi-lab/conformance-json/`, keyed by the session file's digest,
+the budgets and the digests of the driver and the pins, so a rerun costs only our side.
+Missing node, npm or bun skips, except under CI=true, where it fails.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import random
+import shutil
+import sys
+from functools import cache
+from pathlib import Path
+from typing import Any, NoReturn
+
+import pytest
+from _corpus import REPO_ROOT, corpus_file
+
+from musepi_lab.formats._registry import read_session
+from musepi_lab.strategies.snapcompact import MEASURES, compare_snapcompact
+
+pytestmark = pytest.mark.corpus
+
+TARGETS = {"anthropic", "anthropic-opus-4.7", "google", "openai"}
+# 20,000 (the default keep) on every fixture; 1,000 on large-session, where the GPT and
+# Sonnet readers hit the 17-frame cap and the archive is foveated and truncated.
+CASES = [
+    (("pi", "before-compaction.jsonl"), (20000,)),
+    (("pi", "large-session.jsonl"), (1000, 20000)),
+    (("pi", "oh-my-pi", "before-compaction.jsonl"), (20000,)),
+    (("pi", "oh-my-pi", "large-session.jsonl"), (20000,)),
+]
+
+
+def _load_runner() -> Any:
+    spec = importlib.util.spec_from_file_location(
+        "musepi_conformance_run", REPO_ROOT / "conformance" / "run.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = sys.modules.get(spec.name) or importlib.util.module_from_spec(spec)
+    if spec.name not in sys.modules:
+        sys.modules[spec.name] = module
+        spec.loader.exec_module(module)
+    return module
+
+
+def _in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() in {"1", "true", "yes"}
+
+
+def _missing(reason: str) -> NoReturn:
+    if _in_ci():
+        pytest.fail(f"CI=true but the reference driver cannot run: {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+def _cache_root() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "musepi-lab" / "conformance-json"
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+
+
+@cache
+def reference(path: Path, budgets: tuple[int, ...]) -> dict[str, Any]:
+    """The driver's JSON for one file, with its frame PNGs, from the cache or a fresh run."""
+    # The session, the budgets, our driver and the pinned packages decide the report.
+    driver = _digest(REPO_ROOT / "conformance" / "driver" / "omp.ts")
+    driver += _digest(REPO_ROOT / "conformance" / "pins" / "omp" / "package.json")[:8]
+    key = f"{_digest(path)}-{'_'.join(map(str, budgets))}-{driver}"
+    folder = _cache_root() / key
+    out = folder / "reference.json"
+    if out.is_file():
+        loaded: dict[str, Any] = json.loads(out.read_text())
+        return loaded
+    for tool in ("node", "npm"):
+        if shutil.which(tool) is None:
+            _missing(f"{tool} not found on PATH")
+    runner = _load_runner()
+    partial = folder.with_name(folder.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    try:
+        report = runner.run_reference(
+            "musepi",
+            path,
+            budgets,
+            snapcompact_budgets=budgets,
+            texts="full",
+            frames_dir=partial / "frames",
+        )
+    except runner.ReferenceToolMissing as error:
+        _missing(str(error))
+    partial.mkdir(parents=True, exist_ok=True)
+    # Frame paths point into the final folder; the folder is moved into place whole.
+    text = json.dumps(report).replace(str(partial / "frames"), str(folder / "frames"))
+    (partial / "reference.json").write_text(text)
+    shutil.rmtree(folder, ignore_errors=True)
+    partial.rename(folder)
+    result: dict[str, Any] = json.loads(text)
+    return result
+
+
+def _check(ref: dict[str, Any], session_path: Path, budgets: tuple[int, ...]) -> None:
+    """Every measure agrees on every budget x reader case and every frame."""
+    assert ref["reference"]["packages"]["@oh-my-pi/snapcompact"] == "18.2.3"
+    for budget in budgets:
+        assert set(ref["budgets"][str(budget)]["snapcompact"]) == TARGETS
+    rows = compare_snapcompact(ref, read_session(session_path), budgets)
+    assert [r["measure"] for r in rows] == list(MEASURES)
+    by_measure = {r["measure"]: r for r in rows}
+    frames = sum(
+        len(t["frames"]) for b in budgets for t in ref["budgets"][str(b)]["snapcompact"].values()
+    )
+    cases = len(budgets) * len(TARGETS)
+    for row in rows:
+        expected = frames if row["measure"].startswith("snapcompact/frame_") else cases
+        assert (row["agreed"], row["total"]) == (expected, expected), row
+        assert row["first_difference"] is None
+    assert by_measure["snapcompact/frame_pixels"]["max_differing_pixel_share"] == 0.0
+
+
+@pytest.mark.parametrize(("parts", "budgets"), CASES, ids=lambda v: "/".join(map(str, v)))
+def test_snapcompact_matches_oh_my_pi(parts: tuple[str, ...], budgets: tuple[int, ...]) -> None:
+    path = corpus_file(*parts)
+    _check(reference(path, budgets), path, budgets)
+
+
+# -- a generated session: the characters the corpus lacks -----------------------------------
+
+_WORDS = "alpha beta gamma ledger refund invoice parse check retry cache batch the of and".split()
+_PIECES = [
+    "\u03bb", "\u03a9", "\u03b1\u03b2\u03b3", "\u041f\u0440\u0438\u0432\u0435\u0442",
+    "\u2264", "\u2265", "\u2211", "\u221a", "\u221e", "\u2192", "\u21d2", "\u201cq\u201d",
+    "\u2014", "\u2026", "\u2022", "\u2713", "\u2705", "\u274c", "\u26a0\ufe0f",
+    "\U0001f389", "\U0001f680", "\u251c\u2500\u2500", "\u2502", "\u2514\u2500", "\ufb01",
+    "\uff28\uff45\uff4c\uff4c\uff4f", "\u00e9", "\u00f1", "e\u0301", "\u200b", "\ufeff",
+    "\t", "  ", "\x1b[31mred\x1b[0m", "\u00a0", "\u00bd", "\u00b2", "\u2122", "\u20ac",
+    "\ue000", "\u216b", "\u01c5", "\u2135", "\u2200x\u2208S", "\u2318", "\u2665", "\u2603",
+]  # fmt: skip
+"""Greek, Cyrillic, math, arrows, quotes, emoji (folded and dropped), box drawing, a ligature,
+fullwidth, combining marks, zero-width and BOM, tabs, ANSI, private use: no CJK (only the
+release's Silver font draws it, which is not ported)."""
+
+
+def generated_session(path: Path) -> Path:
+    """A deterministic 280-entry session (user, assistant with thinking and a bash call with
+    an intent, its result, assistant) of words and `_PIECES`, some results with data URLs."""
+    rng = random.Random(11)
+
+    def text(n: int) -> str:
+        parts: list[str] = []
+        while sum(map(len, parts)) < n:
+            parts.append(rng.choice(_WORDS) if rng.random() < 0.6 else rng.choice(_PIECES))
+            parts.append(rng.choice([" ", " ", " ", "\n", "\n\n", ""]))
+        return "".join(parts)
+
+    cost = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
+    usage: dict[str, Any] = {"input": 100, "output": 50, "cacheRead": 0, "cacheWrite": 0}
+    usage.update(totalTokens=150, cost=cost)
+    meta = {"api": "anthropic-messages", "provider": "anthropic", "model": "claude-sonnet-4-5"}
+    lines: list[dict[str, Any]] = [
+        {"type": "session", "version": 3, "id": "gen", "timestamp": "2025-01-01T00:00:00.000Z"}
+    ]
+
+    def add(message: dict[str, Any]) -> None:
+        parent = lines[-1].get("id") if len(lines) > 1 else None
+        entry_id = f"{len(lines):08x}"
+        message["timestamp"] = 1_700_000_000_000 + len(lines)
+        stamp = "2025-01-01T00:00:00.000Z"
+        lines.append(
+            {
+                "type": "message",
+                "id": entry_id,
+                "parentId": parent,
+                "timestamp": stamp,
+                "message": message,
+            }
+        )
+
+    for turn in range(70):
+        add({"role": "user", "content": [{"type": "text", "text": text(300)}]})
+        call = {"command": text(80), "i": "run " + text(20)}
+        add(
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "thinking", "thinking": text(200)},
+                    {"type": "text", "text": text(200)},
+                    {"type": "toolCall", "id": f"call_{turn}", "name": "bash", "arguments": call},
+                ],
+                "usage": usage,
+                "stopReason": "toolUse",
+                **meta,
+            }
+        )
+        body = text(rng.choice([100, 900, 3000]))
+        if turn % 9 == 0:
+            body += " ![img](data:image/png;base64," + "iVBORw0KGgo" * 20 + ") tail"
+        result = {"type": "text", "text": body}
+        add(
+            {
+                "role": "toolResult",
+                "toolCallId": f"call_{turn}",
+                "toolName": "bash",
+                "content": [result],
+                "isError": False,
+            }
+        )
+        add(
+            {
+                "role": "assistant",
+                "content": [{"type": "text", "text": text(150)}],
+                "usage": usage,
+                "stopReason": "stop",
+                **meta,
+            }
+        )
+    path.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines))
+    return path
+
+
+def test_snapcompact_matches_oh_my_pi_on_a_generated_session() -> None:
+    folder = _cache_root() / "generated"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = generated_session(folder / "snapcompact-unicode.jsonl")
+    budgets = (2000,)
+    _check(reference(path, budgets), path, budgets)
