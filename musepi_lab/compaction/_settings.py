@@ -28,6 +28,10 @@ BRANCH_SUMMARY_MAX_TOKENS = 2048
 """`maxTokens` of a branch-summary request, pi and oh-my-pi (spec §7)."""
 MUSEPI_METHOD_ORDER: tuple[str, ...] = ("remote", "snapcompact", "handoff", "shake", "soft")
 METHODS: frozenset[str] = frozenset({"window", "remote", "snapcompact", "handoff", "soft", "shake"})
+MUSEPI_REFERENCE = "oh-my-pi 18.2.3"
+"""The oh-my-pi release the MusePi profile follows where the seed is silent (issue 11)."""
+PI_REFERENCE = "pi-coding-agent 0.58.3"
+"""The pi release the pi profile follows."""
 STRATEGIES: frozenset[str] = frozenset({"context-full", "handoff", "shake", "snapcompact", "off"})
 
 
@@ -83,20 +87,28 @@ class CompactionSettings:
         prune_protected_tools: tool names never pruned for age (`("skill",)`).
         prune_useless: useless results are always prune candidates (true).
         prune_min_tokens: results smaller than this are not pruned for age (50).
+        prune_supersede_reads: whether the maintenance pruning (`prune_tool_outputs`) also
+            prunes superseded reads. oh-my-pi 18.2.3's maintenance passes no supersede key:
+            false; superseded reads go through the per-turn pass only.
+        prune_cache_warm_suffix_tokens: the maintenance pruning's prompt-cache guard: a
+            result followed by more than this many tokens is left alone (oh-my-pi 18.2.3
+            `PRUNE_CACHE_WARM_SUFFIX_TOKENS` = 8000; None: no guard).
         supersede_reads: `compaction.supersedeReads` (MusePi: true; pi: false) — per-turn
             pruning of reads superseded by newer reads of the same file.
         drop_useless: `compaction.dropUseless` (MusePi: true; pi: false) — per-turn
             elision of results flagged useless.
         supersede_suffix_tokens: the per-turn pass prunes only while the messages after
             the candidates total at most this many tokens (8000)...
-        supersede_idle_seconds: ...or when the last message is at least this old (1800 s,
-            the provider cache is assumed cold).
+        supersede_idle_seconds: ...or when the last message is at least this old (5400 s,
+            oh-my-pi 18.2.3 `PRUNE_IDLE_FLUSH_MS`; the provider cache is assumed cold).
         branch_summary_enabled: `branchSummary.enabled` (MusePi: false; pi has no switch,
             it asks unless `branchSummary.skipPrompt`: true).
         branch_summary_reserve_tokens: `branchSummary.reserveTokens` (16384); the branch
             summary input budget is the window minus this.
         branch_summary_skip_prompt: pi `branchSummary.skipPrompt` (false).
         branch_summary_max_tokens: `maxTokens` of the branch summary request (2048).
+        reference: the published release whose behaviour the profile follows, as the
+            conformance harness measures it (`musepi-lab conformance`).
     """
 
     profile: str = "musepi"
@@ -124,14 +136,17 @@ class CompactionSettings:
     prune_protected_tools: tuple[str, ...] = ("skill",)
     prune_useless: bool = True
     prune_min_tokens: int = 50
+    prune_supersede_reads: bool = False
+    prune_cache_warm_suffix_tokens: int | None = 8000
     supersede_reads: bool = True
     drop_useless: bool = True
     supersede_suffix_tokens: int = 8000
-    supersede_idle_seconds: float = 1800.0
+    supersede_idle_seconds: float = 5400.0
     branch_summary_enabled: bool = False
     branch_summary_reserve_tokens: int = 16384
     branch_summary_skip_prompt: bool = False
     branch_summary_max_tokens: int = BRANCH_SUMMARY_MAX_TOKENS
+    reference: str = MUSEPI_REFERENCE
 
     def __post_init__(self) -> None:
         check_profile(self.profile)
@@ -190,6 +205,8 @@ class CompactionSettings:
             "supersede_reads": False,
             "drop_useless": False,
             "branch_summary_enabled": True,
+            "prune_cache_warm_suffix_tokens": None,
+            "reference": PI_REFERENCE,
         }
         base.update(changes)
         return cls(**base)

@@ -36,17 +36,7 @@ FILES = ["/".join(parts[1:]) for parts in PI_FILES]
 TOP_FIXTURES = ["large-session.jsonl", "before-compaction.jsonl"]
 
 
-def _load_runner():
-    spec = importlib.util.spec_from_file_location(
-        "musepi_conformance_run", REPO_ROOT / "conformance" / "run.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-runner = _load_runner()
+from musepi_lab.conformance import _reference as runner  # noqa: E402
 
 
 def in_ci() -> bool:
