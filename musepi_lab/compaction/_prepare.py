@@ -335,10 +335,15 @@ def _musepi_plan(
     if not sequence:
         return None
     counts = _entry_counts(counter, sequence)
+    # The release's getLastAssistantUsage takes the newest valid usage even when it is all
+    # zero (converted sessions): tokensBefore is then 0 and the keep budget is not adapted.
     usage_index = -1
     for index in range(len(path) - 1, -1, -1):
         entry = path[index]
-        if entry.type == "message" and message_usage(entry.message, profile="musepi") is not None:
+        if (
+            entry.type == "message"
+            and message_usage(entry.message, profile="musepi", skip_all_zero=False) is not None
+        ):
             usage_index = index
             break
     tokens_before = 0
