@@ -443,7 +443,9 @@ def _budget_list(text: str) -> tuple[int, ...]:
     try:
         budgets = tuple(int(part) for part in text.split(",") if part.strip())
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a comma-separated list of integers: {text!r}")
+        raise argparse.ArgumentTypeError(
+            f"not a comma-separated list of integers: {text!r}"
+        ) from None
     if not budgets or any(b <= 0 for b in budgets):
         raise argparse.ArgumentTypeError(f"budgets must be positive integers: {text!r}")
     return budgets
@@ -459,19 +461,21 @@ def cmd_conformance(args: argparse.Namespace) -> int:
 
     from .conformance import (
         DEFAULT_BUDGETS,
+        FileReport,
+        MeasureRow,
         ReferenceRunError,
         ReferenceToolMissing,
         compare_file,
         format_table,
     )
-    from .conformance._reference import _write_atomic
+    from .conformance._reference import Agent, _write_atomic
 
-    agents = ("pi", "musepi") if args.agent == "both" else (args.agent,)
+    agents: tuple[Agent, ...] = ("pi", "musepi") if args.agent == "both" else (args.agent,)
     budgets = tuple(args.budgets or DEFAULT_BUDGETS)
     for file in args.files:
         check_session_path(file)
-    rows = []
-    reports = []
+    rows: list[MeasureRow] = []
+    reports: list[FileReport] = []
     for file in args.files:
         started = time.monotonic()
         try:

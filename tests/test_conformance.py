@@ -93,8 +93,13 @@ def generated_records() -> list[dict[str, Any]]:
     a custom-role message, metadata between turns, file reads and edits, and a final assistant
     turn whose usage is all zero (as converters write it)."""
     records: list[dict[str, Any]] = [
-        {"type": "session", "version": 3, "id": "gen", "timestamp": "2026-01-01T00:00:00.000Z",
-         "cwd": "/work/project"}
+        {
+            "type": "session",
+            "version": 3,
+            "id": "gen",
+            "timestamp": "2026-01-01T00:00:00.000Z",
+            "cwd": "/work/project",
+        }
     ]
     parent: str | None = None
     clock = 1767225600000
@@ -125,20 +130,49 @@ def generated_records() -> list[dict[str, Any]]:
             for call_id, name, args in calls
         ]
         usage = _usage(tokens) if tokens else {**_usage(0), "output": 0, "totalTokens": 0}
-        return add({"type": "message", "message": {
-            "role": "assistant", "content": content, "api": "anthropic-messages",
-            "provider": "anthropic", "model": "claude-sonnet-4-5", "usage": usage,
-            "stopReason": "toolUse" if calls else "stop"}})
+        return add(
+            {
+                "type": "message",
+                "message": {
+                    "role": "assistant",
+                    "content": content,
+                    "api": "anthropic-messages",
+                    "provider": "anthropic",
+                    "model": "claude-sonnet-4-5",
+                    "usage": usage,
+                    "stopReason": "toolUse" if calls else "stop",
+                },
+            }
+        )
 
     def result(call_id: str, name: str, text: str) -> str:
-        return add({"type": "message", "message": {
-            "role": "toolResult", "toolCallId": call_id, "toolName": name,
-            "content": [{"type": "text", "text": text}], "isError": False}})
+        return add(
+            {
+                "type": "message",
+                "message": {
+                    "role": "toolResult",
+                    "toolCallId": call_id,
+                    "toolName": name,
+                    "content": [{"type": "text", "text": text}],
+                    "isError": False,
+                },
+            }
+        )
 
     def bash(command: str, output: str) -> str:
-        return add({"type": "message", "message": {
-            "role": "bashExecution", "command": command, "output": output, "exitCode": 0,
-            "cancelled": False, "truncated": False}})
+        return add(
+            {
+                "type": "message",
+                "message": {
+                    "role": "bashExecution",
+                    "command": command,
+                    "output": output,
+                    "exitCode": 0,
+                    "cancelled": False,
+                    "truncated": False,
+                },
+            }
+        )
 
     add({"type": "model_change", "provider": "anthropic", "modelId": "claude-sonnet-4-5"})
     add({"type": "thinking_level_change", "thinkingLevel": "medium"})
@@ -146,31 +180,57 @@ def generated_records() -> list[dict[str, Any]]:
     for turn in range(12):
         user(f"Turn {turn}: please look at module {turn}. " + body[: 200 + 37 * turn])
         call = f"call-{turn}-a"
-        assistant(f"Reading module {turn}.", [(call, "read", {"path": f"src/mod{turn % 4}.py"})],
-                  2000 + 900 * turn)
+        assistant(
+            f"Reading module {turn}.",
+            [(call, "read", {"path": f"src/mod{turn % 4}.py"})],
+            2000 + 900 * turn,
+        )
         result(call, "read", f"# module {turn}\n" + body * (1 + turn % 3))
         if turn % 3 == 1:
             bash(f"pytest tests/test_mod{turn}.py", "collected 3 items\n...\n3 passed\n" + body)
         if turn % 4 == 2:
             add({"type": "label", "targetId": parent, "label": f"checkpoint {turn}"})
         if turn % 5 == 3:
-            add({"type": "custom_message", "customType": "note", "content": f"Reminder {turn}: "
-                 + body[:300], "display": True})
-            add({"type": "message", "message": {"role": "custom", "customType": "hint",
-                 "content": f"hint {turn}", "display": False}})
+            add(
+                {
+                    "type": "custom_message",
+                    "customType": "note",
+                    "content": f"Reminder {turn}: " + body[:300],
+                    "display": True,
+                }
+            )
+            add(
+                {
+                    "type": "message",
+                    "message": {
+                        "role": "custom",
+                        "customType": "hint",
+                        "content": f"hint {turn}",
+                        "display": False,
+                    },
+                }
+            )
         call = f"call-{turn}-b"
-        assistant("Editing.", [(call, "edit", {"path": f"src/mod{turn % 4}.py",
-                                                "oldText": "a", "newText": "b"})],
-                  2600 + 900 * turn)
+        assistant(
+            "Editing.",
+            [(call, "edit", {"path": f"src/mod{turn % 4}.py", "oldText": "a", "newText": "b"})],
+            2600 + 900 * turn,
+        )
         result(call, "edit", "Applied 1 edit.")
         assistant(f"Done with turn {turn}. " + body[: 120 + 11 * turn], [], 3000 + 900 * turn)
         if turn == 6:
             fork = parent
         if turn == 7:
             first_kept = records[-8]["id"]
-            add({"type": "compaction", "summary": "## Goal\nRefactor the modules.\n",
-                 "firstKeptEntryId": first_kept, "tokensBefore": 9000,
-                 "details": {"readFiles": ["src/old.py"], "modifiedFiles": []}})
+            add(
+                {
+                    "type": "compaction",
+                    "summary": "## Goal\nRefactor the modules.\n",
+                    "firstKeptEntryId": first_kept,
+                    "tokensBefore": 9000,
+                    "details": {"readFiles": ["src/old.py"], "modifiedFiles": []},
+                }
+            )
     # An abandoned branch from turn 6, then back to the main line with a branch summary.
     main_leaf = parent
     parent = fork
@@ -179,8 +239,14 @@ def generated_records() -> list[dict[str, Any]]:
     assistant("Trying.", [(call, "write", {"path": "src/side.py", "content": body})], 7000)
     result(call, "write", "Wrote src/side.py")
     parent = main_leaf
-    add({"type": "branch_summary", "fromId": records[-1]["id"], "summary": "Tried a side path.",
-         "details": {"readFiles": [], "modifiedFiles": ["src/side.py"]}})
+    add(
+        {
+            "type": "branch_summary",
+            "fromId": records[-1]["id"],
+            "summary": "Tried a side path.",
+            "details": {"readFiles": [], "modifiedFiles": ["src/side.py"]},
+        }
+    )
     bash("git status", "On branch main\nnothing to commit\n")
     user("Wrap up. " + body[:500])
     assistant("Wrapped up. " + body[:300], [], 0)  # all-zero usage: the release still takes it
@@ -200,8 +266,16 @@ def test_generated_session_agrees_on_every_measure(generated_file: Path) -> None
     measures = {(r.agent, r.measure) for r in rows}
     # Both agents report the core measures; the release alone has pruning.
     for agent in ("pi", "musepi"):
-        for measure in ("context", "estimates", "cut_point", "prepare.first_kept",
-                        "prepare.tokens_before", "file_lists", "files_block", "branch.prepare"):
+        for measure in (
+            "context",
+            "estimates",
+            "cut_point",
+            "prepare.first_kept",
+            "prepare.tokens_before",
+            "file_lists",
+            "files_block",
+            "branch.prepare",
+        ):
             assert (agent, measure) in measures
     assert ("musepi", "pruning.maintenance_default") in measures
     assert ("pi", "pruning.maintenance_default") not in measures

@@ -185,7 +185,6 @@ class CutWindow:
                 break
         return CutPointResult(cut, turn_start, turn_start != -1)
 
-
     def _suffix_from(self, index: int) -> int:
         """Counted tokens of the entries at `index` and after."""
         k = bisect_left(self.counted, index)

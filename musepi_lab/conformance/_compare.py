@@ -152,7 +152,10 @@ def _compare_budget(
     ):
         if key in ref:
             tally.add(
-                measure, _messages(mine.get(key)), _messages(ref[key]), f"{where}.{key}[entry, role]"
+                measure,
+                _messages(mine.get(key)),
+                _messages(ref[key]),
+                f"{where}.{key}[entry, role]",
             )
     files = ("readFiles", "modifiedFiles")
     tally.add(

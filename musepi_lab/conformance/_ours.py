@@ -44,7 +44,9 @@ def _file_indices(session: Session) -> dict[str, int]:
     return {str(e.id): i for i, e in enumerate(session.entries) if e.id is not None}
 
 
-def _describe(ids: Sequence[str], messages: Sequence[Mapping[str, Any]], index: Mapping[str, int]):
+def _describe(
+    ids: Sequence[str], messages: Sequence[Mapping[str, Any]], index: Mapping[str, int]
+) -> list[dict[str, Any]]:
     return [
         {"entry_index": index.get(entry_id), "role": message.get("role")}
         for entry_id, message in zip(ids, messages, strict=True)
@@ -122,7 +124,7 @@ def _budget(
     return result
 
 
-def _pruned(result: PruneResult, path: Sequence[Entry], index: Mapping[str, int]) -> dict:
+def _pruned(result: PruneResult, path: Sequence[Entry], index: Mapping[str, int]) -> dict[str, Any]:
     pruned_ids = set(result.pruned_ids)
     pruned = []
     for entry in result.entries:
@@ -130,7 +132,11 @@ def _pruned(result: PruneResult, path: Sequence[Entry], index: Mapping[str, int]
             content = (entry.message or {}).get("content")
             notice = content[0].get("text") if isinstance(content, list) and content else None
             pruned.append({"file_index": index.get(str(entry.id)), "notice": notice})
-    return {"prunedCount": result.pruned_count, "tokensSaved": result.tokens_saved, "pruned": pruned}
+    return {
+        "prunedCount": result.pruned_count,
+        "tokensSaved": result.tokens_saved,
+        "pruned": pruned,
+    }
 
 
 def _pruning(path: Sequence[Entry], index: Mapping[str, int]) -> dict[str, Any]:

@@ -106,7 +106,7 @@ class Reference:
     @property
     def version(self) -> str:
         manifest = json.loads((self.pins_dir / "package.json").read_text())
-        return manifest["dependencies"][self.main_package]
+        return str(manifest["dependencies"][self.main_package])
 
     @property
     def cache_name(self) -> str:
@@ -175,7 +175,7 @@ def _installed(target: Path, digest: str) -> bool:
         marker = json.loads((target / MARKER).read_text())
     except (OSError, ValueError):
         return False
-    return marker.get("pins_sha256") == digest
+    return bool(marker.get("pins_sha256") == digest)
 
 
 @contextlib.contextmanager
@@ -362,7 +362,8 @@ def run_reference(
                 f"{agent} reference driver failed on {session} (exit {proc.returncode}):\n"
                 f"{proc.stderr[-4000:]}"
             )
-        return json.loads(out.read_text())
+        document: dict[str, Any] = json.loads(out.read_text())
+        return document
 
 
 def _file_digest(path: Path) -> str:
@@ -504,9 +505,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     run.add_argument("--agent", required=True, choices=sorted(REFERENCES))
     run.add_argument("session")
     run.add_argument("--budgets", default=",".join(map(str, DEFAULT_BUDGETS)))
-    target = run.add_mutually_exclusive_group()
-    target.add_argument("--branch-target-index", type=int)
-    target.add_argument("--branch-target-id")
+    branch = run.add_mutually_exclusive_group()
+    branch.add_argument("--branch-target-index", type=int)
+    branch.add_argument("--branch-target-id")
     run.add_argument("--frames-dir")
     run.add_argument("--no-snapcompact", action="store_true")
     run.add_argument("--snapcompact-budgets", help="comma-separated; default: every budget")

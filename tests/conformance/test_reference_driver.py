@@ -14,17 +14,15 @@ agents.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import os
 import shutil
-import sys
 from functools import cache
 from typing import Any, NoReturn
 
 import pytest
-from _corpus import PI_FILES, REPO_ROOT, corpus_file
+from _corpus import PI_FILES, corpus_file
 
 pytestmark = pytest.mark.corpus
 
