@@ -459,6 +459,7 @@ def cmd_conformance(args: argparse.Namespace) -> int:
     """
     import json
 
+    from ._atomic import write_bytes_atomic
     from .conformance import (
         DEFAULT_BUDGETS,
         FileReport,
@@ -468,7 +469,7 @@ def cmd_conformance(args: argparse.Namespace) -> int:
         compare_file,
         format_table,
     )
-    from .conformance._reference import Agent, _write_atomic
+    from .conformance._reference import Agent
 
     agents: tuple[Agent, ...] = ("pi", "musepi") if args.agent == "both" else (args.agent,)
     budgets = tuple(args.budgets or DEFAULT_BUDGETS)
@@ -512,7 +513,7 @@ def cmd_conformance(args: argparse.Namespace) -> int:
                 for r in reports
             ],
         }
-        _write_atomic(Path(args.json), json.dumps(document, indent=1) + "\n")
+        write_bytes_atomic(Path(args.json), (json.dumps(document, indent=1) + "\n").encode())
     return 0 if all(row.ok for row in rows) else 1
 
 

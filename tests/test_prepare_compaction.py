@@ -529,11 +529,26 @@ def test_adaptive_keep_budget_shrinks_by_usage_ratio():
 
 
 def test_all_zero_usage_neither_sets_tokens_before_nor_adapts():
+    # oh-my-pi 18.2.3 getLastAssistantUsage takes the newest valid usage even when it is all
+    # zero: calculateContextTokens → 0, promptTokens 0, ratio 0 → the budget is kept.
     j = Journal()
     j.user(100)
     j.assistant(100, use=usage(0))
     prep = prepare_compaction(j.entries(), MUSEPI.copy_with(keep_recent_tokens=100))
-    assert prep.tokens_before == 0 and prep.usage_ratio is None
+    assert prep.tokens_before == 0 and prep.usage_ratio == 0.0
+    assert prep.keep_recent_tokens == 100
+
+
+def test_all_zero_usage_hides_an_older_real_usage():
+    # The release stops at the newest assistant with usage, zero or not (converted sessions
+    # write zeros), so an older real usage does not count.
+    j = Journal()
+    j.user(100)
+    j.assistant(100, use=usage(5000))
+    j.user(100)
+    j.assistant(100, use=usage(0))
+    prep = prepare_compaction(j.entries(), MUSEPI.copy_with(keep_recent_tokens=100))
+    assert prep.tokens_before == 0
     assert prep.keep_recent_tokens == 100
 
 

@@ -341,11 +341,12 @@ def test_per_turn_pass_prunes_in_the_cheap_tail_only() -> None:
     assert not prune_superseded_tool_results(
         b.session(), counter(), suffix_token_limit=9000, now_ms=NOW
     ).changed  # 9000 + the second read's 100 + call tokens exceed it
-    # ... but flushed once the session has been idle for 30 minutes.
-    idle = prune_superseded_tool_results(b.session(), counter(), now_ms=T0 + 30 * 60 * 1000)
+    # ... but flushed once the session has been idle for 90 minutes (oh-my-pi 18.2.3
+    # session-maintenance.ts PRUNE_IDLE_FLUSH_MS = 90 * 60_000).
+    idle = prune_superseded_tool_results(b.session(), counter(), now_ms=T0 + 90 * 60 * 1000)
     assert idle.pruned_ids == (first,)
     assert not prune_superseded_tool_results(
-        b.session(), counter(), now_ms=T0 + 30 * 60 * 1000 - 1
+        b.session(), counter(), now_ms=T0 + 90 * 60 * 1000 - 1
     ).changed
 
 

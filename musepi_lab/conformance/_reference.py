@@ -48,6 +48,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from .._atomic import write_bytes_atomic
+
 
 def harness_dir() -> Path:
     """The folder holding `pins/` and `driver/`: `MUSEPI_CONFORMANCE_DIR`, else the
@@ -392,18 +394,6 @@ def reference_cache_key(agent: Agent, session_file: Path, options: dict[str, Any
     return digest.hexdigest()[:32]
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def cached_reference(
     agent: Agent,
     session_file: str | os.PathLike[str],
@@ -448,7 +438,8 @@ def cached_reference(
         snapcompact_budgets=snapcompact_budgets,
         texts=texts,
     )
-    _write_atomic(target, json.dumps(document))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    write_bytes_atomic(target, json.dumps(document).encode(), durable=False)
     return document
 
 
