@@ -155,8 +155,9 @@ def test_context_renders_the_handoff_template(server):
     expected = prompt("handoff-summary-context").replace("{{summary}}", DOCUMENT)
     assert first["role"] == "user"
     assert first["content"][0]["text"] == expected
-    # The kept region follows the document: the cut was at e04, the long user message.
-    assert context.entry_ids[1:] == ("e04", "e05")
+    # The kept region follows the document. MusePi (oh-my-pi 18.2.3) keeps the newest group
+    # that fits keep 100: the answer e05 (2 tokens); the long user message e04 does not fit.
+    assert context.entry_ids[1:] == ("e05",)
 
 
 def test_key_never_written(server, tmp_path):
