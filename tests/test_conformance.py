@@ -32,8 +32,6 @@ from musepi_lab.conformance import (
 )
 from musepi_lab.conformance._compare import first_difference
 
-pytestmark = pytest.mark.corpus
-
 # A few budgets keep the suite fast; the CLI sweeps all 11 (DEFAULT_BUDGETS).
 TEST_BUDGETS = (1000, 5000, 20000, 100000)
 # Converted formats: one file of each, the smallest that still compacts.
@@ -284,17 +282,20 @@ def test_generated_session_agrees_on_every_measure(generated_file: Path) -> None
 # --- the corpus --------------------------------------------------------------------------
 
 
+@pytest.mark.corpus
 @pytest.mark.parametrize("parts", PI_FILES, ids=lambda p: "/".join(p[1:]))
 def test_pi_corpus_file_agrees(parts: tuple[str, ...]) -> None:
     assert_all_agree(rows_for(corpus_file(*parts)))
 
 
+@pytest.mark.corpus
 @pytest.mark.parametrize("parts", CONVERTED, ids=lambda p: "/".join(p))
 def test_converted_corpus_file_agrees(parts: tuple[str, ...]) -> None:
     report_rows = rows_for(corpus_file(*parts))
     assert_all_agree(report_rows)
 
 
+@pytest.mark.corpus
 def test_command_prints_the_table_and_exits_zero_on_agreement(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
