@@ -52,10 +52,12 @@ def missing(reason: str) -> NoReturn:
 @cache
 def _run(agent: str, name: str) -> dict[str, Any]:
     path = corpus_file("pi", *name.split("/"))
-    return runner.run_reference(
+    # Cached per (file digest, pins and driver digest, options) outside the repository.
+    return runner.cached_reference(
         agent,
         path,
         BUDGETS,
+        snapcompact=True,
         snapcompact_budgets=[DEFAULT_KEEP],
         texts="digest",
     )
