@@ -311,6 +311,34 @@ def test_command_prints_the_table_and_exits_zero_on_agreement(
     assert {row["agent"] for row in document["files"][0]["rows"]} == {"pi", "musepi"}
 
 
+@pytest.mark.corpus
+def test_command_exits_nonzero_on_a_disagreement_but_not_on_own_wording(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from musepi_lab.conformance import _compare
+
+    path = corpus_file("pi", "before-compaction.jsonl")
+    rows_for(path, (20000,))
+
+    def own_wording(reference: Any, session: Any, budgets: Any) -> list[MeasureRow]:
+        return [MeasureRow("prose", str(reference["agent"]), 0, 1, "ours", own_wording=True)]
+
+    def disagreeing(reference: Any, session: Any, budgets: Any) -> list[MeasureRow]:
+        return [MeasureRow("made-up", str(reference["agent"]), 1, 2, "budget 20000: 1 vs 2")]
+
+    monkeypatch.setattr(_compare, "COMPARISONS", [own_wording])
+    assert cli_main(["conformance", str(path), "--budgets", "20000"]) == 0
+    monkeypatch.setattr(_compare, "COMPARISONS", [own_wording, disagreeing])
+    assert cli_main(["conformance", str(path), "--budgets", "20000"]) == 1
+    assert "budget 20000: 1 vs 2" in capsys.readouterr().out
+
+
+def test_command_names_a_missing_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    missing_file = tmp_path / "nope.jsonl"
+    assert cli_main(["conformance", str(missing_file)]) == 2
+    assert str(missing_file) in capsys.readouterr().err
+
+
 # --- pure parts (no reference needed) -----------------------------------------------------
 
 

@@ -165,6 +165,11 @@ def _which(tool: str, purpose: str) -> str:
 
 
 def _pins_digest(ref: Reference) -> str:
+    if not (ref.pins_dir / "package.json").is_file():
+        raise ReferenceToolMissing(
+            f"conformance pins not found at {ref.pins_dir} (they live in the repository's "
+            "conformance/ folder; set MUSEPI_CONFORMANCE_DIR to a copy of it)"
+        )
     digest = hashlib.sha256()
     for name in ("package.json", "package-lock.json"):
         digest.update(name.encode())
