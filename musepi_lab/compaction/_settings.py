@@ -33,6 +33,8 @@ MUSEPI_REFERENCE = "oh-my-pi 18.2.3"
 PI_REFERENCE = "pi-coding-agent 0.58.3"
 """The pi release the pi profile follows."""
 STRATEGIES: frozenset[str] = frozenset({"context-full", "handoff", "shake", "snapcompact", "off"})
+BOUNDARIES: tuple[str, ...] = ("seed", "release")
+"""Where MusePi's `prepare_compaction` starts after a previous compaction (`boundary`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,8 +109,17 @@ class CompactionSettings:
             summary input budget is the window minus this.
         branch_summary_skip_prompt: pi `branchSummary.skipPrompt` (false).
         branch_summary_max_tokens: `maxTokens` of the branch summary request (2048).
-        reference: the published release whose behaviour the profile follows, as the
-            conformance harness measures it (`musepi-lab conformance`).
+        boundary: where MusePi's `prepare_compaction` starts after a previous compaction.
+            `"seed"` (default; the seed's "Boundary and cut-point logic":
+            `boundaryStart = prevCompactionIndex + 1`): only entries after the previous
+            compaction record are estimated, cut and summarized. `"release"` (oh-my-pi
+            18.2.3): the previous compaction's kept region, from its `firstKeptEntryId`
+            (or after its `providerReplayThroughEntryId` snapshot for a provider-native
+            one), is re-opened and cut together with what follows. The pi profile always
+            starts after the previous compaction and ignores this field.
+        reference: the published release whose behaviour the profile follows where the
+            seed is silent, as the conformance harness measures it (`musepi-lab
+            conformance`).
     """
 
     profile: str = "musepi"
@@ -146,10 +157,13 @@ class CompactionSettings:
     branch_summary_reserve_tokens: int = 16384
     branch_summary_skip_prompt: bool = False
     branch_summary_max_tokens: int = BRANCH_SUMMARY_MAX_TOKENS
+    boundary: str = "seed"
     reference: str = MUSEPI_REFERENCE
 
     def __post_init__(self) -> None:
         check_profile(self.profile)
+        if self.boundary not in BOUNDARIES:
+            raise ValueError(f"unknown boundary {self.boundary!r}; expected one of {BOUNDARIES}")
         if self.strategy not in STRATEGIES:
             raise ValueError(
                 f"unknown strategy {self.strategy!r}; expected one of {sorted(STRATEGIES)}"
