@@ -507,7 +507,11 @@ def test_seed_boundary_does_not_re_open_a_retained_turn_prefix():
     j.user("Summarized request", "a")
     b = j.user("Inspect retained.ts", "b")
     j.assistant(
-        "", "call", use=usage(0), calls=[call("read-retained", "read", "retained.ts")], stop="toolUse"
+        "",
+        "call",
+        use=usage(0),
+        calls=[call("read-retained", "read", "retained.ts")],
+        stop="toolUse",
     )
     j.result("read-retained", "Retained file contents", "result")
     j.compaction("Summary A", b, "previous")
