@@ -506,6 +506,7 @@ def cmd_conformance(args: argparse.Namespace) -> int:
                             "total": row.total,
                             "first_difference": row.first_difference,
                             "own_wording": row.own_wording,
+                            "seed_difference": row.seed_difference,
                         }
                         for row in r.rows
                     ],

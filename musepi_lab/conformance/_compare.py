@@ -5,6 +5,11 @@ list[MeasureRow]`; `COMPARISONS` lists those `compare_all` runs, in order. Anoth
 (summarizer input per dialect, snapcompact archive and frames, ...) is added by appending its
 function to `COMPARISONS`, one line. Each row counts cases (one per file, per budget, per entry
 or per pruning pass, as the measure says), how many agreed, and describes the first that did not.
+
+Where the seed speaks and the release does otherwise, the profile follows the seed by default:
+the field-by-field rows are then computed with the release's rule (a setting), and
+`compare_seed_boundary` adds rows marked `seed_difference` that show how the profile's default
+differs from the release; those never fail the run.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..session._session import Session
-from ._ours import our_document
+from ._ours import our_budgets, our_document
 
 Comparison = Callable[[Mapping[str, Any], Session, Sequence[int]], "list[MeasureRow]"]
 
@@ -32,6 +37,10 @@ class MeasureRow:
             when all agree.
         own_wording: The measure compares texts that are our own wording by design (prompt
             prose, wrapper sentences): a disagreement there does not fail the run.
+        seed_difference: For rows comparing the profile's seed-following default with the
+            release, the one-line reason (which seed rule); `agreed` then counts the cases
+            where the seed rule happens to give the release's value. Never fails the run.
+            None for the ordinary rows.
     """
 
     measure: str
@@ -40,11 +49,12 @@ class MeasureRow:
     total: int
     first_difference: str | None = None
     own_wording: bool = False
+    seed_difference: str | None = None
 
     @property
     def ok(self) -> bool:
-        """All cases agree, or the measure is own wording."""
-        return self.own_wording or self.agreed == self.total
+        """All cases agree, or the measure is own wording or a listed seed difference."""
+        return self.own_wording or self.seed_difference is not None or self.agreed == self.total
 
 
 def first_difference(ours: Any, theirs: Any, where: str = "") -> str | None:
@@ -84,6 +94,7 @@ class _Tally:
     # Mutable only while one comparison fills it; `rows()` freezes it.
     agent: str
     counts: dict[str, list[Any]]
+    seed_difference: str | None = None
 
     def add(self, measure: str, ours: Any, theirs: Any, where: str) -> None:
         slot = self.counts.setdefault(measure, [0, 0, None])
@@ -96,7 +107,9 @@ class _Tally:
 
     def rows(self) -> list[MeasureRow]:
         return [
-            MeasureRow(measure, self.agent, agreed, total, difference)
+            MeasureRow(
+                measure, self.agent, agreed, total, difference, seed_difference=self.seed_difference
+            )
             for measure, (agreed, total, difference) in self.counts.items()
         ]
 
@@ -113,17 +126,22 @@ def _messages(items: Sequence[Mapping[str, Any]] | None) -> list[Any] | None:
     return [[m.get("entry_index"), m.get("role")] for m in items]
 
 
-def _compare_budget(
+def _compare_cut_point(
     tally: _Tally, budget: str, ours: Mapping[str, Any], theirs: Mapping[str, Any]
 ) -> None:
-    where = f"budget {budget}"
     cut_keys = ("firstKeptEntryIndex", "turnStartIndex", "isSplitTurn", "firstKeptEntryFileIndex")
     tally.add(
         "cut_point",
         _pick(ours["find_cut_point"], cut_keys),
         _pick(theirs["find_cut_point"], cut_keys),
-        f"{where} find_cut_point",
+        f"budget {budget} find_cut_point",
     )
+
+
+def _compare_preparation(
+    tally: _Tally, budget: str, ours: Mapping[str, Any], theirs: Mapping[str, Any]
+) -> None:
+    where = f"budget {budget}"
     mine, ref = ours.get("prepare_compaction"), theirs.get("prepare_compaction")
     where = f"{where} prepare_compaction"
     tally.add("prepare.returned", mine is not None, ref is not None, where)
@@ -236,7 +254,8 @@ def compare_engine(
     for budget in budgets:
         key = str(budget)
         if key in reference["budgets"]:
-            _compare_budget(tally, key, ours["budgets"][key], reference["budgets"][key])
+            _compare_cut_point(tally, key, ours["budgets"][key], reference["budgets"][key])
+            _compare_preparation(tally, key, ours["budgets"][key], reference["budgets"][key])
     if "pruning" in reference:
         pruned = ("prunedCount", "tokensSaved", "pruned")
         for name, ref_pass in reference["pruning"].items():
@@ -251,8 +270,38 @@ def compare_engine(
     return tally.rows()
 
 
+SEED_BOUNDARY_REASON = (
+    "seed: prepareCompaction starts after the previous compaction "
+    "(boundaryStart = prevCompactionIndex + 1); the release re-opens its kept region"
+)
+"""Why the default MusePi preparations differ from the release on files with a compaction."""
+
+
+def compare_seed_boundary(
+    reference: Mapping[str, Any], session: Session, budgets: Sequence[int]
+) -> list[MeasureRow]:
+    """The preparations of the profile's default (seed boundary) against the release's.
+
+    Only MusePi, and only files whose leaf path holds a compaction (elsewhere the two
+    rules are the same); one case per budget and measure, as in `compare_engine`. The rows
+    carry `seed_difference` (`SEED_BOUNDARY_REASON`): they list the difference, never fail.
+    """
+    if reference["agent"] != "musepi":
+        return []
+    if reference["session"].get("latest_compaction_path_index", -1) < 0:
+        return []
+    ours = our_budgets(session, "musepi", budgets, boundary="seed")
+    tally = _Tally("musepi", {}, seed_difference=SEED_BOUNDARY_REASON)
+    for budget in budgets:
+        key = str(budget)
+        if key in reference["budgets"]:
+            _compare_preparation(tally, key, ours[key], reference["budgets"][key])
+    return tally.rows()
+
+
 COMPARISONS: list[Comparison] = [
     compare_engine,
+    compare_seed_boundary,
 ]
 """Every comparison `compare_all` runs; register another by appending its function here."""
 
@@ -271,10 +320,11 @@ def compare_all(
 
 
 def merge_rows(rows: Iterable[MeasureRow]) -> list[MeasureRow]:
-    """Rows of the same (agent, measure) summed over inputs; the first difference kept."""
-    merged: dict[tuple[str, str], MeasureRow] = {}
+    """Rows of the same (agent, measure, seed difference) summed over inputs; the first
+    difference kept."""
+    merged: dict[tuple[str, str, str | None], MeasureRow] = {}
     for row in rows:
-        key = (row.agent, row.measure)
+        key = (row.agent, row.measure, row.seed_difference)
         seen = merged.get(key)
         if seen is None:
             merged[key] = row
@@ -286,5 +336,6 @@ def merge_rows(rows: Iterable[MeasureRow]) -> list[MeasureRow]:
             seen.total + row.total,
             seen.first_difference or row.first_difference,
             seen.own_wording and row.own_wording,
+            row.seed_difference,
         )
     return list(merged.values())

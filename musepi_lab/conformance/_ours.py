@@ -100,6 +100,7 @@ def _budget(
     counter: TokenCounter,
     profile: str,
     index: Mapping[str, int],
+    boundary: str,
 ) -> dict[str, Any]:
     start = _latest_compaction(path) + 1
     cut = find_cut_point(path, start, len(path), budget, counter=counter, profile=profile)
@@ -114,7 +115,7 @@ def _budget(
             "firstKeptEntryFileIndex": path_indices[first] if first < len(path) else None,
         }
     }
-    settings = CompactionSettings.for_profile(profile, keep_recent_tokens=budget)
+    settings = CompactionSettings.for_profile(profile, keep_recent_tokens=budget, boundary=boundary)
     prep = prepare_compaction(list(path), settings, counter, profile=profile)
     if prep is None:
         result["prepare_compaction"] = None
@@ -216,21 +217,49 @@ def _branch_summary(
     }
 
 
+def our_budgets(
+    session: Session,
+    agent: str,
+    budgets: Sequence[int] = DEFAULT_BUDGETS,
+    *,
+    boundary: str = "release",
+) -> dict[str, Any]:
+    """The `budgets` part of `our_document` alone (cut point, preparation, file lists).
+
+    `boundary` is `CompactionSettings.boundary` (MusePi only): `our_document` uses the
+    release's, the seed-difference comparison the profile's default `"seed"`.
+    """
+    profile = PROFILE_OF_AGENT[agent]
+    index = _file_indices(session)
+    path = session.path()
+    path_indices = [index[str(e.id)] for e in path]
+    counter = TokenCounter.for_profile(profile)
+    return {
+        str(b): _budget(path, path_indices, b, counter, profile, index, boundary) for b in budgets
+    }
+
+
 def our_document(
     session: Session,
     agent: str,
     budgets: Sequence[int] = DEFAULT_BUDGETS,
     *,
     branch_target_index: int | None = None,
+    boundary: str = "release",
 ) -> dict[str, Any]:
     """What our profile (`agent`'s, see `PROFILE_OF_AGENT`) reports for the session.
 
     Args:
         session: The session, as `read_session` returns it.
         agent: "pi" or "musepi".
-        budgets: keepRecentTokens values (every other setting is the profile's default).
+        budgets: keepRecentTokens values (every other setting is the profile's default,
+            except `boundary`).
         branch_target_index: File index of the entry navigated to for the branch-summary
             measures (default: the middle entry of the leaf's path, as the drivers).
+        boundary: `CompactionSettings.boundary` of the MusePi preparations. Default
+            `"release"`, the rule of the release the document is compared with; the
+            profile's own default (`"seed"`) differs from it where the seed speaks
+            (`compare_seed_boundary`).
 
     Returns:
         A dict with `session`, `context`, `estimates`, `budgets`, `branch_summary` and (musepi)
@@ -262,7 +291,8 @@ def our_document(
             ]
         },
         "budgets": {
-            str(b): _budget(path, path_indices, b, counter, profile, index) for b in budgets
+            str(b): _budget(path, path_indices, b, counter, profile, index, boundary)
+            for b in budgets
         },
         "branch_summary": _branch_summary(
             session, path_indices, budgets, profile, index, branch_target_index

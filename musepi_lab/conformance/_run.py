@@ -73,14 +73,27 @@ def compare_file(
     return FileReport(str(path), str(jsonl), converted, tuple(rows))
 
 
+def _table_line(row: MeasureRow) -> str:
+    share = 100.0 * row.agreed / row.total if row.total else 100.0
+    mark = " (own wording)" if row.own_wording else ""
+    return (
+        f"{row.agent:<7} {row.measure:<34} {f'{row.agreed}/{row.total}':>13} "
+        f"{share:>6.1f}%  {(row.first_difference or '')}{mark}"
+    )
+
+
 def format_table(rows: Sequence[MeasureRow]) -> str:
-    """A plain-text table: agent, measure, agreed/total, percent, first difference."""
-    lines = [f"{'agent':<7} {'measure':<34} {'agreed':>13} {'%':>7}  first difference"]
-    for row in sorted(merge_rows(rows), key=lambda r: (r.agent, r.measure)):
-        share = 100.0 * row.agreed / row.total if row.total else 100.0
-        mark = " (own wording)" if row.own_wording else ""
-        lines.append(
-            f"{row.agent:<7} {row.measure:<34} {f'{row.agreed}/{row.total}':>13} "
-            f"{share:>6.1f}%  {(row.first_difference or '')}{mark}"
-        )
+    """A plain-text table: agent, measure, agreed/total, percent, first difference.
+
+    Rows marked `seed_difference` follow in their own section, one per reason, headed by
+    the reason: there `agreed` counts cases where the profile's seed rule gives the
+    release's value.
+    """
+    header = f"{'agent':<7} {'measure':<34} {'agreed':>13} {'%':>7}  first difference"
+    merged = sorted(merge_rows(rows), key=lambda r: (r.agent, r.measure))
+    lines = [header, *(_table_line(r) for r in merged if r.seed_difference is None)]
+    reasons = dict.fromkeys(r.seed_difference for r in merged if r.seed_difference is not None)
+    for reason in reasons:
+        lines += ["", f"seed differences (listed, not failures) — {reason}", header]
+        lines += [_table_line(r) for r in merged if r.seed_difference == reason]
     return "\n".join(lines)
