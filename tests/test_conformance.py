@@ -25,12 +25,17 @@ from musepi_lab.cli import main as cli_main
 from musepi_lab.compaction import CompactionSettings
 from musepi_lab.conformance import (
     COMPARISONS,
+    SEED_BOUNDARY_REASON,
     MeasureRow,
     ReferenceToolMissing,
+    cached_reference,
     compare_file,
+    format_table,
     merge_rows,
+    our_budgets,
 )
 from musepi_lab.conformance._compare import first_difference
+from musepi_lab.formats import read_session
 
 # A few budgets keep the suite fast; the CLI sweeps all 11 (DEFAULT_BUDGETS).
 TEST_BUDGETS = (1000, 5000, 20000, 100000)
@@ -279,6 +284,53 @@ def test_generated_session_agrees_on_every_measure(generated_file: Path) -> None
     assert ("pi", "pruning.maintenance_default") not in measures
 
 
+def _entry_indices(preparation: dict[str, Any], key: str) -> list[int]:
+    return [m["entry_index"] for m in preparation[key]]
+
+
+def test_seed_boundary_differences_are_listed_not_failed(generated_file: Path) -> None:
+    # The generated session compacts once (file index of the compaction below). The seed
+    # starts prepareCompaction right after it; the release re-opens the region it kept
+    # (the 7 entries before it), which shows in its own output at a small budget.
+    budgets = (1000, 20000)
+    rows = rows_for(generated_file, budgets)
+    session = read_session(generated_file)
+    compaction = next(i for i, e in enumerate(session.entries) if e.type == "compaction")
+    release = cached_reference("musepi", generated_file, budgets, texts="digest")
+    released = release["budgets"]["1000"]["prepare_compaction"]
+    assert min(_entry_indices(released, "messagesToSummarize")) < compaction
+    seed = our_budgets(session, "musepi", budgets, boundary="seed")
+    for budget in budgets:
+        prepared = seed[str(budget)]["prepare_compaction"]
+        if prepared is None:
+            continue  # nothing after the compaction to summarize at this budget
+        for key in ("messagesToSummarize", "turnPrefixMessages", "recentMessages"):
+            assert all(i > compaction for i in _entry_indices(prepared, key))
+
+    assert_all_agree(rows)  # ordinary rows (release rule) agree; seed rows never fail
+    listed = {r.measure: r for r in rows if r.seed_difference is not None}
+    assert {r.agent for r in listed.values()} == {"musepi"}
+    assert all(r.seed_difference == SEED_BOUNDARY_REASON for r in listed.values())
+    summarized = listed["prepare.messages_to_summarize"]
+    assert 0 < summarized.total <= len(budgets) and summarized.agreed < summarized.total
+    assert "cut_point" not in listed  # findCutPoint on the raw path: no boundary involved
+    assert listed["prepare.previous_summary"].agreed == len(budgets)
+    table = format_table(rows)
+    ordinary, _, seed_section = table.partition("seed differences")
+    assert SEED_BOUNDARY_REASON in seed_section and "prepare.messages_to_summarize" in seed_section
+    assert "prepare.messages_to_summarize" in ordinary  # also in the release-rule rows
+
+
+def test_no_seed_rows_for_pi_or_without_a_compaction(generated_file: Path) -> None:
+    from musepi_lab.conformance import compare_seed_boundary
+
+    session = read_session(generated_file)
+    no_compaction = {"agent": "musepi", "session": {"latest_compaction_path_index": -1}}
+    assert compare_seed_boundary(no_compaction, session, TEST_BUDGETS) == []
+    pi = {"agent": "pi", "session": {"latest_compaction_path_index": 5}}
+    assert compare_seed_boundary(pi, session, TEST_BUDGETS) == []
+
+
 # --- the corpus --------------------------------------------------------------------------
 
 
@@ -374,8 +426,22 @@ def test_own_wording_rows_do_not_fail() -> None:
     assert not MeasureRow("cut_point", "musepi", 2, 3, "x").ok
 
 
+def test_seed_difference_rows_do_not_fail_and_merge_apart() -> None:
+    seed = MeasureRow("prepare.first_kept", "musepi", 1, 3, "a.jsonl: x", seed_difference="why")
+    release = MeasureRow("prepare.first_kept", "musepi", 3, 3)
+    assert seed.ok
+    merged = merge_rows([release, seed, seed])
+    assert sorted((r.seed_difference or "", r.agreed, r.total) for r in merged) == [
+        ("", 3, 3),
+        ("why", 2, 6),
+    ]
+    lines = format_table(merged).splitlines()
+    at = lines.index("seed differences (listed, not failures) — why")
+    assert "3/3" in lines[1] and "2/6" in lines[at + 2] and "a.jsonl: x" in lines[at + 2]
+
+
 def test_comparisons_are_registered_in_one_list() -> None:
-    assert [c.__name__ for c in COMPARISONS] == ["compare_engine"]
+    assert [c.__name__ for c in COMPARISONS] == ["compare_engine", "compare_seed_boundary"]
 
 
 def test_musepi_settings_record_the_release_they_follow() -> None:
