@@ -41,8 +41,8 @@ BOUNDARIES: tuple[str, ...] = ("seed", "release")
 class CompactionSettings:
     """Settings of the compaction engine, with the defaults of MusePi or pi.
 
-    `CompactionSettings()` and `CompactionSettings.musepi()` give MusePi's (oh-my-pi's)
-    defaults; `CompactionSettings.pi()` gives pi's. Change fields with `copy_with`.
+    `CompactionSettings()` and `CompactionSettings.musepi()` give MusePi's defaults
+    (oh-my-pi 18.2.3's where the seed is silent, the seed's boundary rule: `boundary`); `CompactionSettings.pi()` gives pi's. Change fields with `copy_with`.
 
     Attributes:
         profile: `"musepi"` or `"pi"`: which algorithm variants the engine runs
@@ -199,7 +199,12 @@ class CompactionSettings:
     # -- constructors -------------------------------------------------------------------
     @classmethod
     def musepi(cls, **changes: Any) -> CompactionSettings:
-        """MusePi's (oh-my-pi's) defaults, with `changes` applied."""
+        """MusePi's defaults, with `changes` applied.
+
+        They are oh-my-pi 18.2.3's (`reference`) where the seed is silent and the seed's
+        where it speaks: `boundary="seed"` prepares a compaction from the entry after the
+        previous compaction record; `musepi(boundary="release")` gives the release's rule.
+        """
         return cls(**changes)
 
     @classmethod
