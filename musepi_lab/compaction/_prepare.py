@@ -86,10 +86,10 @@ class CompactionPreparation:
         turn_prefix_entry_ids: Entries of `turn_prefix_messages`.
         kept_entry_ids: Entries of `recent_messages`.
         cut_index: Path index of the first kept entry.
-        boundary_start: Path index where the region considered starts (pi, and MusePi
-            with the seed boundary: after the previous compaction; MusePi with the release
-            boundary: its first kept entry). MusePi: the first entry of the effective
-            sequence.
+        boundary_start: Path index where the region considered starts. pi: after the
+            previous compaction. MusePi: the first message of the effective sequence (seed
+            boundary: the first after the previous compaction; release boundary: from its
+            first kept entry on).
         turn_start_index: Path index of the split turn's start, or -1.
         previous_compaction_index: Path index of the previous compaction used, or -1.
         reset_boundary_index: Path index of the `/clear` boundary honoured (MusePi), or -1.
