@@ -362,6 +362,10 @@ def test_command_prints_the_table_and_exits_zero_on_agreement(
     document = json.loads(out.read_text())
     assert document["budgets"] == [20000]
     assert {row["agent"] for row in document["files"][0]["rows"]} == {"pi", "musepi"}
+    # The file compacts twice: the seed's boundary rows are listed, reason included.
+    listed = [row for row in document["files"][0]["rows"] if row["seed_difference"]]
+    assert {row["agent"] for row in listed} == {"musepi"}
+    assert "seed differences (listed, not failures)" in printed
 
 
 @pytest.mark.corpus
