@@ -33,11 +33,11 @@ FAST = settings(
 BEARING = frozenset({"message", "custom_message", "branch_summary"})
 CUT_ROLES = {
     "pi": {"user", "assistant", "bashExecution", "custom", "branchSummary", "compactionSummary"},
+    # oh-my-pi 18.2.3 findValidCutPoints: no `custom` role.
     "musepi": {
         "user",
         "assistant",
         "bashExecution",
-        "custom",
         "branchSummary",
         "compactionSummary",
         "hookMessage",
@@ -218,7 +218,9 @@ def sessions(draw: st.DrawFn) -> Session:
 
 # -- oracle ---------------------------------------------------------------------------------
 def reference_cut(entries, start, end, keep, counter, profile) -> CutPointResult:
-    """pi's findCutPoint as written in spec §4.2 (with §4.6's MusePi token walk)."""
+    """pi's findCutPoint as written in spec §4.2; MusePi's as oh-my-pi 18.2.3 writes it."""
+    if profile == "musepi":
+        return musepi_reference_cut(entries, start, end, keep, counter)
 
     def is_cut_point(e: Entry) -> bool:
         if e.type == "message":
@@ -254,6 +256,49 @@ def reference_cut(entries, start, end, keep, counter, profile) -> CutPointResult
             turn = i
             break
     return CutPointResult(cut, turn, turn != -1)
+
+
+def _turn_start(e: Entry) -> bool:
+    return e.type in ("branch_summary", "custom_message") or (
+        e.type == "message" and e.role in ("user", "bashExecution")
+    )
+
+
+def musepi_reference_cut(entries, start, end, keep, counter) -> CutPointResult:
+    """oh-my-pi 18.2.3 `findCutPoint` (pi-agent-core compaction.ts), line for line."""
+    cps = [
+        i
+        for i in range(start, end)
+        if (entries[i].type == "message" and entries[i].role in CUT_ROLES["musepi"])
+        or entries[i].type in ("branch_summary", "custom_message")
+    ]
+    if not cps:
+        return CutPointResult(start, -1, False)
+    acc, k = 0, len(cps) - 1
+    cut = cps[k]
+    for i in range(end - 1, start - 1, -1):
+        e = entries[i]
+        if e.type in BEARING:
+            acc += counter.count_message(entry_to_message(e))
+        if k < 0 or i != cps[k]:
+            continue
+        if acc > keep:
+            break
+        cut = i
+        k -= 1
+    is_turn_start = _turn_start(entries[cut])
+    turn = -1
+    if not is_turn_start:
+        for i in range(cut, start - 1, -1):
+            if _turn_start(entries[i]):
+                turn = i
+                break
+    while cut > start:
+        prev = entries[cut - 1]
+        if prev.type in ("compaction", "reset_boundary") or prev.type in BEARING:
+            break
+        cut -= 1
+    return CutPointResult(cut, turn, not is_turn_start and turn != -1)
 
 
 # -- properties -----------------------------------------------------------------------------

@@ -113,7 +113,12 @@ def test_prune_policy_defaults_match_spec_6_3():
     assert s.prune_useless is True
     assert s.prune_min_tokens == 50
     assert s.supersede_suffix_tokens == 8000
-    assert s.supersede_idle_seconds == 30 * 60
+    # oh-my-pi 18.2.3 session-maintenance.ts: PRUNE_IDLE_FLUSH_MS = 90 * 60_000 and
+    # PRUNE_CACHE_WARM_SUFFIX_TOKENS = 8_000; its maintenance passes no supersede key.
+    assert s.supersede_idle_seconds == 90 * 60
+    assert s.prune_cache_warm_suffix_tokens == 8000
+    assert s.prune_supersede_reads is False
+    assert s.reference == "oh-my-pi 18.2.3"
 
 
 def test_pi_defaults_match_spec_3_3():

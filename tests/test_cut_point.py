@@ -3,6 +3,12 @@
 Token sizes are made exact: an ASCII text of 4·n characters is n tokens for both the pi
 estimator (ceil(UTF-16 chars / 4)) and the MusePi one ((UTF-8 bytes + 3) >> 2), so every
 expected cut below is worked out by hand in the comments.
+
+The MusePi expectations follow oh-my-pi 18.2.3's `findCutPoint` (pi-agent-core
+`src/compaction/compaction.ts`): the oldest valid cut point whose suffix (every entry from it
+to the end) is at most the budget, the newest cut point when none is; the turn is judged at
+that cut point (user, bashExecution, custom_message and branch_summary start a turn), then
+metadata before it is pulled in.
 """
 
 from __future__ import annotations
@@ -103,16 +109,19 @@ def test_cut_lands_on_user_or_assistant(profile):
     assert chain.entries[result.first_kept_entry_index].role in ("user", "assistant")
 
 
-@pytest.mark.parametrize("profile", PROFILES)
-def test_cut_by_token_differences(profile):
+@pytest.mark.parametrize(
+    ("profile", "expected"),
+    [("pi", CutPointResult(3, 2, True)), ("musepi", CutPointResult(4, -1, False))],
+)
+def test_cut_by_token_differences(profile, expected):
     # Same shape with sizes that matter: users 100 tokens, assistants 200. Walking back
-    # from e19: 200, 300, 500, ... e4 → 2400, e3 (assistant) → 2600 ≥ 2500: cut at 3,
-    # inside the turn that e2 starts.
+    # from e19: 200, 300, 500, ... e4 → 2400, e3 (assistant) → 2600 ≥ 2500. pi cuts at 3,
+    # inside the turn that e2 starts; MusePi keeps the oldest suffix that fits: from e4.
     chain = Chain()
     for _ in range(10):
         chain.user(100)
         chain.assistant(200)
-    assert cut(chain, 2500, profile) == CutPointResult(3, 2, True)
+    assert cut(chain, 2500, profile) == expected
     # A budget reached exactly on a user message: e18 + e19 = 300 → cut at the user e18.
     assert cut(chain, 300, profile) == CutPointResult(18, -1, False)
 
@@ -146,11 +155,15 @@ def test_everything_fits_keeps_from_first_cut_point(profile):
     assert cut(chain, 50000, profile).first_kept_entry_index == 0
 
 
-@pytest.mark.parametrize("profile", PROFILES)
-def test_split_turn_at_assistant_in_turn_two(profile):
+@pytest.mark.parametrize(
+    ("profile", "expected"),
+    [("pi", CutPointResult(4, 2, True)), ("musepi", CutPointResult(5, 2, True))],
+)
+def test_split_turn_at_assistant_in_turn_two(profile, expected):
     # pi's split-turn test with sizes that force the cut into turn 2:
     # e0 Turn 1, e1 A1, e2 Turn 2, e3 A2-1, e4 A2-2 (2000), e5 A2-3 (2000); keep 3000.
-    # Walk: e5 → 2000, e4 → 4000 ≥ 3000 → cut at e4 (assistant) → split, turn starts at e2.
+    # Walk: e5 → 2000, e4 → 4000 ≥ 3000 → pi cuts at e4 (assistant); MusePi keeps e5, the
+    # oldest group that fits. Either way a split, the turn starts at e2.
     chain = Chain()
     chain.user()
     chain.assistant()
@@ -160,7 +173,7 @@ def test_split_turn_at_assistant_in_turn_two(profile):
     chain.assistant(2000)
     result = cut(chain, 3000, profile)
     assert chain.entries[result.first_kept_entry_index].role == "assistant"
-    assert result == CutPointResult(4, 2, True)
+    assert result == expected
 
 
 # -- §4.1 cut points and turn starts ----------------------------------------------------
@@ -170,7 +183,7 @@ def test_valid_cut_points_by_entry_kind():
     chain.assistant(calls=("c",))  # 1 yes
     chain.result("c")  # 2 never a tool result
     chain.message("bashExecution", command="ls", output="x")  # 3 yes
-    chain.message("custom", customType="n", content="x", display=True)  # 4 yes
+    chain.message("custom", customType="n", content="x", display=True)  # 4 pi only
     chain.message("branchSummary", summary="s", fromId="e0")  # 5 yes
     chain.message("compactionSummary", summary="s", tokensBefore=1)  # 6 yes
     chain.message("hookMessage", customType="n", content="x")  # 7 MusePi only
@@ -182,8 +195,9 @@ def test_valid_cut_points_by_entry_kind():
     chain.add("custom", customType="state", data={})  # 13 no
     entries = chain.entries
     assert find_valid_cut_points(entries, 0, len(entries), profile="pi") == [0, 1, 3, 4, 5, 6, 8, 9]
+    # oh-my-pi 18.2.3 findValidCutPoints: no case for the `custom` role.
     assert find_valid_cut_points(entries, 0, len(entries), profile="musepi") == [
-        0, 1, 3, 4, 5, 6, 7, 8, 9,
+        0, 1, 3, 5, 6, 7, 8, 9,
     ]  # fmt: skip
     assert find_valid_cut_points(entries, 2, 5, profile="pi") == [3, 4]
     assert is_valid_cut_point(entries[7], profile="musepi")
@@ -224,27 +238,33 @@ def test_cut_never_at_tool_result(profile):
     assert chain.entries[4].role == "assistant"
 
 
-@pytest.mark.parametrize("profile", PROFILES)
-def test_trailing_tool_result_over_budget_keeps_everything(profile):
+@pytest.mark.parametrize(
+    ("profile", "expected"),
+    [("pi", CutPointResult(0, -1, False)), ("musepi", CutPointResult(1, 0, True))],
+)
+def test_trailing_tool_result_over_budget_keeps_everything(profile, expected):
     # The crossing entry (e2, a tool result) lies after the last cut point (e1): pi's loop
-    # finds no cut point at or after it and keeps its default, the first cut point.
+    # finds no cut point at or after it and keeps its default, the first cut point. MusePi
+    # keeps the newest group (from e1) even though it alone is over the budget.
     chain = Chain()
     chain.user()
     chain.assistant(calls=("a",))
     chain.result("a", 5000)
-    assert cut(chain, 100, profile) == CutPointResult(0, -1, False)
+    assert cut(chain, 100, profile) == expected
 
 
 def test_pi_walk_counts_only_message_entries():
     # e1 custom_message of 1000 tokens. pi: e2 100, (e1 skipped), e0 → 200 ≥ 150: cut at
-    # e0. MusePi (§4.6): e2 100, e1 → 1100 ≥ 150: cut at e1.
+    # e0. MusePi (§4.6): e2 100 fits, e1 → 1100 does not: keep from e2, whose turn the
+    # custom_message e1 starts.
     chain = Chain()
     chain.user(100)
     chain.custom_message(1000)
     chain.assistant(100)
     assert cut(chain, 150, "pi") == CutPointResult(0, -1, False)
-    # A cut at a custom_message is reported as a split turn starting at the cut itself.
-    assert cut(chain, 150, "musepi") == CutPointResult(1, 1, True)
+    assert cut(chain, 150, "musepi") == CutPointResult(2, 1, True)
+    # With room for it the custom_message is the cut, and it starts a turn: no split.
+    assert cut(chain, 1100, "musepi") == CutPointResult(1, -1, False)
 
 
 def test_branch_summary_counts_only_for_musepi():
@@ -253,22 +273,26 @@ def test_branch_summary_counts_only_for_musepi():
     chain.branch_summary(1000)
     chain.assistant(100)
     assert cut(chain, 150, "pi").first_kept_entry_index == 0
-    assert cut(chain, 150, "musepi") == CutPointResult(1, 1, True)
+    assert cut(chain, 150, "musepi") == CutPointResult(2, 1, True)
+    assert cut(chain, 1100, "musepi") == CutPointResult(1, -1, False)
 
 
-@pytest.mark.parametrize("profile", PROFILES)
-def test_cut_at_bash_execution_is_a_split_with_empty_prefix(profile):
+def test_cut_at_bash_execution_is_a_split_with_empty_prefix():
     # e2 bashExecution (command+output 400 chars = 100 tokens) crosses keep 150 with e3.
     chain = Chain()
     chain.user(100)
     chain.assistant(100)
     chain.message("bashExecution", command="ls", output=words(100)[:-2])
     chain.assistant(100)
-    assert cut(chain, 150, profile) == CutPointResult(2, 2, True)
+    assert cut(chain, 150, "pi") == CutPointResult(2, 2, True)
+    # MusePi: only e3 fits 150; its turn starts at the bash command e2. With room for e2
+    # (100 + 101: the MusePi estimate of a bash message adds a token), the cut is the bash
+    # command, which starts a turn: no split.
+    assert cut(chain, 150, "musepi") == CutPointResult(3, 2, True)
+    assert cut(chain, 205, "musepi") == CutPointResult(2, -1, False)
 
 
-@pytest.mark.parametrize("profile", PROFILES)
-def test_metadata_before_user_turns_previous_turn_into_prefix(profile):
+def test_metadata_before_user_turns_previous_turn_into_prefix():
     # Crossing at the user e3; the thinking change e2 is pulled into the kept region, so
     # the cut entry is no longer a user message and the previous turn (from e0) becomes
     # the split turn's prefix — the pi quirk of §4.2 step 5.
@@ -278,11 +302,14 @@ def test_metadata_before_user_turns_previous_turn_into_prefix(profile):
     chain.add("thinking_level_change", thinkingLevel="high")
     chain.user(100)
     chain.assistant(100)
-    assert cut(chain, 150, profile) == CutPointResult(2, 0, True)
+    assert cut(chain, 150, "pi") == CutPointResult(2, 0, True)
+    # MusePi judges the turn before the pull-back: the user e3 fits 200, starts a turn, and
+    # the thinking change joins the kept region without making it a split.
+    assert cut(chain, 200, "musepi") == CutPointResult(2, -1, False)
 
 
-@pytest.mark.parametrize("profile", PROFILES)
-def test_pull_back_gathers_several_metadata_entries(profile):
+@pytest.mark.parametrize(("profile", "keep"), [("pi", 150), ("musepi", 250)])
+def test_pull_back_gathers_several_metadata_entries(profile, keep):
     chain = Chain()
     chain.user(10)
     chain.assistant(500)
@@ -291,23 +318,25 @@ def test_pull_back_gathers_several_metadata_entries(profile):
     chain.add("custom", customType="state", data={})  # 4
     chain.assistant(100)  # 5
     chain.assistant(100)  # 6
-    # Crossing at e5 → pulled back over e4, e3, e2 to e2 (e1 is a message).
-    result = cut(chain, 150, profile)
+    # pi: crossing at e5 (150). MusePi: e5 is the oldest cut point that fits (200 ≤ 250).
+    # Then pulled back over e4, e3, e2 to e2 (e1 is a message).
+    result = cut(chain, keep, profile)
     assert result.first_kept_entry_index == 2
     assert result == CutPointResult(2, 0, True)
 
 
-@pytest.mark.parametrize("profile", PROFILES)
-def test_pull_back_stops_at_compaction_and_start(profile):
+@pytest.mark.parametrize(("profile", "keep"), [("pi", 150), ("musepi", 205)])
+def test_pull_back_stops_at_compaction_and_start(profile, keep):
     chain = Chain()
     chain.user(10)
     chain.add("compaction", summary="s", firstKeptEntryId="e0", tokensBefore=1)  # 1
     chain.add("thinking_level_change", thinkingLevel="low")  # 2
     chain.user(100)  # 3
     chain.assistant(100)  # 4
-    assert cut(chain, 150, profile).first_kept_entry_index == 2  # stops after e1
+    # pi crosses at e3 (200 ≥ 150); in MusePi e3 is the oldest fit (200 ≤ 205, e0 adds 10).
+    assert cut(chain, keep, profile).first_kept_entry_index == 2  # stops after e1
     # With the window starting at e2, the pull-back cannot pass the window start.
-    assert cut(chain, 150, profile, start=2).first_kept_entry_index == 2
+    assert cut(chain, keep, profile, start=2).first_kept_entry_index == 2
 
 
 def test_musepi_accepts_hook_message_cut_points():
@@ -316,9 +345,9 @@ def test_musepi_accepts_hook_message_cut_points():
     chain.assistant(10)
     chain.message("hookMessage", customType="n", content=words(100))  # 2
     chain.assistant(100)  # 3
-    # Walk: e3 100, e2 (counted by both: a message) → 200 ≥ 150 → cut at e2 for MusePi;
-    # pi does not cut there and moves on to e3.
-    assert cut(chain, 150, "musepi").first_kept_entry_index == 2
+    # pi: e3 100, e2 (a message, counted) → 200 ≥ 150; e2 is no pi cut point, so pi moves
+    # on to e3. MusePi with keep 205: e2's suffix 200 fits, e1's 210 does not → cut at e2.
+    assert cut(chain, 205, "musepi").first_kept_entry_index == 2
     assert cut(chain, 150, "pi").first_kept_entry_index == 3
 
 

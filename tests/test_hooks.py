@@ -38,8 +38,10 @@ def session() -> Any:
     c = Chain("hooks")
     c.user("Fix the parser")
     c.assistant("Fixed.")
+    # Ends on the long user message: both profiles cut there without splitting a turn (pi
+    # walks back to the message that crosses keep 100; MusePi keeps the newest group even
+    # when it alone is over the budget).
     c.user(words(300, "k"))
-    c.assistant("Sure.")
     return c.session()
 
 

@@ -3,7 +3,8 @@ below it, and the core layers import no plotting, widget or notebook package.
 
 Layers, bottom to top (docs/architecture.md): foundation (`_atomic`, `_prompts`, `_repr`) → session →
 formats → context → tokens → compaction → llm → strategies → analysis / replay / metrics /
-datasets → bench → plot and display (HTML cards) → widgets → cli, testing and the package face.
+datasets → bench → plot and display (HTML cards) → widgets → conformance (the reference
+packages' runner and comparison) → cli, testing and the package face.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("bench",),
     ("plot", "display"),
     ("widgets",),
+    ("conformance",),
     ("cli", "testing", "__init__"),
 )
 CORE = ("session", "formats", "context", "tokens", "compaction")

@@ -1,7 +1,9 @@
 """`prepare_compaction` (spec §4.3–4.5) and `CompactionResult` (spec §1.4, §1.11).
 
 The MusePi retained-history cases are the examples asserted by oh-my-pi's
-`compaction.test.ts`@2ebae80e (spec §4.5), with the same entry ids. Token sizes are
+`compaction.test.ts`@2ebae80e (spec §4.5), with the same entry ids, run with the release
+boundary (`boundary="release"`); the seed-boundary cases (the default) follow the seed's
+"Boundary and cut-point logic" (`boundaryStart = prevCompactionIndex + 1`). Token sizes are
 exact (an ASCII text of 4·n characters is n tokens for both estimators), so the other
 expectations are worked out by hand in the comments.
 """
@@ -24,6 +26,7 @@ from musepi_lab.tokens._counter import TokenCounter
 
 PI = CompactionSettings.pi()
 MUSEPI = CompactionSettings.musepi(remote_enabled=False)
+RELEASE = MUSEPI.copy_with(boundary="release")  # oh-my-pi 18.2.3: re-open the kept region
 
 
 def words(tokens: int) -> str:
@@ -290,7 +293,7 @@ def test_profile_argument_overrides_settings_profile():
     assert prep is not None and prep.profile == "pi"
 
 
-# -- MusePi retained history (§4.5, oh-my-pi compaction.test.ts) ---------------------
+# -- MusePi retained history, release boundary (§4.5, oh-my-pi compaction.test.ts) ----
 def test_partitions_retained_history_across_successive_compactions():
     j = Journal()
     a = j.user("Already summarized A", "a")
@@ -299,7 +302,7 @@ def test_partitions_retained_history_across_successive_compactions():
     b2 = j.user("Retained B2", "b2")
     m = j.message_of
     first = prepare_compaction(
-        j.entries(), MUSEPI.copy_with(keep_recent_tokens=musepi_tokens(m(b1), m(b2)))
+        j.entries(), RELEASE.copy_with(keep_recent_tokens=musepi_tokens(m(b1), m(b2)))
     )
     assert first.messages_to_summarize == (m(a),)
     assert first.recent_messages == (m(b1), m(b2))
@@ -310,7 +313,7 @@ def test_partitions_retained_history_across_successive_compactions():
     c = j.user("New C", "c")
     # C alone fits the budget; B1 must still be summarized rather than a no-op.
     second = prepare_compaction(
-        j.entries(), MUSEPI.copy_with(keep_recent_tokens=musepi_tokens(m(b2), m(c)))
+        j.entries(), RELEASE.copy_with(keep_recent_tokens=musepi_tokens(m(b2), m(c)))
     )
     assert second.previous_summary == "Summary A"
     assert second.messages_to_summarize == (m(b1),)
@@ -323,7 +326,7 @@ def test_partitions_retained_history_across_successive_compactions():
     d = j.user("New D", "d")
     journal_before = [dict(r) for r in j.records]
     third = prepare_compaction(
-        j.entries(), MUSEPI.copy_with(keep_recent_tokens=musepi_tokens(m(d)))
+        j.entries(), RELEASE.copy_with(keep_recent_tokens=musepi_tokens(m(d)))
     )
     assert third.previous_summary == "Summary A+B1"
     assert third.messages_to_summarize == (m(b2), m(c))
@@ -349,7 +352,7 @@ def test_retained_tool_turn_prefix_across_the_compaction_record():
     result = j.result("read-retained", "Retained file contents", "result")
     j.compaction("Summary A", b, "previous")
     answer = j.assistant("Inspection complete", "answer", use=usage(0))
-    prep = prepare_compaction(j.entries(), MUSEPI.copy_with(keep_recent_tokens=1))
+    prep = prepare_compaction(j.entries(), RELEASE.copy_with(keep_recent_tokens=1))
     m = j.message_of
     assert prep.previous_summary == "Summary A"
     assert prep.is_split_turn is True
@@ -377,7 +380,7 @@ def test_retained_region_calibrates_the_keep_budget():
     answer["usage"] = usage(musepi_tokens(m(b), m(c), answer))
     last = j.msg(answer, "last")
     prep = prepare_compaction(
-        j.entries(), MUSEPI.copy_with(keep_recent_tokens=musepi_tokens(m(c), m(last)))
+        j.entries(), RELEASE.copy_with(keep_recent_tokens=musepi_tokens(m(c), m(last)))
     )
     # The usage equals the estimate of the whole retained sequence: ratio 1, no shrink.
     assert prep.usage_ratio == 1.0
@@ -396,7 +399,7 @@ def test_message_bearing_custom_entries_are_summarized_state_is_not():
     j.add("custom", "metadata", customType="state", data={"secret": "not a message"})
     j.user("New C1", "c1")
     j.user("New C2", "c2")
-    prep = prepare_compaction(j.entries(), MUSEPI.copy_with(keep_recent_tokens=1))
+    prep = prepare_compaction(j.entries(), RELEASE.copy_with(keep_recent_tokens=1))
     summarized = prep.messages_to_summarize
     assert [m["role"] for m in summarized] == ["custom", "branchSummary", "user"]
     assert summarized[0]["customType"] == "note" and summarized[0]["content"] == "Retained note"
@@ -414,7 +417,7 @@ def test_keep_id_after_the_compaction_partitions_everything_after_it():
     b = j.user("Retained B", "b")
     c = j.user("New C", "c")
     d = j.user("New D", "d")
-    prep = prepare_compaction(j.entries(), MUSEPI.copy_with(keep_recent_tokens=1))
+    prep = prepare_compaction(j.entries(), RELEASE.copy_with(keep_recent_tokens=1))
     m = j.message_of
     assert prep.messages_to_summarize == (m(b), m(c))
     assert prep.recent_messages == (m(d),)
@@ -438,13 +441,13 @@ def test_unreadable_remote_compaction_behind_a_local_one():
     e = j.user("New E", "e")
     m = j.message_of
     reused = prepare_compaction(
-        j.entries(), MUSEPI.copy_with(remote_enabled=True, keep_recent_tokens=1)
+        j.entries(), RELEASE.copy_with(remote_enabled=True, keep_recent_tokens=1)
     )
     assert reused.messages_to_summarize == (m(d),)
     assert reused.recent_messages == (m(e),)
     assert reused.previous_preserve_data == remote
     # Remote replay unreadable (here: remote compaction disabled) → re-expand the local one.
-    expanded = prepare_compaction(j.entries(), MUSEPI.copy_with(keep_recent_tokens=1))
+    expanded = prepare_compaction(j.entries(), RELEASE.copy_with(keep_recent_tokens=1))
     assert expanded.previous_summary == "Summary A"
     assert expanded.messages_to_summarize == (m(b), m(c), m(d))
     assert expanded.recent_messages == (m(e),)
@@ -459,11 +462,127 @@ def test_remote_replay_starts_after_its_snapshot_entry():
     j.compaction("Remote", "c", "remote", preserveData=remote, providerReplayThroughEntryId="b")
     d = j.user("D", "d")
     prep = prepare_compaction(
-        j.entries(), MUSEPI.copy_with(remote_enabled=True, keep_recent_tokens=1)
+        j.entries(), RELEASE.copy_with(remote_enabled=True, keep_recent_tokens=1)
     )
     m = j.message_of
     assert prep.messages_to_summarize == (m(c),)  # after the snapshot through b
     assert prep.recent_messages == (m(d),)
+
+
+# -- MusePi seed boundary, the default (seed: boundaryStart = prevCompactionIndex + 1) ---
+def test_seed_boundary_is_the_default():
+    assert CompactionSettings().boundary == "seed"
+    assert CompactionSettings.musepi().boundary == "seed"
+    assert CompactionSettings.musepi().reference == "oh-my-pi 18.2.3"
+    with pytest.raises(ValueError, match="boundary"):
+        CompactionSettings(boundary="effective")
+
+
+def test_seed_boundary_considers_only_entries_after_the_previous_compaction():
+    # The release example above, under the seed: b1 and b2 (kept by cmp1) are not re-opened.
+    j = Journal()
+    j.user("Already summarized A", "a")
+    j.user("Retained B1", "b1")
+    j.add("model_change", "mc", model="anthropic/claude-sonnet-4-5")
+    j.user("Retained B2", "b2")
+    j.compaction("Summary A", "b1", "cmp1")  # path index 4
+    j.add("thinking_level_change", "tl", thinkingLevel="high")
+    c = j.user("New C", "c")
+    m = j.message_of
+    # The window is [c]: it fits any budget, nothing to summarize → no-op.
+    assert prepare_compaction(j.entries(), MUSEPI.copy_with(keep_recent_tokens=1)) is None
+    d = j.user("New D", "d")
+    prep = prepare_compaction(j.entries(), MUSEPI.copy_with(keep_recent_tokens=1))
+    assert prep.previous_summary == "Summary A" and prep.previous_compaction_index == 4
+    assert prep.boundary_start == 6  # c: after cmp1 (5, the thinking change, is metadata)
+    assert prep.messages_to_summarize == (m(c),)
+    assert prep.recent_messages == (m(d),)
+    assert prep.first_kept_entry_id == "d"
+
+
+def test_seed_boundary_does_not_re_open_a_retained_turn_prefix():
+    # The split-turn example of §4.5: under the seed the window after the compaction is
+    # [answer] alone, so nothing is summarized.
+    j = Journal()
+    j.user("Summarized request", "a")
+    b = j.user("Inspect retained.ts", "b")
+    j.assistant(
+        "",
+        "call",
+        use=usage(0),
+        calls=[call("read-retained", "read", "retained.ts")],
+        stop="toolUse",
+    )
+    j.result("read-retained", "Retained file contents", "result")
+    j.compaction("Summary A", b, "previous")
+    j.assistant("Inspection complete", "answer", use=usage(0))
+    assert prepare_compaction(j.entries(), MUSEPI.copy_with(keep_recent_tokens=1)) is None
+
+
+def test_seed_boundary_estimates_only_the_window_for_the_usage_ratio():
+    # Seed step 3 adapts the budget with the usage ratio; the estimate covers the window
+    # after the compaction, so the retained b (billed in the usage) raises the ratio.
+    j = Journal()
+    j.user("Summarized A", "a")
+    b = j.user("Uncompressed reasoning in B. " * 256, "b")
+    j.compaction("Summary A", b, "previous")
+    c = j.user("Recent request C", "c")
+    answer = {
+        "role": "assistant",
+        "content": [{"type": "text", "text": "Recent answer C"}],
+        "stopReason": "stop",
+        "timestamp": 0,
+    }
+    m = j.message_of
+    billed = musepi_tokens(m(b), m(c), answer)
+    answer["usage"] = usage(billed)
+    last = j.msg(answer, "last")
+    window = musepi_tokens(m(c), m(last))
+    prep = prepare_compaction(j.entries(), MUSEPI.copy_with(keep_recent_tokens=window))
+    assert prep.usage_ratio == billed / window
+    assert prep.keep_recent_tokens == max(1, int(window // (billed / window)))
+    assert "b" not in prep.summarize_entry_ids + prep.turn_prefix_entry_ids + prep.kept_entry_ids
+
+
+def test_seed_boundary_with_an_unreadable_remote_compaction_starts_after_the_local_one():
+    j = Journal()
+    j.user("Summarized A", "a")
+    b = j.user("Retained B", "b")
+    j.compaction("Summary A", b, "local")
+    c = j.user("Original remote C", "c")
+    remote = {"openaiRemoteCompaction": {"provider": "openai", "replacementHistory": []}}
+    j.compaction("Opaque remote summary", c, "remote", preserveData=remote)
+    d = j.user("New D", "d")
+    e = j.user("New E", "e")
+    m = j.message_of
+    reused = prepare_compaction(
+        j.entries(), MUSEPI.copy_with(remote_enabled=True, keep_recent_tokens=1)
+    )
+    assert reused.messages_to_summarize == (m(d),) and reused.recent_messages == (m(e),)
+    # Remote unreadable: the previous compaction is the local one; start right after it
+    # (c), the remote record itself dropped; b is not re-opened.
+    local = prepare_compaction(j.entries(), MUSEPI.copy_with(keep_recent_tokens=1))
+    assert local.previous_summary == "Summary A"
+    assert local.messages_to_summarize == (m(c), m(d))
+    assert local.recent_messages == (m(e),)
+
+
+def test_seed_boundary_ignores_the_remote_snapshot_entry():
+    j = Journal()
+    j.user("A", "a")
+    j.user("B", "b")
+    j.user("C", "c")
+    remote = {"openaiRemoteCompaction": {"provider": "openai", "replacementHistory": []}}
+    j.compaction("Remote", "c", "remote", preserveData=remote, providerReplayThroughEntryId="b")
+    d = j.user("D", "d")
+    e = j.user("E", "e")
+    prep = prepare_compaction(
+        j.entries(), MUSEPI.copy_with(remote_enabled=True, keep_recent_tokens=1)
+    )
+    m = j.message_of
+    assert prep.boundary_start == 4
+    assert prep.messages_to_summarize == (m(d),)
+    assert prep.recent_messages == (m(e),)
 
 
 # -- MusePi specifics (§4.4) ----------------------------------------------------------
@@ -502,7 +621,7 @@ def test_older_reset_boundary_bounds_the_re_expansion():
     j.compaction("Summary", "b", "cmp")  # keeps from b, before the reset
     d = j.user("D", "d")
     e = j.user("E", "e")
-    prep = prepare_compaction(j.entries(), MUSEPI.copy_with(keep_recent_tokens=1))
+    prep = prepare_compaction(j.entries(), RELEASE.copy_with(keep_recent_tokens=1))
     m = j.message_of
     assert prep.previous_summary == "Summary"
     assert prep.boundary_start == 3
@@ -529,11 +648,26 @@ def test_adaptive_keep_budget_shrinks_by_usage_ratio():
 
 
 def test_all_zero_usage_neither_sets_tokens_before_nor_adapts():
+    # oh-my-pi 18.2.3 getLastAssistantUsage takes the newest valid usage even when it is all
+    # zero: calculateContextTokens → 0, promptTokens 0, ratio 0 → the budget is kept.
     j = Journal()
     j.user(100)
     j.assistant(100, use=usage(0))
     prep = prepare_compaction(j.entries(), MUSEPI.copy_with(keep_recent_tokens=100))
-    assert prep.tokens_before == 0 and prep.usage_ratio is None
+    assert prep.tokens_before == 0 and prep.usage_ratio == 0.0
+    assert prep.keep_recent_tokens == 100
+
+
+def test_all_zero_usage_hides_an_older_real_usage():
+    # The release stops at the newest assistant with usage, zero or not (converted sessions
+    # write zeros), so an older real usage does not count.
+    j = Journal()
+    j.user(100)
+    j.assistant(100, use=usage(5000))
+    j.user(100)
+    j.assistant(100, use=usage(0))
+    prep = prepare_compaction(j.entries(), MUSEPI.copy_with(keep_recent_tokens=100))
+    assert prep.tokens_before == 0
     assert prep.keep_recent_tokens == 100
 
 
@@ -598,10 +732,26 @@ def test_cached_plans_follow_the_remote_setting():
         session, MUSEPI.copy_with(remote_enabled=True, keep_recent_tokens=1), counter
     )
     off = prepare_compaction(
-        session, MUSEPI.copy_with(remote_enabled=False, keep_recent_tokens=1), counter
+        session, RELEASE.copy_with(remote_enabled=False, keep_recent_tokens=1), counter
     )
     assert on.previous_summary == "Remote" and on.summarize_entry_ids == ("c",)
     assert off.previous_summary == "Local" and off.summarize_entry_ids == ("a", "b", "c")
+
+
+def test_cached_plans_follow_the_boundary_setting():
+    # Same session and counter, the two boundaries back to back: each gets its own plan.
+    j = Journal()
+    j.user("A", "a")
+    j.user("B", "b")
+    j.compaction("Summary", "a", "cmp")
+    j.user("C", "c")
+    j.user("D", "d")
+    session, counter = j.session(), TokenCounter("musepi")
+    for _ in range(2):
+        release = prepare_compaction(session, RELEASE.copy_with(keep_recent_tokens=1), counter)
+        seed = prepare_compaction(session, MUSEPI.copy_with(keep_recent_tokens=1), counter)
+        assert release.summarize_entry_ids == ("a", "b", "c")
+        assert seed.summarize_entry_ids == ("c",)
 
 
 # -- CompactionResult (§1.4, §1.11) --------------------------------------------------

@@ -15,6 +15,7 @@ from musepi_lab.compaction._pruning import (
     SUPERSEDED_NOTICE,
     USELESS_NOTICE,
     is_complete_read_result,
+    maintenance_prune,
     prune_superseded_tool_results,
     prune_tool_outputs,
     pruned_notice,
@@ -341,11 +342,12 @@ def test_per_turn_pass_prunes_in_the_cheap_tail_only() -> None:
     assert not prune_superseded_tool_results(
         b.session(), counter(), suffix_token_limit=9000, now_ms=NOW
     ).changed  # 9000 + the second read's 100 + call tokens exceed it
-    # ... but flushed once the session has been idle for 30 minutes.
-    idle = prune_superseded_tool_results(b.session(), counter(), now_ms=T0 + 30 * 60 * 1000)
+    # ... but flushed once the session has been idle for 90 minutes (oh-my-pi 18.2.3
+    # session-maintenance.ts PRUNE_IDLE_FLUSH_MS = 90 * 60_000).
+    idle = prune_superseded_tool_results(b.session(), counter(), now_ms=T0 + 90 * 60 * 1000)
     assert idle.pruned_ids == (first,)
     assert not prune_superseded_tool_results(
-        b.session(), counter(), now_ms=T0 + 30 * 60 * 1000 - 1
+        b.session(), counter(), now_ms=T0 + 90 * 60 * 1000 - 1
     ).changed
 
 
@@ -451,3 +453,36 @@ def test_pi_corpus_per_turn_pass_when_idle(method: str) -> None:
     assert out.session is not None
     for rid in out.pruned_ids:
         assert text_of(out.session, rid) == SUPERSEDED_NOTICE
+
+
+def test_maintenance_pass_protects_the_warm_cache_and_supersedes_nothing() -> None:
+    # oh-my-pi 18.2.3 session maintenance: DEFAULT_PRUNE_CONFIG, no supersede key,
+    # cacheWarmSuffixTokens 8000. Three bash outputs of 30000 tokens: the library default
+    # prunes the oldest (40000 newer tokens protect the other two; 30000 saved ≥ 20000), the
+    # maintenance none (every candidate is followed by more than 8000 tokens).
+    b = Builder()
+    b.user()
+    _, oldest = b.tool("bash", 120000, command="a")
+    b.tool("bash", 120000, command="b")
+    b.tool("bash", 120000, command="c")
+    s = b.session()
+    library = prune_tool_outputs(
+        s, counter(), supersede_reads=False, cache_warm_suffix_tokens=None, now_ms=NOW
+    )
+    assert library.pruned_ids == (oldest,)
+    assert not maintenance_prune(s, counter(), now_ms=NOW).changed
+    # Superseded reads stay for the per-turn pass, even where the cache guard allows pruning.
+    r = Builder()
+    r.user()
+    r.tool("read", 400, path="a.ts")
+    r.tool("read", 400, path="a.ts")
+    no_guard = CompactionSettings.musepi(
+        prune_cache_warm_suffix_tokens=None, prune_minimum_savings=0
+    )
+    assert not maintenance_prune(r.session(), counter(), settings=no_guard, now_ms=NOW).changed
+    assert maintenance_prune(
+        r.session(),
+        counter(),
+        settings=no_guard.copy_with(prune_supersede_reads=True),
+        now_ms=NOW,
+    ).changed

@@ -46,7 +46,12 @@ def chain() -> Chain:
 
 
 def parser_session(*, thinking_level: str | None = None, tagged: bool = False) -> Session:
-    """One finished turn (read, edit) to summarize, then a long last turn that is kept."""
+    """One finished turn (read, edit) to summarize, then a long last turn that is kept.
+
+    The sessions here end on their long user message: with keep 100 both profiles then cut
+    there (pi crosses the budget on it; MusePi, as oh-my-pi 18.2.3, keeps the newest group
+    even when it alone is over), so neither splits a turn.
+    """
     c = chain()
     if thinking_level is not None:
         c.add("thinking_level_change", thinkingLevel=thinking_level)
@@ -60,7 +65,6 @@ def parser_session(*, thinking_level: str | None = None, tagged: bool = False) -
     c.result("c2", "ok")
     c.assistant("Done.")
     c.user(words(300, "k"))
-    c.assistant("Sure.")
     return c.session()
 
 
@@ -267,7 +271,6 @@ def test_previous_summary_block_and_update_prompt(server):
     c.user("New request")
     c.assistant("New answer")
     c.user(words(300))
-    c.assistant("ok")
     compact(
         c.session(),
         "llm-summary",
@@ -350,7 +353,6 @@ def test_musepi_drops_useless_pairs(server):
     c.result("g1", "A = 1")
     c.assistant("Found A.")
     c.user(words(300))
-    c.assistant("ok")
     for profile in ("pi", "musepi"):
         compact(
             c.session(),
@@ -405,7 +407,6 @@ def fold_session() -> Session:
         c.user(words(300, letter))
         c.assistant("ok")
     c.user(words(300, "z"))
-    c.assistant("end")
     return c.session()
 
 
@@ -457,7 +458,6 @@ def test_single_oversized_window_is_clipped(server):
     c.user(words(2000, "q"))
     c.assistant("ok")
     c.user(words(300))
-    c.assistant("end")
     compact(
         c.session(),
         "llm-summary",
@@ -778,7 +778,6 @@ def test_previous_snapcompact_archive_is_folded_into_text(server):
     c.user("New request")
     c.assistant("New answer")
     c.user(words(300))
-    c.assistant("ok")
     result = compact(
         c.session(),
         "llm-summary",

@@ -49,8 +49,9 @@ def parser_chain() -> Chain:
     c.assistant("Reading it.", calls=(("c1", "read", {"path": "src/parse.py"}),))
     c.result("c1", "def parse(): pass")
     c.assistant("Done.")
+    # Ends on the long user message, so both profiles cut there (MusePi keeps the newest
+    # group whole, as oh-my-pi 18.2.3): no split turn, one request.
     c.user(words(300, "k"))
-    c.assistant("Sure.")
     return c
 
 
@@ -67,7 +68,6 @@ PARSER_ITEMS = [
     {"type": "function_call_output", "call_id": "c1", "output": "def parse(): pass"},
     {"role": "assistant", "content": "Done."},
     {"role": "user", "content": [{"type": "input_text", "text": words(300, "k")}]},
-    {"role": "assistant", "content": "Sure."},
 ]
 
 
@@ -181,8 +181,9 @@ def test_next_preparation_starts_after_a_remote_compaction(server):
     more.user(words(300, "n"))
     more.assistant("fine")
     prep = prepare_compaction(more.session(), settings())
-    # Only the turns after the remote compaction are summarized (spec §4.5).
-    assert prep.summarize_entry_ids == ("e07", "e08")
+    # Only the turns after the remote compaction are summarized (spec §4.5): "Next step"
+    # and "ok" (e06, e07; the chain's own entries are e00–e04, the compaction comes next).
+    assert prep.summarize_entry_ids == ("e06", "e07")
 
 
 def test_openai_lane_needs_musepi_profile(server):
@@ -350,7 +351,7 @@ def test_custom_endpoint_request_shape(server, profile):
     # A textual summary: the context shows it and re-emits the kept region.
     context = build_session_context(result.apply(parser_chain().session()), profile=profile)
     assert context.messages[0]["summary"] == result.summary
-    assert len(context.messages) == 3
+    assert len(context.messages) == 2  # the summary, then the kept long user message
 
 
 def test_custom_endpoint_as_summarizer(server):

@@ -1,15 +1,20 @@
 """Where to cut: valid cut points, turn starts and `find_cut_point` (spec §4.1–4.2, §4.6).
 
-The walk from the newest entry back accumulates token counts until the keep budget is
-reached, then cuts at the nearest valid cut point at or after that entry. Profiles differ
-only in what counts: pi counts `message` entries alone (a `custom_message` or
-`branch_summary` is a cut point worth 0 tokens); MusePi counts every context-visible entry.
+pi: the walk from the newest entry back accumulates token counts until the keep budget is
+reached, then cuts at the nearest valid cut point at or after that entry; only `message`
+entries count (a `custom_message` or `branch_summary` is a cut point worth 0 tokens).
+
+MusePi (oh-my-pi 18.2.3 `findCutPoint`): the walk goes back by valid cut points, measuring
+whole assistant/tool groups, and keeps the oldest cut point whose suffix still fits the
+budget (the newest group is kept even when it alone is over); every context-visible entry
+counts. A bash command starts a turn like a user message, the turn is judged before metadata
+is pulled into the kept region, and a `custom`-role message is no cut point.
 """
 
 from __future__ import annotations
 
 import threading
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -22,13 +27,13 @@ _CUT_ROLES: dict[str, frozenset[str]] = {
     "pi": frozenset(
         {"user", "assistant", "bashExecution", "custom", "branchSummary", "compactionSummary"}
     ),
-    # oh-my-pi also accepts the legacy `hookMessage` role (§4.4).
+    # oh-my-pi also accepts the legacy `hookMessage` role (§4.4); a `custom`-role message
+    # entry is no cut point in 18.2.3 (`custom_message` entries are).
     "musepi": frozenset(
         {
             "user",
             "assistant",
             "bashExecution",
-            "custom",
             "branchSummary",
             "compactionSummary",
             "hookMessage",
@@ -122,6 +127,7 @@ class CutWindow:
     built from).
 
     Attributes:
+        profile: `"musepi"` or `"pi"`: which cut rule `cut` applies.
         start: First index of the window.
         end: One past the last index.
         kinds: Entry type of every entry `[0, end)` (only `[start, end)` is filled).
@@ -130,6 +136,7 @@ class CutWindow:
         counted: Indices whose tokens the walk counts, ascending.
     """
 
+    profile: str
     start: int
     end: int
     kinds: tuple[str | None, ...]
@@ -158,6 +165,8 @@ class CutWindow:
 
     def cut(self, keep_recent_tokens: int) -> CutPointResult:
         """The cut for a keep budget (see `find_cut_point`)."""
+        if self.profile == "musepi":
+            return self._musepi_cut(keep_recent_tokens)
         start, cut_points = self.start, self.cut_points
         if not cut_points:
             return CutPointResult(start, -1, False)
@@ -185,6 +194,44 @@ class CutWindow:
                 turn_start = i
                 break
         return CutPointResult(cut, turn_start, turn_start != -1)
+
+    def _musepi_cut(self, keep_recent_tokens: int) -> CutPointResult:
+        start, cut_points = self.start, self.cut_points
+        if not cut_points:
+            return CutPointResult(start, -1, False)
+        # The oldest cut point whose suffix fits the budget. The walk back stops at the
+        # newest entry where the running sum goes over it: every cut point after that
+        # entry fits, none at or before it does. None goes over: the first cut point;
+        # no cut point after it: the newest (kept even though it alone is over).
+        over = self._newest_reaching(keep_recent_tokens + 1)
+        if over < 0:
+            cut = cut_points[0]
+        else:
+            pos = bisect_right(cut_points, self.counted[over])
+            cut = cut_points[min(pos, len(cut_points) - 1)]
+        kinds, roles = self.kinds, self.roles
+        turn_start = -1
+        is_turn_start = _is_turn_start(kinds[cut], roles[cut])
+        if not is_turn_start:
+            for i in range(cut, start - 1, -1):
+                if _is_turn_start(kinds[i], roles[i]):
+                    turn_start = i
+                    break
+        # Metadata right before the cut joins the kept region; a message-bearing entry, a
+        # compaction or a reset boundary stops it.
+        while cut > start and kinds[cut - 1] not in _PULL_BACK_STOPS:
+            cut -= 1
+        return CutPointResult(cut, turn_start, not is_turn_start and turn_start != -1)
+
+
+_PULL_BACK_STOPS = frozenset(
+    {"message", "custom_message", "branch_summary", "compaction", "reset_boundary"}
+)
+
+
+def _is_turn_start(kind: str | None, role: str | None) -> bool:
+    """oh-my-pi `isTurnStartEntry`: a user or bash message, a branch summary, a custom message."""
+    return kind in _USER_ROLE_ENTRY_TYPES or (kind == "message" and role in _TURN_START_ROLES)
 
 
 def cut_window(
@@ -242,6 +289,7 @@ def cut_window(
             return count_entry(entries[index])
 
     return CutWindow(
+        profile=profile,
         start=start,
         end=end,
         kinds=tuple(kinds),
@@ -264,10 +312,12 @@ def find_cut_point(
     """Find the first entry to keep so that about `keep_recent_tokens` stay verbatim (§4.2).
 
     1. No valid cut point in `[start, end)` → cut at `start`, no split.
-    2. Walk from `end − 1` down to `start` adding token counts (pi: `message` entries
-       only; MusePi: every context-visible entry, §4.6). When the sum reaches the
-       budget, cut at the first valid cut point at or after that entry; if it never
-       does, cut at the first valid cut point.
+    2. pi: walk from `end − 1` down to `start` adding token counts of `message` entries.
+       When the sum reaches the budget, cut at the first valid cut point at or after that
+       entry; if it never does, cut at the first valid cut point. MusePi (oh-my-pi
+       18.2.3): the oldest valid cut point whose suffix (every context-visible entry from
+       it to `end`) is at most the budget; the newest cut point when none is, and the
+       turn is judged (step 4) before step 3.
     3. Pull the metadata right before the cut into the kept region: step back while the
        previous entry is neither a `message` nor a `compaction` (and stay ≥ `start`).
     4. Split turn, judged on the entry after step 3: a user message is a turn start (no

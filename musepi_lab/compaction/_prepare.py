@@ -5,10 +5,13 @@ part before the cut is summarized (with the previous summary), a split turn's pr
 summarized separately.
 
 MusePi (spec §4.4–4.5): one *effective sequence* of message-bearing entries is built —
-the region the previous (readable) compaction kept, then everything after it, minus
-compaction records and pure metadata, never crossing a `/clear` reset boundary — and
-estimation, the adaptive keep budget, the cut and the partition all run on it. A
-preparation with nothing to summarize is a no-op (None).
+what follows the previous (readable) compaction, minus compaction records and pure
+metadata, never crossing a `/clear` reset boundary — and estimation, the adaptive keep
+budget, the cut and the partition all run on it. Where the sequence starts is
+`CompactionSettings.boundary`: `"seed"` (default) right after the previous compaction
+record, as the seed says (`boundaryStart = prevCompactionIndex + 1`); `"release"` at the
+previous compaction's `firstKeptEntryId`, re-opening the region it kept (oh-my-pi 18.2.3,
+§4.5). A preparation with nothing to summarize is a no-op (None).
 
 Token counts come from a `TokenCounter`, which caches them per entry: pass the same
 counter to repeated calls (a sweep over keep budgets counts each entry once).
@@ -83,8 +86,10 @@ class CompactionPreparation:
         turn_prefix_entry_ids: Entries of `turn_prefix_messages`.
         kept_entry_ids: Entries of `recent_messages`.
         cut_index: Path index of the first kept entry.
-        boundary_start: Path index where the region considered starts (pi: after the
-            previous compaction; MusePi: start of the effective sequence).
+        boundary_start: Path index where the region considered starts. pi: after the
+            previous compaction. MusePi: the first message of the effective sequence (seed
+            boundary: the first after the previous compaction; release boundary: from its
+            first kept entry on).
         turn_start_index: Path index of the split turn's start, or -1.
         previous_compaction_index: Path index of the previous compaction used, or -1.
         reset_boundary_index: Path index of the `/clear` boundary honoured (MusePi), or -1.
@@ -306,7 +311,11 @@ def _pi_plan(path: tuple[Entry, ...], counter: TokenCounter) -> _Plan:
 
 
 def _musepi_region(path: tuple[Entry, ...], settings: CompactionSettings) -> tuple[int, int, int]:
-    """`(previous_index, reset_index, region_start)` of the effective sequence (§4.5)."""
+    """`(previous_index, reset_index, region_start)` of the effective sequence (§4.4–4.5).
+
+    The start is after the previous compaction (seed boundary), or (release boundary) at
+    its kept region; either way never before the latest `/clear` boundary.
+    """
     previous_index = -1
     latest_reset = -1
     for index in range(len(path) - 1, -1, -1):
@@ -325,6 +334,8 @@ def _musepi_region(path: tuple[Entry, ...], settings: CompactionSettings) -> tup
     if previous_index < 0:
         return -1, latest_reset, lower
     previous = path[previous_index]
+    if settings.boundary == "seed":
+        return previous_index, latest_reset, previous_index + 1
     if is_remote_compaction(previous):
         # Replayable provider history holds the kept turns; start after its snapshot.
         through = _index_of(path, previous.get("providerReplayThroughEntryId"), previous_index)
@@ -356,10 +367,15 @@ def _musepi_plan(
     if not sequence:
         return None
     counts = _entry_counts(counter, sequence)
+    # The release's getLastAssistantUsage takes the newest valid usage even when it is all
+    # zero (converted sessions): tokensBefore is then 0 and the keep budget is not adapted.
     usage_index = -1
     for index in range(len(path) - 1, -1, -1):
         entry = path[index]
-        if entry.type == "message" and message_usage(entry.message, profile="musepi") is not None:
+        if (
+            entry.type == "message"
+            and message_usage(entry.message, profile="musepi", skip_all_zero=False) is not None
+        ):
             usage_index = index
             break
     tokens_before = 0
@@ -385,8 +401,8 @@ def _musepi_plan(
         ),
         tokens_before=tokens_before,
         prompt_tokens=prompt_tokens,
-        # The retained region is part of the estimate (§4.5), so re-expanded history
-        # does not inflate the usage ratio.
+        # The release boundary puts the retained region in the estimate (§4.5), so
+        # re-expanded history does not inflate the usage ratio.
         estimated_tokens=sum(counts),
         previous_index=previous_index,
         reset_index=reset_index,
@@ -480,7 +496,11 @@ def _plan_for(
     counter: TokenCounter,
     profile: str,
 ) -> _Plan | None:
-    variant = (profile, profile == "musepi" and settings.remote_enabled)
+    variant = (
+        profile,
+        profile == "musepi" and settings.remote_enabled,
+        profile == "musepi" and settings.boundary,
+    )
     if isinstance(source, Session) and type(counter) is TokenCounter:
         # A plain counter's counts live on the entries, so any counter of the method gives
         # the same plan: it is kept with the session, for every later preparation.
@@ -532,9 +552,12 @@ def prepare_compaction(
     messages before the cut (before the split turn's start) are summarized with the
     previous summary, a split turn's start is summarized separately, file operations are
     seeded from the previous compaction's details. MusePi (§4.4–4.5): the same on the
-    effective sequence (the previous compaction's kept region re-partitioned, metadata and
-    compaction records dropped, `/clear` boundaries honoured), with the keep budget
-    shrunk by the usage/estimate ratio; nothing to summarize → None.
+    effective sequence (what follows the previous compaction, metadata and compaction
+    records dropped, `/clear` boundaries honoured), with the keep budget shrunk by the
+    usage/estimate ratio; nothing to summarize → None. With `settings.boundary ==
+    "release"` the sequence also re-opens the previous compaction's kept region (from its
+    `firstKeptEntryId`), as oh-my-pi 18.2.3 does; the default `"seed"` starts after the
+    previous compaction record, as the seed says.
 
     Repeated calls with the same counter on the same session or path (e.g. a sweep over
     `keep_recent_tokens`) reuse the token counts and everything else that does not

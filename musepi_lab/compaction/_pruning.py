@@ -40,7 +40,11 @@ DEFAULT_PROTECT_TOKENS = 40000
 DEFAULT_MINIMUM_SAVINGS = 20000
 DEFAULT_PROTECTED_TOOLS: tuple[str, ...] = ("skill",)
 DEFAULT_SUFFIX_TOKEN_LIMIT = 8000
-DEFAULT_IDLE_FLUSH_MS = 30 * 60 * 1000
+DEFAULT_IDLE_FLUSH_MS = 90 * 60 * 1000
+"""oh-my-pi 18.2.3 `PRUNE_IDLE_FLUSH_MS` (session-maintenance.ts): the cache is cold after this."""
+MAINTENANCE_CACHE_WARM_SUFFIX_TOKENS = 8000
+"""oh-my-pi 18.2.3 `PRUNE_CACHE_WARM_SUFFIX_TOKENS`: the maintenance never prunes a result
+followed by more than this many tokens (it sits in the warm prompt-cache prefix)."""
 SKILL_URL_PREFIX = "skill://"
 _RANGE_SEP = "\x00"
 _ALTERNATE_SEP = "\x01"
@@ -443,7 +447,7 @@ def prune_tool_outputs(
     minimum = _setting(settings, "prune_minimum_savings", minimum_savings, DEFAULT_MINIMUM_SAVINGS)
     tools = _setting(settings, "prune_protected_tools", protected_tools, DEFAULT_PROTECTED_TOOLS)
     useless_on = _setting(settings, "prune_useless", prune_useless, True)
-    supersede_on = _setting(settings, "supersede_reads", supersede_reads, True)
+    supersede_on = _setting(settings, "prune_supersede_reads", supersede_reads, True)
     floor = _setting(settings, "prune_min_tokens", min_prune_tokens, MIN_PRUNE_TOKENS)
     matchers = _matchers(tools, protect_skill_reads)
     boundary_id = latest_keep_boundary(entries) if keep_boundary_id is None else keep_boundary_id
@@ -472,6 +476,43 @@ def prune_tool_outputs(
     if not candidates or total < minimum:
         return PruneResult(session, entries, (), 0)
     return _apply(session, entries, candidates, now_ms)
+
+
+def maintenance_prune(
+    session_or_path_entries: Session | Sequence[Entry],
+    counter: TokenCounter,
+    *,
+    settings: Any = None,
+    now_ms: int | None = None,
+) -> PruneResult:
+    """The pruning MusePi's session maintenance runs before a threshold compaction.
+
+    oh-my-pi 18.2.3 (`session-maintenance.ts`, `#pruneToolOutputs`) passes the library's
+    `DEFAULT_PRUNE_CONFIG` with `pruneUseless` from `compaction.dropUseless`, the latest
+    compaction's `firstKeptEntryId` as keep boundary, and the warm-cache guard
+    (`cacheWarmSuffixTokens` 8000), and no supersede key: superseded reads are left to the
+    per-turn pass (`prune_superseded_tool_results`). The values come from `settings`
+    (`prune_supersede_reads`, `prune_cache_warm_suffix_tokens`, `drop_useless`, ...).
+
+    Args:
+        session_or_path_entries: A session (its current path) or path entries.
+        counter: Token counter.
+        settings: A `CompactionSettings` (default: MusePi's).
+        now_ms: The `prunedAt` stamp (epoch ms); None reads the clock.
+    """
+    if settings is None:
+        from ._settings import CompactionSettings
+
+        settings = CompactionSettings.musepi()
+    return prune_tool_outputs(
+        session_or_path_entries,
+        counter,
+        prune_useless=settings.drop_useless,
+        supersede_reads=settings.prune_supersede_reads,
+        cache_warm_suffix_tokens=settings.prune_cache_warm_suffix_tokens,
+        now_ms=now_ms,
+        settings=settings,
+    )
 
 
 def _last_message_timestamp(entries: Sequence[Entry]) -> float | None:

@@ -28,15 +28,21 @@ BRANCH_SUMMARY_MAX_TOKENS = 2048
 """`maxTokens` of a branch-summary request, pi and oh-my-pi (spec §7)."""
 MUSEPI_METHOD_ORDER: tuple[str, ...] = ("remote", "snapcompact", "handoff", "shake", "soft")
 METHODS: frozenset[str] = frozenset({"window", "remote", "snapcompact", "handoff", "soft", "shake"})
+MUSEPI_REFERENCE = "oh-my-pi 18.2.3"
+"""The oh-my-pi release the MusePi profile follows where the seed is silent (issue 11)."""
+PI_REFERENCE = "pi-coding-agent 0.58.3"
+"""The pi release the pi profile follows."""
 STRATEGIES: frozenset[str] = frozenset({"context-full", "handoff", "shake", "snapcompact", "off"})
+BOUNDARIES: tuple[str, ...] = ("seed", "release")
+"""Where MusePi's `prepare_compaction` starts after a previous compaction (`boundary`)."""
 
 
 @dataclass(frozen=True, slots=True)
 class CompactionSettings:
     """Settings of the compaction engine, with the defaults of MusePi or pi.
 
-    `CompactionSettings()` and `CompactionSettings.musepi()` give MusePi's (oh-my-pi's)
-    defaults; `CompactionSettings.pi()` gives pi's. Change fields with `copy_with`.
+    `CompactionSettings()` and `CompactionSettings.musepi()` give MusePi's defaults
+    (oh-my-pi 18.2.3's where the seed is silent, the seed's boundary rule: `boundary`); `CompactionSettings.pi()` gives pi's. Change fields with `copy_with`.
 
     Attributes:
         profile: `"musepi"` or `"pi"`: which algorithm variants the engine runs
@@ -83,20 +89,37 @@ class CompactionSettings:
         prune_protected_tools: tool names never pruned for age (`("skill",)`).
         prune_useless: useless results are always prune candidates (true).
         prune_min_tokens: results smaller than this are not pruned for age (50).
+        prune_supersede_reads: whether the maintenance pruning (`prune_tool_outputs`) also
+            prunes superseded reads. oh-my-pi 18.2.3's maintenance passes no supersede key:
+            false; superseded reads go through the per-turn pass only.
+        prune_cache_warm_suffix_tokens: the maintenance pruning's prompt-cache guard: a
+            result followed by more than this many tokens is left alone (oh-my-pi 18.2.3
+            `PRUNE_CACHE_WARM_SUFFIX_TOKENS` = 8000; None: no guard).
         supersede_reads: `compaction.supersedeReads` (MusePi: true; pi: false) — per-turn
             pruning of reads superseded by newer reads of the same file.
         drop_useless: `compaction.dropUseless` (MusePi: true; pi: false) — per-turn
             elision of results flagged useless.
         supersede_suffix_tokens: the per-turn pass prunes only while the messages after
             the candidates total at most this many tokens (8000)...
-        supersede_idle_seconds: ...or when the last message is at least this old (1800 s,
-            the provider cache is assumed cold).
+        supersede_idle_seconds: ...or when the last message is at least this old (5400 s,
+            oh-my-pi 18.2.3 `PRUNE_IDLE_FLUSH_MS`; the provider cache is assumed cold).
         branch_summary_enabled: `branchSummary.enabled` (MusePi: false; pi has no switch,
             it asks unless `branchSummary.skipPrompt`: true).
         branch_summary_reserve_tokens: `branchSummary.reserveTokens` (16384); the branch
             summary input budget is the window minus this.
         branch_summary_skip_prompt: pi `branchSummary.skipPrompt` (false).
         branch_summary_max_tokens: `maxTokens` of the branch summary request (2048).
+        boundary: where MusePi's `prepare_compaction` starts after a previous compaction.
+            `"seed"` (default; the seed's "Boundary and cut-point logic":
+            `boundaryStart = prevCompactionIndex + 1`): only entries after the previous
+            compaction record are estimated, cut and summarized. `"release"` (oh-my-pi
+            18.2.3): the previous compaction's kept region, from its `firstKeptEntryId`
+            (or after its `providerReplayThroughEntryId` snapshot for a provider-native
+            one), is re-opened and cut together with what follows. The pi profile always
+            starts after the previous compaction and ignores this field.
+        reference: the published release whose behaviour the profile follows where the
+            seed is silent, as the conformance harness measures it (`musepi-lab
+            conformance`).
     """
 
     profile: str = "musepi"
@@ -124,17 +147,23 @@ class CompactionSettings:
     prune_protected_tools: tuple[str, ...] = ("skill",)
     prune_useless: bool = True
     prune_min_tokens: int = 50
+    prune_supersede_reads: bool = False
+    prune_cache_warm_suffix_tokens: int | None = 8000
     supersede_reads: bool = True
     drop_useless: bool = True
     supersede_suffix_tokens: int = 8000
-    supersede_idle_seconds: float = 1800.0
+    supersede_idle_seconds: float = 5400.0
     branch_summary_enabled: bool = False
     branch_summary_reserve_tokens: int = 16384
     branch_summary_skip_prompt: bool = False
     branch_summary_max_tokens: int = BRANCH_SUMMARY_MAX_TOKENS
+    boundary: str = "seed"
+    reference: str = MUSEPI_REFERENCE
 
     def __post_init__(self) -> None:
         check_profile(self.profile)
+        if self.boundary not in BOUNDARIES:
+            raise ValueError(f"unknown boundary {self.boundary!r}; expected one of {BOUNDARIES}")
         if self.strategy not in STRATEGIES:
             raise ValueError(
                 f"unknown strategy {self.strategy!r}; expected one of {sorted(STRATEGIES)}"
@@ -170,7 +199,12 @@ class CompactionSettings:
     # -- constructors -------------------------------------------------------------------
     @classmethod
     def musepi(cls, **changes: Any) -> CompactionSettings:
-        """MusePi's (oh-my-pi's) defaults, with `changes` applied."""
+        """MusePi's defaults, with `changes` applied.
+
+        They are oh-my-pi 18.2.3's (`reference`) where the seed is silent and the seed's
+        where it speaks: `boundary="seed"` prepares a compaction from the entry after the
+        previous compaction record; `musepi(boundary="release")` gives the release's rule.
+        """
         return cls(**changes)
 
     @classmethod
@@ -190,6 +224,8 @@ class CompactionSettings:
             "supersede_reads": False,
             "drop_useless": False,
             "branch_summary_enabled": True,
+            "prune_cache_warm_suffix_tokens": None,
+            "reference": PI_REFERENCE,
         }
         base.update(changes)
         return cls(**base)

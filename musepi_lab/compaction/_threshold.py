@@ -120,13 +120,18 @@ def _is_all_zero(usage: Mapping[str, Any]) -> bool:
 
 
 def message_usage(
-    message: Mapping[str, Any] | None, *, profile: str = "musepi"
+    message: Mapping[str, Any] | None,
+    *,
+    profile: str = "musepi",
+    skip_all_zero: bool | None = None,
 ) -> Mapping[str, Any] | None:
     """The usage of a message if it is *valid usage*, else None.
 
     Valid (pi §3.2): an assistant message with a `usage` mapping whose stopReason is
-    neither `aborted` nor `error`. MusePi also ignores all-zero usage (§4.6), which
-    importers write when the source recorded none.
+    neither `aborted` nor `error`. MusePi's context estimate also ignores all-zero usage
+    (§4.6), which importers write when the source recorded none; `skip_all_zero` says
+    whether to (None: the MusePi profile does). oh-my-pi 18.2.3's `prepareCompaction`
+    (`getLastAssistantUsage`) does not: there an all-zero usage is the last usage.
     """
     if not message or message.get("role") != "assistant":
         return None
@@ -135,7 +140,8 @@ def message_usage(
         return None
     if message.get("stopReason") in ("aborted", "error"):
         return None
-    if profile == "musepi" and _is_all_zero(usage):
+    skip = profile == "musepi" if skip_all_zero is None else skip_all_zero
+    if skip and _is_all_zero(usage):
         return None
     return usage
 

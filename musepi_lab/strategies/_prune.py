@@ -2,8 +2,14 @@
 
 Runs the engine's `prune_tool_outputs` on the path to the leaf with the settings' pruning
 values (protect the newest 40000 tokens of tool output, change nothing unless at least
-20000 tokens are saved); superseded reads and useless results go at any age when the
-settings allow it. Blanked results are rewritten in place; no entry is appended.
+20000 tokens are saved); superseded reads (`compaction.supersedeReads`) and useless results
+go at any age when the settings allow it. Blanked results are rewritten in place; no entry is
+appended.
+
+This is the pruning function with the per-turn pass's supersede rule folded in, a research
+baseline. The agent's own pre-compaction pass (oh-my-pi 18.2.3: no supersede key, the warm
+prompt-cache suffix protected) is `compaction._pruning.maintenance_prune`, which prunes
+nothing on most recorded sessions.
 """
 
 from __future__ import annotations
@@ -65,6 +71,7 @@ class Prune(Strategy):
             ctx.counter,
             protect_tokens=self.protect_tokens,
             minimum_savings=self.minimum_savings,
+            supersede_reads=ctx.settings.supersede_reads,
             now_ms=int(now_ms) if now_ms is not None else None,
             settings=ctx.settings,
         )

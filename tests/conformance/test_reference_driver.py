@@ -14,17 +14,15 @@ agents.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import os
 import shutil
-import sys
 from functools import cache
 from typing import Any, NoReturn
 
 import pytest
-from _corpus import PI_FILES, REPO_ROOT, corpus_file
+from _corpus import PI_FILES, corpus_file
 
 pytestmark = pytest.mark.corpus
 
@@ -36,17 +34,7 @@ FILES = ["/".join(parts[1:]) for parts in PI_FILES]
 TOP_FIXTURES = ["large-session.jsonl", "before-compaction.jsonl"]
 
 
-def _load_runner():
-    spec = importlib.util.spec_from_file_location(
-        "musepi_conformance_run", REPO_ROOT / "conformance" / "run.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-runner = _load_runner()
+from musepi_lab.conformance import _reference as runner  # noqa: E402
 
 
 def in_ci() -> bool:
@@ -64,10 +52,12 @@ def missing(reason: str) -> NoReturn:
 @cache
 def _run(agent: str, name: str) -> dict[str, Any]:
     path = corpus_file("pi", *name.split("/"))
-    return runner.run_reference(
+    # Cached per (file digest, pins and driver digest, options) outside the repository.
+    return runner.cached_reference(
         agent,
         path,
         BUDGETS,
+        snapcompact=True,
         snapcompact_budgets=[DEFAULT_KEEP],
         texts="digest",
     )

@@ -1,0 +1,55 @@
+"""Conformance with the agents' published code (issue 11): the reference runner, our side in
+the same shape, and the field-by-field comparison.
+
+- `run_reference` / `cached_reference` (`_reference`): install the pinned npm packages into a
+  cache outside the repository and run a driver of ours on a session file (pi 0.58.3 on node,
+  oh-my-pi on Bun), returning its JSON document;
+- `our_document` (`_ours`): the same document from our profiles;
+- `compare_all` (`_compare`): rows of agreement per measure (`MeasureRow`), and rows marked
+  `seed_difference` where the profile follows the seed, not the release
+  (`compare_seed_boundary`). Comparisons are
+  plain functions `compare_x(reference: dict, session, budgets) -> list[MeasureRow]` listed in
+  `COMPARISONS`: registering another (summarizer dialects, snapcompact) is one line there;
+- `compare_file`, `format_table` (`_run`): the IO edge the `musepi-lab conformance` command uses.
+"""
+
+from ._compare import (
+    COMPARISONS,
+    SEED_BOUNDARY_REASON,
+    MeasureRow,
+    compare_all,
+    compare_engine,
+    compare_seed_boundary,
+    merge_rows,
+)
+from ._ours import our_budgets, our_document
+from ._reference import (
+    DEFAULT_BUDGETS,
+    ReferenceRunError,
+    ReferenceToolMissing,
+    cached_reference,
+    ensure_installed,
+    run_reference,
+)
+from ._run import FileReport, compare_file, format_table
+
+__all__ = [
+    "COMPARISONS",
+    "DEFAULT_BUDGETS",
+    "SEED_BOUNDARY_REASON",
+    "FileReport",
+    "MeasureRow",
+    "ReferenceRunError",
+    "ReferenceToolMissing",
+    "cached_reference",
+    "compare_all",
+    "compare_engine",
+    "compare_file",
+    "compare_seed_boundary",
+    "ensure_installed",
+    "format_table",
+    "merge_rows",
+    "our_budgets",
+    "our_document",
+    "run_reference",
+]

@@ -1,0 +1,99 @@
+"""The IO edge of conformance: read each file, run the reference on it, compare, format.
+
+Files in a format other than pi/MusePi JSONL are converted first: our conversion is written to
+a temporary pi JSONL file, and both the reference and our profile read that file, so the two
+sides see the same bytes.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from ..formats._registry import read_session
+from ._compare import MeasureRow, compare_all, merge_rows
+from ._reference import DEFAULT_BUDGETS, Agent, cached_reference
+
+AGENTS: tuple[Agent, ...] = ("pi", "musepi")
+
+
+@dataclass(frozen=True, slots=True)
+class FileReport:
+    """The rows of one input file (and the pi JSONL file the reference read)."""
+
+    source: str
+    compared_file: str
+    converted: bool
+    rows: tuple[MeasureRow, ...]
+
+
+@contextmanager
+def pi_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[Path, bool]]:
+    """The file itself when it is pi/MusePi JSONL, else our conversion in a temporary file.
+
+    Yields `(pi_jsonl_path, converted)`; the temporary file is removed afterwards.
+    """
+    source = Path(path)
+    session = read_session(source)
+    if session.source_format == "pi":
+        yield source, False
+        return
+    with tempfile.TemporaryDirectory(prefix="musepi-conformance-") as scratch:
+        target = Path(scratch) / (source.stem + ".jsonl")
+        session.write(target)
+        yield target, True
+
+
+def compare_file(
+    path: str | os.PathLike[str],
+    agents: Sequence[Agent] = AGENTS,
+    budgets: Sequence[int] = DEFAULT_BUDGETS,
+) -> FileReport:
+    """Run each agent's reference on one file and compare it with our matching profile.
+
+    Raises:
+        ReferenceToolMissing: node, npm or bun is missing.
+        ReferenceRunError: installing or running a driver failed.
+    """
+    rows: list[MeasureRow] = []
+    with pi_jsonl(path) as (jsonl, converted):
+        session = read_session(jsonl)
+        for agent in agents:
+            reference = cached_reference(agent, jsonl, budgets, texts="digest")
+            rows.extend(
+                replace(row, first_difference=f"{Path(path).name}: {row.first_difference}")
+                if row.first_difference
+                else row
+                for row in compare_all(reference, session, budgets)
+            )
+    return FileReport(str(path), str(jsonl), converted, tuple(rows))
+
+
+def _table_line(row: MeasureRow) -> str:
+    share = 100.0 * row.agreed / row.total if row.total else 100.0
+    mark = " (own wording)" if row.own_wording else ""
+    return (
+        f"{row.agent:<7} {row.measure:<34} {f'{row.agreed}/{row.total}':>13} "
+        f"{share:>6.1f}%  {(row.first_difference or '')}{mark}"
+    )
+
+
+def format_table(rows: Sequence[MeasureRow]) -> str:
+    """A plain-text table: agent, measure, agreed/total, percent, first difference.
+
+    Rows marked `seed_difference` follow in their own section, one per reason, headed by
+    the reason: there `agreed` counts cases where the profile's seed rule gives the
+    release's value.
+    """
+    header = f"{'agent':<7} {'measure':<34} {'agreed':>13} {'%':>7}  first difference"
+    merged = sorted(merge_rows(rows), key=lambda r: (r.agent, r.measure))
+    lines = [header, *(_table_line(r) for r in merged if r.seed_difference is None)]
+    reasons = dict.fromkeys(r.seed_difference for r in merged if r.seed_difference is not None)
+    for reason in reasons:
+        lines += ["", f"seed differences (listed, not failures) — {reason}", header]
+        lines += [_table_line(r) for r in merged if r.seed_difference == reason]
+    return "\n".join(lines)
