@@ -60,12 +60,16 @@ def missing(reason: str) -> NoReturn:
     pytest.skip(reason)
 
 
-def rows_for(path: Path, budgets: tuple[int, ...] = TEST_BUDGETS) -> list[MeasureRow]:
+def rows_for(
+    path: Path, budgets: tuple[int, ...] = TEST_BUDGETS, snapcompact: tuple[int, ...] = ()
+) -> list[MeasureRow]:
+    # Snapcompact at every corpus file is tests/test_snapcompact_conformance.py's; here only
+    # where asked (the release's renderer takes seconds per budget).
     for tool in ("node", "npm"):
         if shutil.which(tool) is None:
             missing(f"{tool} not found on PATH")
     try:
-        return list(compare_file(path, budgets=budgets).rows)
+        return list(compare_file(path, budgets=budgets, snapcompact_budgets=snapcompact).rows)
     except ReferenceToolMissing as error:
         missing(str(error))
 
@@ -264,9 +268,17 @@ def generated_file(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 
 def test_generated_session_agrees_on_every_measure(generated_file: Path) -> None:
-    rows = rows_for(generated_file, (1000, 2000, 5000, 10000, 20000))
+    rows = rows_for(generated_file, (1000, 2000, 5000, 10000, 20000), snapcompact=(1000,))
     assert_all_agree(rows)
     measures = {(r.agent, r.measure) for r in rows}
+    # The texts: pi's one serializer, MusePi's every dialect, snapcompact's archive and
+    # frames (pixels compared with the frames the release wrote).
+    assert ("pi", "summarizer_input") in measures
+    dialects = {m.split("/", 1)[1] for a, m in measures if m.startswith("summarizer_input/")}
+    assert {"none", "anthropic", "harmony", "xml", "qwen3", "gemma"} <= dialects
+    for part in ("plan", "archive_text", "frame_geometry", "frame_pixels", "billing"):
+        assert ("musepi", f"snapcompact/{part}") in measures
+    # (this session is small: its archive fits the text pages, so no frame; see below)
     # Both agents report the core measures; the release alone has pruning.
     for agent in ("pi", "musepi"):
         for measure in (
@@ -339,6 +351,15 @@ def test_no_seed_rows_for_pi_or_without_a_compaction(generated_file: Path) -> No
 @pytest.mark.parametrize("parts", PI_FILES, ids=lambda p: "/".join(p[1:]))
 def test_pi_corpus_file_agrees(parts: tuple[str, ...]) -> None:
     assert_all_agree(rows_for(corpus_file(*parts)))
+
+
+@pytest.mark.corpus
+def test_the_table_compares_snapcompact_frames_pixel_for_pixel() -> None:
+    rows = rows_for(corpus_file("pi", "large-session.jsonl"), (20000,), snapcompact=(20000,))
+    assert_all_agree(rows)
+    pixels = next(r for r in rows if r.measure == "snapcompact/frame_pixels")
+    geometry = next(r for r in rows if r.measure == "snapcompact/frame_geometry")
+    assert pixels.total == geometry.total > 0
 
 
 @pytest.mark.corpus
@@ -446,7 +467,12 @@ def test_seed_difference_rows_do_not_fail_and_merge_apart() -> None:
 
 
 def test_comparisons_are_registered_in_one_list() -> None:
-    assert [c.__name__ for c in COMPARISONS] == ["compare_engine", "compare_seed_boundary"]
+    assert [c.__name__ for c in COMPARISONS] == [
+        "compare_engine",
+        "compare_seed_boundary",
+        "compare_dialects",
+        "compare_pi_summarizer_input",
+    ]
 
 
 def test_musepi_settings_record_the_release_they_follow() -> None:

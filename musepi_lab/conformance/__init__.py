@@ -9,14 +9,16 @@ the same shape, and the field-by-field comparison.
   `seed_difference` where the profile follows the seed, not the release
   (`compare_seed_boundary`). Comparisons are
   plain functions `compare_x(reference: dict, session, budgets) -> list[MeasureRow]` listed in
-  `COMPARISONS`: registering another (summarizer dialects, snapcompact) is one line there;
+  `COMPARISONS`: registering another is one line there. The text measures (`_texts`): the
+  summarizer input in every dialect (`compare_dialects`, registered) and snapcompact's
+  archives and frames (`snapcompact_rows`, run by `compare_file` on a reference that wrote
+  its frames);
 - `compare_file`, `format_table` (`_run`): the IO edge the `musepi-lab conformance` command uses.
 """
 
 from ._compare import (
     COMPARISONS,
     SEED_BOUNDARY_REASON,
-    MeasureRow,
     compare_all,
     compare_engine,
     compare_seed_boundary,
@@ -31,7 +33,9 @@ from ._reference import (
     ensure_installed,
     run_reference,
 )
+from ._rows import MeasureRow
 from ._run import FileReport, compare_file, format_table
+from ._texts import compare_dialects, snapcompact_rows
 
 __all__ = [
     "COMPARISONS",
@@ -43,6 +47,7 @@ __all__ = [
     "ReferenceToolMissing",
     "cached_reference",
     "compare_all",
+    "compare_dialects",
     "compare_engine",
     "compare_file",
     "compare_seed_boundary",
@@ -52,4 +57,5 @@ __all__ = [
     "our_budgets",
     "our_document",
     "run_reference",
+    "snapcompact_rows",
 ]

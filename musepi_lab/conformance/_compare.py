@@ -20,41 +20,10 @@ from typing import Any
 
 from ..session._session import Session
 from ._ours import our_budgets, our_document
+from ._rows import MeasureRow
+from ._texts import compare_dialects, compare_pi_summarizer_input
 
 Comparison = Callable[[Mapping[str, Any], Session, Sequence[int]], "list[MeasureRow]"]
-
-
-@dataclass(frozen=True, slots=True)
-class MeasureRow:
-    """Agreement of one measure for one agent on one input.
-
-    Attributes:
-        measure: Name of the measure (`cut_point`, `prepare.tokens_before`, ...).
-        agent: "pi" or "musepi".
-        agreed: Cases where ours equals the reference.
-        total: Cases compared.
-        first_difference: Where the first disagreeing case differs, with both values; None
-            when all agree.
-        own_wording: The measure compares texts that are our own wording by design (prompt
-            prose, wrapper sentences): a disagreement there does not fail the run.
-        seed_difference: For rows comparing the profile's seed-following default with the
-            release, the one-line reason (which seed rule); `agreed` then counts the cases
-            where the seed rule happens to give the release's value. Never fails the run.
-            None for the ordinary rows.
-    """
-
-    measure: str
-    agent: str
-    agreed: int
-    total: int
-    first_difference: str | None = None
-    own_wording: bool = False
-    seed_difference: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        """All cases agree, or the measure is own wording or a listed seed difference."""
-        return self.own_wording or self.seed_difference is not None or self.agreed == self.total
 
 
 def first_difference(ours: Any, theirs: Any, where: str = "") -> str | None:
@@ -302,6 +271,8 @@ def compare_seed_boundary(
 COMPARISONS: list[Comparison] = [
     compare_engine,
     compare_seed_boundary,
+    compare_dialects,
+    compare_pi_summarizer_input,
 ]
 """Every comparison `compare_all` runs; register another by appending its function here."""
 

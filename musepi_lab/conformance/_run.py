@@ -13,12 +13,19 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Literal
 
 from ..formats._registry import read_session
-from ._compare import MeasureRow, compare_all, merge_rows
-from ._reference import DEFAULT_BUDGETS, Agent, cached_reference
+from ..session._session import Session
+from ._compare import compare_all, merge_rows
+from ._reference import DEFAULT_BUDGETS, Agent, cached_reference, run_reference
+from ._rows import MeasureRow
+from ._texts import snapcompact_rows
 
 AGENTS: tuple[Agent, ...] = ("pi", "musepi")
+SNAPCOMPACT_BUDGETS: tuple[int, ...] = (20_000,)
+"""Budgets at which `compare_file` renders snapcompact on both sides (the release's renderer
+takes seconds per budget, so not the whole sweep)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,8 +59,13 @@ def compare_file(
     path: str | os.PathLike[str],
     agents: Sequence[Agent] = AGENTS,
     budgets: Sequence[int] = DEFAULT_BUDGETS,
+    snapcompact_budgets: Sequence[int] = SNAPCOMPACT_BUDGETS,
 ) -> FileReport:
     """Run each agent's reference on one file and compare it with our matching profile.
+
+    MusePi's reference runs with full texts (the summarizer input per dialect is compared
+    byte for byte) and, at `snapcompact_budgets` (none: skipped), once more with snapcompact
+    rendered and its frames written to a temporary folder, so the frame pixels are compared.
 
     Raises:
         ReferenceToolMissing: node, npm or bun is missing.
@@ -63,14 +75,32 @@ def compare_file(
     with pi_jsonl(path) as (jsonl, converted):
         session = read_session(jsonl)
         for agent in agents:
-            reference = cached_reference(agent, jsonl, budgets, texts="digest")
-            rows.extend(
-                replace(row, first_difference=f"{Path(path).name}: {row.first_difference}")
-                if row.first_difference
-                else row
-                for row in compare_all(reference, session, budgets)
-            )
-    return FileReport(str(path), str(jsonl), converted, tuple(rows))
+            texts: Literal["full", "digest"] = "full" if agent == "musepi" else "digest"
+            reference = cached_reference(agent, jsonl, budgets, texts=texts)
+            rows.extend(compare_all(reference, session, budgets))
+            if agent == "musepi" and snapcompact_budgets:
+                rows.extend(_snapcompact(jsonl, session, snapcompact_budgets))
+    named = (
+        replace(row, first_difference=f"{Path(path).name}: {row.first_difference}")
+        if row.first_difference
+        else row
+        for row in rows
+    )
+    return FileReport(str(path), str(jsonl), converted, tuple(named))
+
+
+def _snapcompact(jsonl: Path, session: Session, budgets: Sequence[int]) -> list[MeasureRow]:
+    with tempfile.TemporaryDirectory(prefix="musepi-conformance-frames-") as frames:
+        reference = run_reference(
+            "musepi",
+            jsonl,
+            budgets,
+            frames_dir=frames,
+            snapcompact=True,
+            snapcompact_budgets=budgets,
+            texts="digest",
+        )
+        return snapcompact_rows(reference, session, budgets)
 
 
 def _table_line(row: MeasureRow) -> str:
