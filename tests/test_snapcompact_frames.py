@@ -284,3 +284,19 @@ def test_silver_frames_are_rgb_pngs_one_cell_per_wide_character() -> None:
     img = Image.open(io.BytesIO(data))
     assert (data[24], data[25]) == (8, 2) and img.mode == "RGB"
     assert img.size == (64, 2 * 16)  # six cells: two rows
+
+
+def test_a_frame_printed_in_dim_ink_alone_is_a_one_bit_white_and_gray_png() -> None:
+    # As oh-my-pi 18.2.3 writes such a frame (seen on a Codex rollout's last frame): the
+    # palette holds only the colors used, white then gray, so one bit per pixel.
+    from musepi_lab.strategies.snapcompact._render import DIM_INK, PAPER, encode_palette_png
+
+    pixels = np.full((3, 10), PAPER, dtype=np.uint8)
+    pixels[1, 2:7] = DIM_INK
+    png = encode_palette_png(pixels)
+    assert png[12:16] == b"IHDR" and png[24] == 1 and png[25] == 3  # 1-bit, palette
+    image = Image.open(io.BytesIO(png))
+    assert image.mode == "P" and image.getpalette()[:6] == [255, 255, 255, 128, 128, 128]
+    gray = np.array(image.convert("L"))
+    assert sorted(np.unique(gray).tolist()) == [128, 255]
+    assert (gray == 128).sum() == 5

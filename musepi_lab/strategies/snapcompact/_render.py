@@ -161,14 +161,21 @@ def _png(chunks: list[tuple[bytes, bytes]]) -> bytes:
 def encode_palette_png(pixels: np.ndarray) -> bytes:
     """A palette PNG of palette indices 0–2 (`PALETTE`), deterministic bytes.
 
-    As the release writes them: 2-bit with the three colors when gray dim ink is used,
-    else 1-bit with white and black only.
+    As the release writes them: the palette holds white and the inks the frame uses, in
+    the order black, gray; 2-bit with all three, else 1-bit (white and black, or white and
+    gray for a frame printed in dim ink alone).
     """
     import numpy as np  # lazily: `import musepi_lab` stays light
 
     height, width = pixels.shape
-    dimmed = bool(pixels.size) and int(pixels.max()) >= DIM_INK
-    depth = 2 if dimmed else 1
+    dimmed = bool(pixels.size) and bool((pixels == DIM_INK).any())
+    black = bool(pixels.size) and bool((pixels == INK).any())
+    if dimmed and not black:  # white and gray only: gray takes index 1
+        pixels = np.where(pixels == DIM_INK, INK, pixels)
+        palette = PALETTE[:3] + PALETTE[6:]
+    else:
+        palette = PALETTE if dimmed else PALETTE[:6]
+    depth = 2 if len(palette) > 6 else 1
     per_byte = 8 // depth
     pad = (-width) % per_byte
     padded = np.pad(pixels, ((0, 0), (0, pad))) if pad else pixels
@@ -182,7 +189,7 @@ def encode_palette_png(pixels: np.ndarray) -> bytes:
     return _png(
         [
             (b"IHDR", header),
-            (b"PLTE", PALETTE if dimmed else PALETTE[:6]),
+            (b"PLTE", palette),
             (b"IDAT", zlib.compress(scanlines.tobytes(), PNG_DEFLATE_LEVEL)),
         ]
     )
