@@ -1,0 +1,5 @@
+"""`python -m musepi_lab.cli`."""
+
+from ._parser import main
+
+raise SystemExit(main())

@@ -1,0 +1,93 @@
+"""`conformance`: our profiles against the agents' published packages."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..formats._io import check_session_path
+
+if TYPE_CHECKING:
+    pass
+
+
+def budget_list(text: str) -> tuple[int, ...]:
+    try:
+        budgets = tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"not a comma-separated list of integers: {text!r}"
+        ) from None
+    if not budgets or any(b <= 0 for b in budgets):
+        raise argparse.ArgumentTypeError(f"budgets must be positive integers: {text!r}")
+    return budgets
+
+
+def cmd_conformance(args: argparse.Namespace) -> int:
+    """Compare our profiles with the agents' published packages on each file.
+
+    Exit 0 when every measure agrees (own-wording texts aside), 1 otherwise, 3 when a
+    reference tool (node, npm, bun) is missing or a driver fails.
+    """
+    import json
+
+    from .._atomic import write_bytes_atomic
+    from ..conformance import (
+        DEFAULT_BUDGETS,
+        FileReport,
+        MeasureRow,
+        ReferenceRunError,
+        ReferenceToolMissing,
+        compare_file,
+        format_table,
+    )
+    from ..conformance._reference import Agent
+
+    agents: tuple[Agent, ...] = ("pi", "musepi") if args.agent == "both" else (args.agent,)
+    budgets = tuple(args.budgets or DEFAULT_BUDGETS)
+    for file in args.files:
+        check_session_path(file)
+    rows: list[MeasureRow] = []
+    reports: list[FileReport] = []
+    for file in args.files:
+        started = time.monotonic()
+        try:
+            report = compare_file(file, agents, budgets)
+        except (ReferenceToolMissing, ReferenceRunError) as exc:
+            print(f"musepi-lab conformance: {exc}", file=sys.stderr)
+            return 3
+        seconds = time.monotonic() - started
+        note = " (converted to pi JSONL)" if report.converted else ""
+        print(f"{file}{note}: {seconds:.1f} s", file=sys.stderr)
+        rows.extend(report.rows)
+        reports.append(report)
+    print(format_table(rows))
+    if args.json:
+        document = {
+            "agents": list(agents),
+            "budgets": list(budgets),
+            "files": [
+                {
+                    "source": r.source,
+                    "converted": r.converted,
+                    "rows": [
+                        {
+                            "agent": row.agent,
+                            "measure": row.measure,
+                            "agreed": row.agreed,
+                            "total": row.total,
+                            "first_difference": row.first_difference,
+                            "own_wording": row.own_wording,
+                            "seed_difference": row.seed_difference,
+                        }
+                        for row in r.rows
+                    ],
+                }
+                for r in reports
+            ],
+        }
+        write_bytes_atomic(Path(args.json), (json.dumps(document, indent=1) + "\n").encode())
+    return 0 if all(row.ok for row in rows) else 1
