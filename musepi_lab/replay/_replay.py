@@ -120,19 +120,8 @@ def replay(
         **params: Strategy parameters when `strategy` is a name.
 
     Returns:
-        A `ReplayResult` whose timeline has one row per request: `request`, `entry_id`,
-        `line`, `timestamp`, `context_tokens` (what is sent, estimated), `agent_tokens`
-        (what the agent measures), `recorded_tokens` (prompt tokens the provider recorded,
-        when present), `cache_model`, `prompt_tokens` (the billed prompt in provider
-        tokens, system prompt included), `input_tokens` (uncached), `cache_read`,
-        `cache_write`, `output_tokens` (estimated from the reply), `cost_usd` (0 for a
-        request the provider answered with an error), `compaction` (method fired before
-        this request, or ""), `trigger`, `trigger_source` (where the trigger came from:
-        `recorded-error`, `recorded-stop`, `recorded-usage`, `simulated`, `measured`,
-        `manual`, `recorded`), `tokens_before`,
-        `tokens_after`, `summarizer_cost_usd`, `compactions` (cumulative),
-        `recorded_compaction` (the recorded session compacted before this request),
-        `failed_compaction` (method of a compaction refused before this request, or "").
+        A `ReplayResult` whose timeline has one row per request, with the columns
+        `COLUMNS` (each described there).
 
     Raises:
         ValueError: Unknown triggers, an unknown cache model, or a strategy window that
@@ -155,6 +144,11 @@ def replay(
         ),
         hooks=hooks,
     )
+    return walk(config, session, leaf_id)
+
+
+def walk(config: ReplayConfig, session: Session, leaf_id: str | None) -> ReplayResult:
+    """One step per entry of the path to `leaf_id`, over an explicit state value."""
     path = session.path(leaf_id)
     log = SimulatedPath(session, profile=config.profile)
     out = WalkOutput()
