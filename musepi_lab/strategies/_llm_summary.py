@@ -267,6 +267,56 @@ def _history(
     return None, []
 
 
+def _history_ask(
+    ctx: CompactionContext,
+    prep: CompactionPreparation,
+    options: SummaryOptions,
+    system: str,
+    effort: str | None,
+) -> SummaryAsk:
+    """The ask for the history: the compaction prompts, or what the hook replaced them with."""
+    prompts = ctx.prompts
+    # The `session.compacting` hook may replace the instruction and add context lines.
+    hook = ctx.compacting
+    hook_prompt = hook.prompt if hook is not None else None
+    return SummaryAsk(
+        system_prompt=system,
+        base_prompt=hook_prompt or prompts.text("compaction-summary"),
+        update_prompt=None if hook_prompt else prompts.text("compaction-update-summary"),
+        max_tokens=ctx.settings.summary_max_tokens,
+        reasoning_effort=effort,
+        purpose="summary",
+        custom_instructions=options.custom_instructions or prep.custom_instructions,
+        additional_context=(
+            *(hook.context if hook is not None else ()),
+            *options.additional_context,
+        ),
+    )
+
+
+def _short_summary(
+    run: _Run, options: SummaryOptions, text: str, system: str, history_ask: SummaryAsk
+) -> SummaryResponse | None:
+    """The short summary's response, when asked for and the settings give it a cap."""
+    cap = run.ctx.settings.short_summary_max_tokens
+    if not options.short_summary or cap is None:
+        return None
+    prep, prompts = run.prep, run.ctx.prompts
+    recent = summary_transcript(
+        prep.recent_messages, profile=prep.profile, prompts=prompts, dialect=run.dialect
+    )
+    request = short_summary_request(
+        system,
+        text,
+        prompts.text("compaction-short-summary"),
+        cap,
+        conversation=recent.text(),
+        additional_context=history_ask.additional_context,
+        reasoning_effort=history_ask.reasoning_effort,
+    )
+    return _checked(run.summarizer.summarize(request), "short-summary")
+
+
 def summarize_preparation(
     ctx: CompactionContext,
     summarizer: Summarizer,
@@ -307,22 +357,7 @@ def summarize_preparation(
     previous = prep.previous_summary or None
     if archive:
         previous = prompts.render("snapcompact-archive-context", archive=archive)
-    # The `session.compacting` hook may replace the instruction and add context lines.
-    hook = ctx.compacting
-    hook_prompt = hook.prompt if hook is not None else None
-    history_ask = SummaryAsk(
-        system_prompt=system,
-        base_prompt=hook_prompt or prompts.text("compaction-summary"),
-        update_prompt=None if hook_prompt else prompts.text("compaction-update-summary"),
-        max_tokens=settings.summary_max_tokens,
-        reasoning_effort=effort,
-        purpose="summary",
-        custom_instructions=options.custom_instructions or prep.custom_instructions,
-        additional_context=(
-            *(hook.context if hook is not None else ()),
-            *options.additional_context,
-        ),
-    )
+    history_ask = _history_ask(ctx, prep, options, system, effort)
     text, responses = _history(run, history_ask, previous, archive)
     if prep.is_split_turn:
         prefix_ask = SummaryAsk(
@@ -340,24 +375,11 @@ def summarize_preparation(
         text = NO_PRIOR_HISTORY
     summary, details = with_file_operations(text, prep)
 
+    short_response = _short_summary(run, options, text, system, history_ask)
     short: str | None = None
-    cap = settings.short_summary_max_tokens
-    if options.short_summary and cap is not None:
-        recent = summary_transcript(
-            prep.recent_messages, profile=prep.profile, prompts=prompts, dialect=run.dialect
-        )
-        request = short_summary_request(
-            system,
-            text,
-            prompts.text("compaction-short-summary"),
-            cap,
-            conversation=recent.text(),
-            additional_context=history_ask.additional_context,
-            reasoning_effort=effort,
-        )
-        response = _checked(summarizer.summarize(request), "short-summary")
-        responses.append(response)
-        short = response.text.strip() or None
+    if short_response is not None:
+        responses.append(short_response)
+        short = short_response.text.strip() or None
 
     result = CompactionResult.from_preparation(
         prep,
