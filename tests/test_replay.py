@@ -319,8 +319,8 @@ def test_replay_rebuilds_the_context_once_per_compaction(monkeypatch):
     """Linear in length: contexts are rebuilt only when a compaction fires."""
     import importlib
 
-    # `musepi_lab.replay` is the function at package level; reach the module by name.
-    mod = importlib.import_module("musepi_lab.replay._replay")
+    # The walk rebuilds contexts only inside a compaction (`_compaction`); reach it by name.
+    mod = importlib.import_module("musepi_lab.replay._compaction")
 
     calls = []
     real = mod.build_session_context
@@ -489,7 +489,7 @@ def count_strategy_work(monkeypatch, session, **kw):
     """Replay with the strategy seam wrapped: (passes, entries handed to strategies)."""
     import importlib
 
-    mod = importlib.import_module("musepi_lab.replay._replay")
+    mod = importlib.import_module("musepi_lab.replay._compaction")
     work = {"passes": 0, "entries": 0}
     real = mod.compact
 

@@ -26,8 +26,8 @@ from musepi_lab.llm._summarizer import OpenAICompatibleSummarizer, SummarizerErr
 from musepi_lab.session._session import Session
 from musepi_lab.strategies import _llm_summary
 from musepi_lab.strategies._base import CompactionContext, StrategyUnavailable, compact, get
-from musepi_lab.strategies._llm_summary import (
-    LlmSummary,
+from musepi_lab.strategies._llm_summary import LlmSummary
+from musepi_lab.strategies._summary_input import (
     build_summary_prompt,
     fold_input_budget,
     pack_windows,
@@ -830,7 +830,7 @@ def test_musepi_renders_for_the_summarizer_model(server):
 def test_summary_dialect_rule():
     from types import SimpleNamespace
 
-    from musepi_lab.strategies._llm_summary import summary_dialect
+    from musepi_lab.strategies._summary_input import summary_dialect
 
     c = Chain("d", assistant_fields={"provider": "anthropic", "model": "claude-sonnet-4-5"})
     c.user("x")

@@ -25,7 +25,7 @@ from ..compaction._branch import (
     navigation_leaf,
     prepare_branch_entries,
 )
-from ..compaction._hooks import NO_HOOKS, SessionHooks, TreePreparation
+from ..compaction._hooks import NO_HOOKS, BeforeTree, SessionHooks, TreePreparation
 from ..compaction._result import derived_entry_id
 from ..llm import Summarizer
 from ..session._model import Entry, message_text
@@ -123,6 +123,118 @@ def _moved(
     return moved, entry
 
 
+def _planned(
+    session: Session,
+    target_id: str,
+    summarizer: Summarizer | None,
+    reserve_tokens: int,
+    counter: TokenCounter,
+    profile: str,
+) -> NavigationResult:
+    """The navigation before any hook or summary: what would be abandoned, and its budget."""
+    old_leaf = session.leaf_id
+    abandoned, common = collect_entries_for_branch_summary(session, old_leaf, target_id)
+    window = getattr(summarizer, "context_window", None) if summarizer is not None else None
+    budget = branch_summary_budget(window, reserve_tokens)
+    return NavigationResult(
+        session=session,
+        old_leaf_id=old_leaf,
+        target_id=target_id,
+        new_leaf_id=old_leaf,
+        abandoned=abandoned,
+        common_ancestor_id=common,
+        budget=budget,
+        preparation=prepare_branch_entries(abandoned, budget, counter=counter, profile=profile),
+    )
+
+
+def _answered(ask: TreePreparation, answer: BeforeTree | None) -> TreePreparation:
+    """The caller's instructions and label, with what the `session_before_tree` hook changed."""
+    if answer is None:
+        return ask
+    return replace(
+        ask,
+        custom_instructions=answer.custom_instructions or ask.custom_instructions,
+        replace_instructions=ask.replace_instructions
+        if answer.replace_instructions is None
+        else answer.replace_instructions,
+        label=answer.label or ask.label,
+    )
+
+
+def _branch_summary(
+    base: NavigationResult,
+    ask: TreePreparation,
+    answer: BeforeTree | None,
+    *,
+    summarize: bool,
+    summarizer: Summarizer | None,
+    counter: TokenCounter,
+    prompts: PromptSet | str | None,
+    reserve_tokens: int,
+    profile: str,
+) -> BranchSummary | None:
+    """The hook's summary when it supplied one, else the model's when asked, else None."""
+    if answer is not None and answer.summary is not None:
+        details = answer.details if isinstance(answer.details, dict) else {}
+        return BranchSummary(
+            answer.summary,
+            tuple(details.get("readFiles", ())),
+            tuple(details.get("modifiedFiles", ())),
+            base.preparation,
+            base.budget,
+        )
+    if not (summarize and base.abandoned):
+        return None
+    if summarizer is None:
+        raise ValueError("summarize=True needs a summarizer (or a hook-supplied summary)")
+    return generate_branch_summary(
+        base.abandoned,
+        summarizer,
+        profile=profile,
+        counter=counter,
+        prompts=prompts,
+        custom_instructions=ask.custom_instructions,
+        replace_instructions=ask.replace_instructions,
+        reserve_tokens=reserve_tokens,
+    )
+
+
+def _navigated(
+    base: NavigationResult,
+    ask: TreePreparation,
+    answer: BeforeTree | None,
+    summary: BranchSummary | None,
+    *,
+    profile: str,
+) -> NavigationResult:
+    """The result after the move: the new leaf, the summary entry and label appended."""
+    session, target_id = base.session, base.target_id
+    supplied = answer is not None and answer.summary is not None
+    new_leaf = navigation_leaf(session, target_id)
+    moved, entry = _moved(
+        session,
+        new_leaf,
+        summary,
+        details=(answer.details if supplied and answer is not None else summary.details)
+        if summary is not None
+        else None,
+        supplied=supplied,
+        label=ask.label,
+        target_id=target_id,
+        profile=profile,
+    )
+    target = session.get(target_id)
+    return replace(
+        base,
+        session=moved,
+        new_leaf_id=new_leaf,
+        summary=summary,
+        summary_entry=entry,
+        editor_text=_editor_text(target) if target is not None else None,
+    )
+
+
 def navigate_tree(
     session: Session,
     target_id: str,
@@ -166,80 +278,35 @@ def navigate_tree(
         raise KeyError(f"entry {target_id!r} is not in the session")
     hooks = hooks or NO_HOOKS
     counter = counter or TokenCounter.for_profile(profile)
-    old_leaf = session.leaf_id
-    abandoned, common = collect_entries_for_branch_summary(session, old_leaf, target_id)
-    window = getattr(summarizer, "context_window", None) if summarizer is not None else None
-    budget = branch_summary_budget(window, reserve_tokens)
-    base = NavigationResult(
-        session=session,
-        old_leaf_id=old_leaf,
-        target_id=target_id,
-        new_leaf_id=old_leaf,
-        abandoned=abandoned,
-        common_ancestor_id=common,
-        budget=budget,
-        preparation=prepare_branch_entries(abandoned, budget, counter=counter, profile=profile),
-    )
-    if target_id == old_leaf:
+    base = _planned(session, target_id, summarizer, reserve_tokens, counter, profile)
+    if target_id == base.old_leaf_id:
         return base
     ask = TreePreparation(
-        old_leaf, target_id, abandoned, common, custom_instructions, replace_instructions, label
+        base.old_leaf_id,
+        target_id,
+        base.abandoned,
+        base.common_ancestor_id,
+        custom_instructions,
+        replace_instructions,
+        label,
     )
     answer = hooks.session_before_tree(ask) if hooks.session_before_tree else None
     called = ("session_before_tree",) if hooks.session_before_tree else ()
     if answer is not None and answer.cancel:
         return replace(base, cancelled=True, hooks_called=called)
-    if answer is not None:
-        custom_instructions = answer.custom_instructions or custom_instructions
-        if answer.replace_instructions is not None:
-            replace_instructions = answer.replace_instructions
-        label = answer.label or label
-    supplied = answer is not None and answer.summary is not None
-    summary: BranchSummary | None = None
-    if supplied and answer is not None and answer.summary is not None:
-        details = answer.details if isinstance(answer.details, dict) else {}
-        summary = BranchSummary(
-            answer.summary,
-            tuple(details.get("readFiles", ())),
-            tuple(details.get("modifiedFiles", ())),
-            base.preparation,
-            budget,
-        )
-    elif summarize and abandoned:
-        if summarizer is None:
-            raise ValueError("summarize=True needs a summarizer (or a hook-supplied summary)")
-        summary = generate_branch_summary(
-            abandoned,
-            summarizer,
-            profile=profile,
-            counter=counter,
-            prompts=prompts,
-            custom_instructions=custom_instructions,
-            replace_instructions=replace_instructions,
-            reserve_tokens=reserve_tokens,
-        )
-    new_leaf = navigation_leaf(session, target_id)
-    moved, entry = _moved(
-        session,
-        new_leaf,
-        summary,
-        details=(answer.details if supplied and answer is not None else summary.details)
-        if summary is not None
-        else None,
-        supplied=supplied,
-        label=label,
-        target_id=target_id,
+    ask = _answered(ask, answer)
+    summary = _branch_summary(
+        base,
+        ask,
+        answer,
+        summarize=summarize,
+        summarizer=summarizer,
+        counter=counter,
+        prompts=prompts,
+        reserve_tokens=reserve_tokens,
         profile=profile,
     )
-    target = session.get(target_id)
-    result = replace(
-        base,
-        session=moved,
-        new_leaf_id=new_leaf,
-        summary=summary,
-        summary_entry=entry,
-        editor_text=_editor_text(target) if target is not None else None,
-    )
+    result = _navigated(base, ask, answer, summary, profile=profile)
     if hooks.session_tree:
         called = (*called, "session_tree")
         result = replace(result, hooks_called=called)

@@ -30,7 +30,7 @@ from ..compaction._file_ops import (
 from ..llm import Summarizer, SummarizerError, SummaryRequest, SummaryResponse
 from ..session._model import Entry
 from ..session._profiles import check_profile
-from ..strategies._llm_summary import summary_dialect, summary_transcript
+from ..strategies._summary_input import summary_dialect, summary_transcript
 from ..tokens._counter import TokenCounter
 
 NOTHING_TO_SUMMARIZE = "No content to summarize"

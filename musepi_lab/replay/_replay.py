@@ -22,7 +22,7 @@ How it works:
 - The progress guard (spec §6.5): a compaction is kept only when it shrinks the context;
   snapcompact first tries its local rescue (smaller re-renders, then no images) when a
   pass does not reach 80% of the threshold. A compaction that cannot shrink the context is
-  recorded as a `CompactionFailure` and the context stays as it was.
+  recorded as a `CompactionFailure` and the context stays as it was (`_compaction`).
 - Billing is one step over what the walk measured: the provider's cache model
   (`_cache`, chosen from each reply's recorded provider unless `cache=` says otherwise)
   with the gaps between requests taken from the recorded timestamps, the context in the
@@ -33,25 +33,20 @@ How it works:
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..compaction._hooks import SessionHooks
-from ..compaction._result import CompactionResult
 from ..compaction._settings import CompactionSettings
 from ..compaction._threshold import (
     calculate_context_tokens,
     calculate_prompt_tokens,
     message_usage,
 )
-from ..context._build import build_session_context
-from ..context._llm import convert_to_llm
 from ..llm._summarizer import Summarizer
-from ..metrics._facts import context_text
-from ..metrics._metrics import cache_prefix_tokens, summarizer_cost
-from ..session._model import Entry
-from ..session._session import Session, parse_timestamp_ms, timestamp_after
-from ..strategies._base import Strategy, compact
+from ..metrics._metrics import summarizer_cost
+from ..session._model import Entry, Message
+from ..session._session import Session, parse_timestamp_ms
+from ..strategies._base import Strategy
 from ..tokens._counter import TokenCounter
 from ._billing import Bill
 from ._cache import (
@@ -59,14 +54,12 @@ from ._cache import (
     bill_cached,
     billed_entry_tokens,
     billed_message_tokens,
-    billed_prefix,
-    billed_tokens,
     provider_tokens,
     redacted_extra_tokens,
     request_prices,
     system_prompt_tokens,
 )
-from ._guard import DROP_IMAGES, choose, progress_band, rescue_ladder, without_images
+from ._compaction import WalkOutput, compaction
 from ._log import SimulatedPath
 from ._recorded import RECORDED_TRIGGER, follow_recorded
 from ._result import COLUMNS, TRIGGERS, CompactionEvent, CompactionFailure, ReplayResult
@@ -74,31 +67,6 @@ from ._state import AgentMeasure, ReplayConfig, ReplayState, configure
 from ._triggers import Fired, event_fired, refused_recovery, reply_fired
 
 __all__ = ["TRIGGERS", "CompactionEvent", "CompactionFailure", "ReplayResult", "replay"]
-
-RETRY_GROWTH = 1.05
-"""After a compaction that found nothing to do (or failed), wait until the context grew 5%."""
-
-Message = Mapping[str, Any]
-
-
-@dataclass
-class _Output:
-    """What the walk records: timeline rows, kept compactions, refused ones (append-only)."""
-
-    rows: list[dict[str, Any]] = field(default_factory=list)
-    events: list[CompactionEvent] = field(default_factory=list)
-    failures: list[CompactionFailure] = field(default_factory=list)
-
-
-@dataclass(frozen=True, slots=True)
-class _Attempt:
-    """One compaction result applied to the live window and measured."""
-
-    rescue: str
-    result: CompactionResult
-    after: Session
-    messages: tuple[Message, ...]
-    tokens: int
 
 
 # -- the walk -------------------------------------------------------------------------------
@@ -152,19 +120,8 @@ def replay(
         **params: Strategy parameters when `strategy` is a name.
 
     Returns:
-        A `ReplayResult` whose timeline has one row per request: `request`, `entry_id`,
-        `line`, `timestamp`, `context_tokens` (what is sent, estimated), `agent_tokens`
-        (what the agent measures), `recorded_tokens` (prompt tokens the provider recorded,
-        when present), `cache_model`, `prompt_tokens` (the billed prompt in provider
-        tokens, system prompt included), `input_tokens` (uncached), `cache_read`,
-        `cache_write`, `output_tokens` (estimated from the reply), `cost_usd` (0 for a
-        request the provider answered with an error), `compaction` (method fired before
-        this request, or ""), `trigger`, `trigger_source` (where the trigger came from:
-        `recorded-error`, `recorded-stop`, `recorded-usage`, `simulated`, `measured`,
-        `manual`, `recorded`), `tokens_before`,
-        `tokens_after`, `summarizer_cost_usd`, `compactions` (cumulative),
-        `recorded_compaction` (the recorded session compacted before this request),
-        `failed_compaction` (method of a compaction refused before this request, or "").
+        A `ReplayResult` whose timeline has one row per request, with the columns
+        `COLUMNS` (each described there).
 
     Raises:
         ValueError: Unknown triggers, an unknown cache model, or a strategy window that
@@ -187,9 +144,14 @@ def replay(
         ),
         hooks=hooks,
     )
+    return walk(config, session, leaf_id)
+
+
+def walk(config: ReplayConfig, session: Session, leaf_id: str | None) -> ReplayResult:
+    """One step per entry of the path to `leaf_id`, over an explicit state value."""
     path = session.path(leaf_id)
     log = SimulatedPath(session, profile=config.profile)
-    out = _Output()
+    out = WalkOutput()
     state = ReplayState()
     for index, entry in enumerate(path):
         following = path[index + 1] if index + 1 < len(path) else None
@@ -197,7 +159,7 @@ def replay(
     return finish(config, log, out)
 
 
-def finish(config: ReplayConfig, log: SimulatedPath, out: _Output) -> ReplayResult:
+def finish(config: ReplayConfig, log: SimulatedPath, out: WalkOutput) -> ReplayResult:
     """The result: the timeline as a DataFrame (built once), the events, the session."""
     import pandas as pd
 
@@ -216,7 +178,7 @@ def finish(config: ReplayConfig, log: SimulatedPath, out: _Output) -> ReplayResu
 def step(
     config: ReplayConfig,
     log: SimulatedPath,
-    out: _Output,
+    out: WalkOutput,
     state: ReplayState,
     entry: Entry,
     following: Entry | None,
@@ -267,7 +229,7 @@ def append(
 
 
 def request(
-    config: ReplayConfig, log: SimulatedPath, out: _Output, state: ReplayState, entry: Entry
+    config: ReplayConfig, log: SimulatedPath, out: WalkOutput, state: ReplayState, entry: Entry
 ) -> ReplayState:
     """A provider request: fire the pending (or overflow) trigger, then bill and record it."""
     fired = Fired(state.pending, state.pending_source) if state.pending is not None else None
@@ -349,7 +311,7 @@ def refused_request(message: Message, state: ReplayState) -> tuple[Bill, CacheSt
     return Bill(0, 0, 0, 0.0, 0), state.cache
 
 
-def recorded_event(out: _Output, state: ReplayState) -> CompactionEvent | None:
+def recorded_event(out: WalkOutput, state: ReplayState) -> CompactionEvent | None:
     """The agent's own compaction `recorded` followed just before this request, if any."""
     last = out.events[-1] if out.events else None
     if last is not None and last.request == state.request and last.trigger == RECORDED_TRIGGER:
@@ -406,7 +368,7 @@ def overflow_source(measure: AgentMeasure, window: int) -> str:
 
 
 def recover(
-    config: ReplayConfig, log: SimulatedPath, out: _Output, state: ReplayState, fired: Fired
+    config: ReplayConfig, log: SimulatedPath, out: WalkOutput, state: ReplayState, fired: Fired
 ) -> tuple[ReplayState, CompactionEvent | CompactionFailure | None]:
     """Run a fired trigger's compaction under the recovery guards (one compact-and-retry
     for overflow, three consecutive incomplete recoveries)."""
@@ -451,7 +413,7 @@ def mid_turn_due(
 
 
 def check_idle(
-    config: ReplayConfig, log: SimulatedPath, out: _Output, state: ReplayState, entry: Entry
+    config: ReplayConfig, log: SimulatedPath, out: WalkOutput, state: ReplayState, entry: Entry
 ) -> ReplayState:
     """Idle: a long recorded gap before a new user message compacts (when enabled)."""
     ms = parse_timestamp_ms(entry.timestamp)
@@ -467,147 +429,3 @@ def check_idle(
     ):
         state, _ = compaction(config, log, out, state, "idle", "measured")
     return state if ms is None else state._replace(last_ms=ms)
-
-
-# -- one compaction -------------------------------------------------------------------------
-def compaction(
-    config: ReplayConfig,
-    log: SimulatedPath,
-    out: _Output,
-    state: ReplayState,
-    trigger: str,
-    source: str = "",
-) -> tuple[ReplayState, CompactionEvent | CompactionFailure | None]:
-    """Run the strategy on the live window; keep the result only if it shrinks the context
-    (after snapcompact's rescue if needed), else record a failure. None: nothing to do."""
-    if not len(log) or state.measure.context < state.retry_at:
-        return state, None
-    live = log.live_session()
-    first = run_strategy(config, live, config.strategy)
-    if first is None or (not first.append_entry and not first.replacements):
-        # Nothing to do (or a strategy that changes nothing, such as `none`).
-        return back_off(state), None
-    before = build_session_context(live, profile=config.profile).messages
-    tokens_before = config.counter.count_messages(before)
-    entry_id = log.fresh_id(f"{state.request}:{len(out.events)}")
-    attempts = attempt_all(config, live, first, entry_id, tokens_before)
-    chosen = choose(
-        tokens_before, [(a.rescue, a.tokens) for a in attempts], progress_band(config.threshold)
-    )
-    if chosen is None:
-        failure = CompactionFailure(
-            request=state.request,
-            trigger=trigger,
-            method=_method(config, first),
-            tokens_before=tokens_before,
-            tokens_after=min(a.tokens for a in attempts),
-            attempts=len(attempts),
-            reason="the compaction did not shrink the context",
-            source=source,
-        )
-        out.failures.append(failure)
-        return back_off(state)._replace(failed=failure.method), failure
-    kept = attempts[chosen[0]]
-    prefix = cache_prefix_tokens(
-        convert_to_llm(before, profile=config.profile),
-        convert_to_llm(kept.messages, profile=config.profile),
-        config.counter,
-    )
-    log.commit(
-        live, kept.after, kept.result.replacements, restarted=kept.result.new_session is not None
-    )
-    event = CompactionEvent(
-        request=state.request,
-        trigger=trigger,
-        entry_id=entry_id,
-        method=_method(config, kept.result),
-        tokens_before=tokens_before,
-        tokens_after=kept.tokens,
-        cache_prefix_tokens=prefix,
-        summarizer_input_tokens=sum(a.result.summarizer_input_tokens for a in attempts),
-        summarizer_output_tokens=sum(a.result.summarizer_output_tokens for a in attempts),
-        latency_s=sum(a.result.latency_s for a in attempts),
-        result=kept.result,
-        context=context_text(list(kept.messages)),
-        rescue=kept.rescue,
-        source=source,
-        summarizer_cached_input_tokens=sum(
-            a.result.summarizer_cached_input_tokens for a in attempts
-        ),
-    )
-    out.events.append(event)
-    if config.hooks.session_compact:
-        config.hooks.session_compact(kept.result)
-    measure = state.measure._replace(context=kept.tokens, comparable=False)
-    billed = billed_tokens(kept.messages)
-    return state._replace(
-        measure=measure,
-        retry_at=0,
-        kept_prefix=prefix,
-        billed=billed,
-        billed_prefix=billed_prefix(before, kept.messages),
-    ), event
-
-
-def run_strategy(
-    config: ReplayConfig, live: Session, strategy: Strategy
-) -> CompactionResult | None:
-    """One pass of a strategy over the live window, with the replay's settings."""
-    return compact(
-        live,
-        strategy,
-        settings=config.settings,
-        counter=config.counter,
-        summarizer=config.summarizer,
-        hooks=config.hooks.without_compact_notice(),
-    )
-
-
-def attempt_all(
-    config: ReplayConfig,
-    live: Session,
-    first: CompactionResult,
-    entry_id: str,
-    tokens_before: int,
-) -> list[_Attempt]:
-    """The first pass, then (while none reaches the progress band) the strategy's rescue:
-    smaller re-renders, then the smallest without images."""
-    band = progress_band(config.threshold)
-    timestamp = timestamp_after(live.leaf)
-    attempts = [measure_attempt(config, live, "", first, entry_id, timestamp)]
-    if attempts[0].tokens <= band and attempts[0].tokens < tokens_before:
-        return attempts
-    for label, variant in rescue_ladder(config.strategy, first):
-        result = run_strategy(config, live, variant)
-        if result is None:
-            continue
-        attempts.append(measure_attempt(config, live, label, result, entry_id, timestamp))
-        if attempts[-1].tokens <= band and attempts[-1].tokens < tokens_before:
-            return attempts
-    slim = without_images(attempts[-1].result)
-    if slim is not None:
-        attempts.append(measure_attempt(config, live, DROP_IMAGES, slim, entry_id, timestamp))
-    return attempts
-
-
-def measure_attempt(
-    config: ReplayConfig,
-    live: Session,
-    rescue: str,
-    result: CompactionResult,
-    entry_id: str,
-    timestamp: str,
-) -> _Attempt:
-    """Apply a result to the live window and count the rebuilt context."""
-    after = result.apply(live, timestamp=timestamp, entry_id=entry_id)
-    messages = build_session_context(after, profile=config.profile).messages
-    return _Attempt(rescue, result, after, messages, config.counter.count_messages(messages))
-
-
-def back_off(state: ReplayState) -> ReplayState:
-    """After a compaction that did nothing or failed: wait for 5% more context."""
-    return state._replace(retry_at=int(state.measure.context * RETRY_GROWTH) + 1)
-
-
-def _method(config: ReplayConfig, result: CompactionResult) -> str:
-    return result.method or result.strategy or config.strategy.name

@@ -40,7 +40,17 @@ COLUMNS: tuple[str, ...] = (
     "recorded_compaction",
     "failed_compaction",
 )
-"""The timeline's columns, in order (see `replay`)."""
+"""The timeline's columns, in order: `request`, `entry_id`, `line`, `timestamp`,
+`context_tokens` (what is sent, estimated), `agent_tokens` (what the agent measures),
+`recorded_tokens` (prompt tokens the provider recorded, when present), `cache_model`,
+`prompt_tokens` (the billed prompt in provider tokens, system prompt included),
+`input_tokens` (uncached), `cache_read`, `cache_write`, `output_tokens` (estimated from the
+reply), `cost_usd` (0 for a request the provider answered with an error), `compaction`
+(method fired before this request, or ""), `trigger`, `trigger_source` (where the trigger
+came from: `recorded-error`, `recorded-stop`, `recorded-usage`, `simulated`, `measured`,
+`manual`, `recorded`), `tokens_before`, `tokens_after`, `summarizer_cost_usd`, `compactions`
+(cumulative), `recorded_compaction` (the recorded session compacted before this request),
+`failed_compaction` (method of a compaction refused before this request, or "")."""
 
 
 @dataclass(frozen=True)
@@ -118,7 +128,7 @@ class ReplayResult:
     """The timeline of a replay, its compactions, and the simulated session.
 
     Attributes:
-        timeline: One row per request (see `replay`).
+        timeline: One row per request, the columns `COLUMNS`.
         events: The compactions fired and kept, in order.
         session: The simulated session (recorded entries plus the replay's compactions).
         window: The context window replayed under.

@@ -238,6 +238,23 @@ def compact(
         leaf_id=leaf_id,
         compacting=compacting,
     )
+    measured = _run_measured(strat, ctx, before, clock)
+    if measured is not None and hooks.session_compact:
+        hooks.session_compact(measured)
+    return measured
+
+
+def _run_measured(
+    strat: Strategy,
+    ctx: CompactionContext,
+    before: BeforeCompact | None,
+    clock: Callable[[], float],
+) -> CompactionResult | None:
+    """The hook's supplied summary, else one run of the strategy; measured, timed by `clock`.
+
+    None when the strategy has nothing to do (or cannot run without a preparation).
+    """
+    preparation = ctx.preparation
     if preparation is not None and before is not None and before.summary is not None:
         started = clock()
         result: CompactionResult | None = supplied_result(preparation, before)
@@ -250,10 +267,7 @@ def compact(
         result = strat.run(ctx)
     if result is None:
         return None
-    measured = _measured(result, strat, ctx, session, leaf_id, clock() - started)
-    if hooks.session_compact:
-        hooks.session_compact(measured)
-    return measured
+    return _measured(result, strat, ctx, ctx.session, ctx.leaf_id, clock() - started)
 
 
 def supplied_result(preparation: CompactionPreparation, answer: BeforeCompact) -> CompactionResult:

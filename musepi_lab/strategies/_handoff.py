@@ -34,11 +34,11 @@ from ..session._session import Session, iso_timestamp
 from ..tokens._counter import TokenCounter
 from ._base import CompactionContext, Strategy, register
 from ._chat_format import to_chat_messages
-from ._llm_summary import (
+from ._llm_summary import run_params
+from ._summary_input import (
     DEFAULT_SUMMARIZER_WINDOW,
     fold_input_budget,
     reasoning_effort,
-    run_params,
     thinking_level_at,
 )
 

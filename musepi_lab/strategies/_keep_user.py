@@ -31,9 +31,8 @@ from ._llm_summary import (
     compaction_ask,
     generate_text,
     run_params,
-    summary_dialect,
-    summary_transcript,
 )
+from ._summary_input import summary_dialect, summary_transcript
 
 KEEP_USER_METHOD = "keep-user-messages"
 AGENT_CONTENT_MODES: tuple[str, ...] = ("mask", "summarize")

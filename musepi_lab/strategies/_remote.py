@@ -43,9 +43,9 @@ from ._chat_format import to_responses_input
 from ._handoff import live_llm_messages
 from ._llm_summary import (
     SummaryOptions,
-    carried_preserve_data,
     summarize_preparation,
 )
+from ._summary_input import carried_preserve_data
 
 __all__ = [
     "REMOTE_API_KEY_ENV",

@@ -37,10 +37,9 @@ from ._llm_summary import (
     compaction_ask,
     generate_text,
     run_params,
-    summary_dialect,
-    summary_transcript,
 )
 from ._params import check_count
+from ._summary_input import summary_dialect, summary_transcript
 
 DEFAULT_N = 21
 """Turns summarized at a time (the paper's N)."""

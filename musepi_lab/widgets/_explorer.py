@@ -259,6 +259,31 @@ class SessionExplorer(widgets.VBox):
         self._window = (0, 0)
         self._busy = False
 
+        self._make_controls(summarizer)
+        self._open(source)
+        self._connect()
+
+        super().__init__(
+            children=[
+                self.header,
+                self.message,
+                self.file_picker,
+                self.branch_filter,
+                self.leaf_picker,
+                self.entry_slider,
+                widgets.HBox([self.preview_button, self.navigate_button, self.summarize_box]),
+                self.navigation_view,
+                widgets.HBox(
+                    [
+                        widgets.VBox([self.entry_list], layout={"width": "45%"}),
+                        widgets.VBox([self.entry_view, self.context_view], layout={"width": "55%"}),
+                    ]
+                ),
+            ]
+        )
+
+    def _make_controls(self, summarizer: Summarizer | None) -> None:
+        """The pickers, lists and views (empty until a session is shown)."""
         self.file_picker = widgets.Dropdown(description="file", layout={"width": "60%"})
         self.leaf_picker = widgets.Dropdown(description="branch", layout={"width": "60%"})
         self.branch_filter = widgets.Text(
@@ -285,6 +310,8 @@ class SessionExplorer(widgets.VBox):
         self.navigate_button = widgets.Button(description="navigate here", button_style="info")
         self.navigation_view = widgets.HTML()
 
+    def _open(self, source: Session | str | os.PathLike[str]) -> None:
+        """Show a given session, or list a file or folder's sessions and show the first."""
         if isinstance(source, Session):
             self.file_picker.layout.display = "none"
             self._set_session(source)
@@ -300,6 +327,8 @@ class SessionExplorer(widgets.VBox):
             self.file_picker.value = str(first)
             self._load(first)
 
+    def _connect(self) -> None:
+        """Wire the controls to their handlers."""
         self.file_picker.observe(self._on_file, names="value")
         self.leaf_picker.observe(self._on_leaf, names="value")
         self.branch_filter.observe(self._on_filter, names="value")
@@ -307,25 +336,6 @@ class SessionExplorer(widgets.VBox):
         self.entry_list.observe(self._on_list, names="value")
         self.preview_button.on_click(lambda _: self.navigate_here(apply=False))
         self.navigate_button.on_click(lambda _: self.navigate_here(apply=True))
-
-        super().__init__(
-            children=[
-                self.header,
-                self.message,
-                self.file_picker,
-                self.branch_filter,
-                self.leaf_picker,
-                self.entry_slider,
-                widgets.HBox([self.preview_button, self.navigate_button, self.summarize_box]),
-                self.navigation_view,
-                widgets.HBox(
-                    [
-                        widgets.VBox([self.entry_list], layout={"width": "45%"}),
-                        widgets.VBox([self.entry_view, self.context_view], layout={"width": "55%"}),
-                    ]
-                ),
-            ]
-        )
 
     # -- state ------------------------------------------------------------------------
     @property

@@ -18,7 +18,7 @@ from typing import Any
 
 from ...session._messages import entry_to_message
 from ...session._session import Session
-from ._plan import MAX_FRAMES_DEFAULT
+from ._plan import MAX_FRAMES_DEFAULT, FrameShape
 from ._providers import (
     frame_billing_tokens,
     image_budget,
@@ -165,11 +165,31 @@ def _compare_target(
     theirs: Mapping[str, Any],
     tallies: Mapping[str, _Tally],
 ) -> None:
-    record = built.record
     target = theirs["target"]
     # The driver reports the reader's shape and bill (`resolveShape`), whatever font the
     # transcript then needed; the frames carry the shape actually drawn.
     shape = resolve_shape(target.get("id"), "auto", None, target.get("api"))
+    _compare_plan(where, built, theirs, shape, tallies["snapcompact/plan"])
+    _compare_text(where, built.record, theirs["archive"], tallies["snapcompact/archive_text"])
+    _compare_billing(where, built, theirs, shape, tallies["snapcompact/billing"])
+    _compare_frames(
+        where,
+        built.frames,
+        theirs["frames"],
+        tallies["snapcompact/frame_geometry"],
+        tallies["snapcompact/frame_pixels"],
+    )
+
+
+def _compare_plan(
+    where: str,
+    built: SnapcompactArchive,
+    theirs: Mapping[str, Any],
+    shape: FrameShape,
+    tally: _Tally,
+) -> None:
+    """The frame plan: limits, shape, geometry, counts and each frame's layout."""
+    record = built.record
     ref_archive = theirs["archive"]
     ref_frames = theirs["frames"]
     ours_frames = built.frames
@@ -208,13 +228,17 @@ def _compare_target(
         "frames": [_frame_shape_of(f) for f in ref_frames],
     }
     plan_diff = next((k for k in ours_plan if ours_plan[k] != ref_plan[k]), None)
-    tallies["snapcompact/plan"].add(
+    tally.add(
         f"{where} {plan_diff or ''}".strip(),
         ours_plan.get(plan_diff or "", None),
         ref_plan.get(plan_diff or "", None),
     )
 
-    text_tally = tallies["snapcompact/archive_text"]
+
+def _compare_text(
+    where: str, record: Mapping[str, Any], ref_archive: Mapping[str, Any], text_tally: _Tally
+) -> None:
+    """The archive text, its head and its tail."""
     text_tally.total += 1
     problems = []
     for key in ("text", "textHead", "textTail"):
@@ -226,7 +250,17 @@ def _compare_target(
     elif text_tally.first_difference is None:
         text_tally.first_difference = f"{where}: {problems[0]}"
 
-    billing = tallies["snapcompact/billing"]
+
+def _compare_billing(
+    where: str,
+    built: SnapcompactArchive,
+    theirs: Mapping[str, Any],
+    shape: FrameShape,
+    billing: _Tally,
+) -> None:
+    """What the frames cost: per-frame estimate, detail, provider budgets, total."""
+    ours_frames = built.frames
+    provider = theirs["target"].get("provider")
     per_frame = frame_billing_tokens(built.api, shape.size_px)
     ours_billing = {
         "frameTokenEstimate": per_frame,
@@ -239,7 +273,15 @@ def _compare_target(
     ref_billing = {k: theirs["billing"][k] for k in ours_billing}
     billing.add(where, ours_billing, ref_billing)
 
-    geometry, pixels = tallies["snapcompact/frame_geometry"], tallies["snapcompact/frame_pixels"]
+
+def _compare_frames(
+    where: str,
+    ours_frames: Sequence[Mapping[str, Any]],
+    ref_frames: Sequence[Mapping[str, Any]],
+    geometry: _Tally,
+    pixels: _Tally,
+) -> None:
+    """Each frame's PNG header, then its pixels when the reference PNG is on disk."""
     for k in range(max(len(ours_frames), len(ref_frames))):
         at = f"{where} frame {k}"
         ours_png = base64.b64decode(ours_frames[k]["data"]) if k < len(ours_frames) else None
