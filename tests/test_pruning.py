@@ -10,16 +10,18 @@ from typing import Any
 import pytest
 from _corpus import corpus_file
 
-from musepi_lab.compaction._pruning import (
+from musepi_lab.compaction._prune_rules import (
     MIN_PRUNE_TOKENS,
     SUPERSEDED_NOTICE,
     USELESS_NOTICE,
     is_complete_read_result,
+    pruned_notice,
+    read_supersede_key,
+)
+from musepi_lab.compaction._pruning import (
     maintenance_prune,
     prune_superseded_tool_results,
     prune_tool_outputs,
-    pruned_notice,
-    read_supersede_key,
 )
 from musepi_lab.compaction._settings import CompactionSettings
 from musepi_lab.formats._registry import read_session

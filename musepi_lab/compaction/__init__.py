@@ -28,9 +28,8 @@ from ._file_ops import (
 )
 from ._hooks import BeforeCompact, BeforeTree, Compacting, SessionHooks, TreePreparation
 from ._prepare import CompactionPreparation, prepare_compaction
+from ._prune_rules import SUPERSEDED_NOTICE, USELESS_NOTICE
 from ._pruning import (
-    SUPERSEDED_NOTICE,
-    USELESS_NOTICE,
     PruneResult,
     prune_superseded_tool_results,
     prune_tool_outputs,

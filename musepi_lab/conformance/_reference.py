@@ -327,6 +327,9 @@ def run_reference(
     driver_dir.mkdir(exist_ok=True)
     driver = driver_dir / ref.driver
     shutil.copyfile(DRIVERS / ref.driver, driver)
+    options = _driver_options(
+        ref.runtime, branch_target, frames_dir, snapcompact, snapcompact_budgets, texts
+    )
     with tempfile.TemporaryDirectory(prefix="musepi-conformance-") as scratch:
         out = Path(scratch) / "reference.json"
         argv = [
@@ -338,23 +341,8 @@ def run_reference(
             ",".join(str(int(b)) for b in budgets),
             "--out",
             str(out),
+            *options,
         ]
-        if isinstance(branch_target, int):
-            argv += ["--branch-target-index", str(branch_target)]
-        elif branch_target is not None:
-            argv += ["--branch-target-id", branch_target]
-        if ref.runtime == "bun":
-            if frames_dir is not None:
-                Path(frames_dir).mkdir(parents=True, exist_ok=True)
-                argv += ["--frames-dir", str(Path(frames_dir).resolve())]
-            if not snapcompact:
-                argv += ["--no-snapcompact"]
-            elif snapcompact_budgets is not None:
-                argv += [
-                    "--snapcompact-budgets",
-                    ",".join(str(int(b)) for b in snapcompact_budgets),
-                ]
-            argv += ["--texts", texts]
         proc = subprocess.run(
             argv,
             cwd=target,
@@ -371,6 +359,32 @@ def run_reference(
             )
         document: dict[str, Any] = json.loads(out.read_text())
         return document
+
+
+def _driver_options(
+    runtime: str,
+    branch_target: int | str | None,
+    frames_dir: str | os.PathLike[str] | None,
+    snapcompact: bool,
+    snapcompact_budgets: Sequence[int] | None,
+    texts: str,
+) -> list[str]:
+    """The driver's command-line options beyond the session, budgets and output."""
+    argv: list[str] = []
+    if isinstance(branch_target, int):
+        argv += ["--branch-target-index", str(branch_target)]
+    elif branch_target is not None:
+        argv += ["--branch-target-id", branch_target]
+    if runtime != "bun":
+        return argv
+    if frames_dir is not None:
+        Path(frames_dir).mkdir(parents=True, exist_ok=True)
+        argv += ["--frames-dir", str(Path(frames_dir).resolve())]
+    if not snapcompact:
+        argv += ["--no-snapcompact"]
+    elif snapcompact_budgets is not None:
+        argv += ["--snapcompact-budgets", ",".join(str(int(b)) for b in snapcompact_budgets)]
+    return [*argv, "--texts", texts]
 
 
 def _file_digest(path: Path) -> str:
