@@ -1,6 +1,6 @@
 """Snapcompact against oh-my-pi 18.2.3's own (`@oh-my-pi/snapcompact`), on the pi corpus.
 
-The reference driver (`conformance/run.py`, Bun) archives each file's preparation for four
+The reference driver (`musepi_lab.conformance.run_reference`, Bun) archives each file's preparation for four
 readers (Claude Sonnet 4.5, Claude Opus 4.7, Gemini, GPT-5); `compare_snapcompact` rebuilds
 the same archives here and compares plan, archive text, frame geometry, decoded frame pixels
 and billing. Every measure must agree on every case.
@@ -14,12 +14,10 @@ Missing node, npm or bun skips, except under CI=true, where it fails.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import os
 import random
 import shutil
-import sys
 from functools import cache
 from pathlib import Path
 from typing import Any, NoReturn
@@ -27,6 +25,7 @@ from typing import Any, NoReturn
 import pytest
 from _corpus import REPO_ROOT, corpus_file
 
+from musepi_lab.conformance import ReferenceToolMissing, run_reference
 from musepi_lab.formats._registry import read_session
 from musepi_lab.strategies.snapcompact import MEASURES, compare_snapcompact
 
@@ -41,18 +40,6 @@ CASES = [
     (("pi", "oh-my-pi", "before-compaction.jsonl"), (20000,)),
     (("pi", "oh-my-pi", "large-session.jsonl"), (20000,)),
 ]
-
-
-def _load_runner() -> Any:
-    spec = importlib.util.spec_from_file_location(
-        "musepi_conformance_run", REPO_ROOT / "conformance" / "run.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = sys.modules.get(spec.name) or importlib.util.module_from_spec(spec)
-    if spec.name not in sys.modules:
-        sys.modules[spec.name] = module
-        spec.loader.exec_module(module)
-    return module
 
 
 def _in_ci() -> bool:
@@ -89,11 +76,10 @@ def reference(path: Path, budgets: tuple[int, ...]) -> dict[str, Any]:
     for tool in ("node", "npm"):
         if shutil.which(tool) is None:
             _missing(f"{tool} not found on PATH")
-    runner = _load_runner()
     partial = folder.with_name(folder.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
     try:
-        report = runner.run_reference(
+        report = run_reference(
             "musepi",
             path,
             budgets,
@@ -101,7 +87,7 @@ def reference(path: Path, budgets: tuple[int, ...]) -> dict[str, Any]:
             texts="full",
             frames_dir=partial / "frames",
         )
-    except runner.ReferenceToolMissing as error:
+    except ReferenceToolMissing as error:
         _missing(str(error))
     partial.mkdir(parents=True, exist_ok=True)
     # Frame paths point into the final folder; the folder is moved into place whole.

@@ -23,7 +23,6 @@ import importlib.util
 import json
 import os
 import shutil
-import sys
 import tempfile
 from functools import cache
 from pathlib import Path
@@ -391,23 +390,9 @@ def _missing(reason: str) -> NoReturn:
     pytest.skip(reason)
 
 
-@cache
 def _runner() -> Any:
-    """The reference runner: `musepi_lab.conformance._reference` where the conformance
-    package exists, else the script `conformance/run.py` (both give `run_reference`,
-    `reference`, `_pins_digest` and `ReferenceToolMissing`)."""
-    try:
-        return importlib.import_module("musepi_lab.conformance._reference")
-    except ImportError:
-        pass
-    spec = importlib.util.spec_from_file_location(
-        "musepi_conformance_run_dialects", REPO_ROOT / "conformance" / "run.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    """The reference runner (`musepi_lab.conformance._reference`)."""
+    return importlib.import_module("musepi_lab.conformance._reference")
 
 
 def _digest(path: Path) -> str:
