@@ -36,7 +36,7 @@ from _harness import bench_parser, repetitions
 
 from musepi_lab.compaction._settings import CompactionSettings
 from musepi_lab.datasets._generator import GeneratorConfig, generate_session
-from musepi_lab.replay import _replay
+from musepi_lab.replay import _compaction
 from musepi_lab.replay._replay import replay
 from musepi_lab.session._session import Session
 from musepi_lab.tokens._counter import TokenCounter
@@ -73,18 +73,18 @@ class Work:
 def counted_replay(session: Session, settings: CompactionSettings) -> tuple[Any, Work]:
     """Replay once with the strategy seam wrapped, counting passes and entries handed over."""
     work = Work()
-    real: Callable[..., Any] = _replay.compact
+    real: Callable[..., Any] = _compaction.compact
 
     def counting(live: Session, *args: Any, **kwargs: Any) -> Any:
         work.passes += 1
         work.live_entries += len(live.entries)
         return real(live, *args, **kwargs)
 
-    _replay.compact = counting  # type: ignore[assignment]
+    _compaction.compact = counting  # type: ignore[assignment]
     try:
         result = replay(session, "truncate", window=WINDOW, settings=settings)
     finally:
-        _replay.compact = real  # type: ignore[assignment]
+        _compaction.compact = real  # type: ignore[assignment]
     return result, work
 
 
