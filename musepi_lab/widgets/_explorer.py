@@ -304,9 +304,14 @@ class SessionExplorer(widgets.VBox):
         self.context_view = widgets.HTML()
         self.message = widgets.HTML()
         self.summarize_box = widgets.Checkbox(
-            description="summarize the abandoned branch", value=summarizer is not None
+            description="summarize the abandoned branch",
+            value=summarizer is not None,
+            indent=False,
+            layout={"width": "auto"},
         )
-        self.preview_button = widgets.Button(description="preview: navigate here")
+        self.preview_button = widgets.Button(
+            description="preview: navigate here", layout={"width": "auto"}
+        )
         self.navigate_button = widgets.Button(description="navigate here", button_style="info")
         self.navigation_view = widgets.HTML()
 
