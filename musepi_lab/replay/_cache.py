@@ -78,6 +78,27 @@ instructions counted from their length; Codex 0.58: 10.0k; pi: 1.6k and 2.5k). T
 fitted on the sessions the calibration test checks. Other harnesses: 0.
 """
 
+WARM_PREFIX_TOKENS: tuple[tuple[str, tuple[int, ...], int], ...] = (
+    ("claude-code", (2,), 17_800),
+    ("claude-code", (0,), 4_700),
+)
+"""The harness's static prompt prefix that the provider already holds when a session
+starts, in provider tokens: `(harness, from version, tokens)`, selected as
+`SYSTEM_PROMPT_TOKENS`.
+
+Claude Code sends the same tool definitions and fixed system text, behind a cache
+breakpoint, in every session of a version, so its sessions find that prefix cached by the
+sessions (and side requests) before them: no Claude Code session in the corpus writes it
+on its first request. Declared, fitted across the corpus: the first request's recorded
+cache read is 17,842 in the three 2.1.39 sessions, 17,915 in two of the three 2.1.38 ones
+and 11,515 in the third (spotter_short); 17,800 is the common figure rounded down. 1.0.98:
+4,734 in 1af7fc5e (fe5e1c67, started five minutes after it, read 14,874: the whole
+previous system prompt, still alive). A request reads at least this much, whatever the
+state of the conversation's own cache; new user turns that find only this prefix (and
+the system prompt) cached are seen in the record but follow no rule found here.
+Other harnesses: 0 (pi's system prompt is under the 1,024-token minimum on its own).
+"""
+
 CACHE_MODELS: tuple[str, ...] = ("anthropic", "anthropic-1h", "openai", "neutral")
 """The names `replay(cache=...)` accepts, plus "auto" (from each reply's provider)."""
 
@@ -172,15 +193,25 @@ def _version(text: object) -> tuple[int, ...]:
     return tuple(int(p) for p in parts[:3])
 
 
-def system_prompt_tokens(header: Mapping[str, Any]) -> int:
-    """The declared system prompt and tools estimate for a session header (its
-    `sourceFormat` and `sourceVersion` / `cliVersion`; 0 when unknown)."""
+def _declared(table: Sequence[tuple[str, tuple[int, ...], int]], header: Mapping[str, Any]) -> int:
     harness = str(header.get("sourceFormat") or "pi")
     version = _version(header.get("sourceVersion") or header.get("cliVersion"))
-    for name, since, tokens in SYSTEM_PROMPT_TOKENS:
+    for name, since, tokens in table:
         if name == harness and version >= since:
             return tokens
     return 0
+
+
+def system_prompt_tokens(header: Mapping[str, Any]) -> int:
+    """The declared system prompt and tools estimate for a session header (its
+    `sourceFormat` and `sourceVersion` / `cliVersion`; 0 when unknown)."""
+    return _declared(SYSTEM_PROMPT_TOKENS, header)
+
+
+def warm_prefix_tokens(header: Mapping[str, Any]) -> int:
+    """The declared static prefix a session of this harness finds already cached
+    (`WARM_PREFIX_TOKENS`; 0 when unknown)."""
+    return _declared(WARM_PREFIX_TOKENS, header)
 
 
 def billed_message_tokens(message: Mapping[str, Any] | None) -> int:
@@ -270,6 +301,7 @@ def bill_cached(
     model_id: str,
     output_tokens: int,
     prices: Mapping[str, float],
+    warm: int = 0,
 ) -> tuple[Bill, CacheState]:
     """Bill one request under a cache model and return what is cached after it.
 
@@ -284,10 +316,12 @@ def bill_cached(
         output_tokens: Tokens of the reply.
         prices: USD per million tokens (`input`, `cache_write`, `cache_write_1h`,
             `cache_read`, `output`).
+        warm: Tokens of a static prefix the provider holds whatever this session did
+            (`warm_prefix_tokens`); read on every request.
     """
-    shared = 0
+    shared = min(prompt, warm)
     if is_alive(model, cache, now_ms=now_ms, model_id=model_id) and cache is not None:
-        shared = min(prompt, cache.prefix if reusable is None else reusable)
+        shared = max(shared, min(prompt, cache.prefix if reusable is None else reusable))
     read = cached_tokens(model, shared)
     rest = prompt - read
     write, uncached = (rest, 0) if model.bills_writes else (0, rest)

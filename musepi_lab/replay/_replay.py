@@ -58,6 +58,7 @@ from ._cache import (
     redacted_extra_tokens,
     request_prices,
     system_prompt_tokens,
+    warm_prefix_tokens,
 )
 from ._compaction import WalkOutput, compaction
 from ._log import SimulatedPath
@@ -143,6 +144,7 @@ def replay(
             system_prompt_tokens(session.header) if system_tokens is None else system_tokens
         ),
         hooks=hooks,
+        warm_tokens=warm_prefix_tokens(session.header),
     )
     return walk(config, session, leaf_id)
 
@@ -254,6 +256,7 @@ def request(
         model_id=str(message.get("model") or ""),
         output_tokens=provider_tokens(billed_message_tokens(message), model),
         prices=request_prices(message, config.price_override),
+        warm=config.warm_tokens,
     )
     usage = message_usage(message, profile=config.profile) if state.measure.comparable else None
     event = outcome if isinstance(outcome, CompactionEvent) else recorded_event(out, state)

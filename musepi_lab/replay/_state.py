@@ -38,6 +38,7 @@ class ReplayConfig:
     price_override: Mapping[str, float] | None = None
     billed_system_tokens: int = 0
     hooks: SessionHooks = NO_HOOKS
+    warm_tokens: int = 0
 
     @property
     def profile(self) -> str:
@@ -164,6 +165,7 @@ def configure(
     cache: str = "auto",
     billed_system_tokens: int = 0,
     hooks: SessionHooks | None = None,
+    warm_tokens: int = 0,
 ) -> ReplayConfig:
     """Resolve `replay`'s arguments into one `ReplayConfig`.
 
@@ -194,4 +196,5 @@ def configure(
         price_override=dict(prices) if prices else None,
         billed_system_tokens=billed_system_tokens,
         hooks=hooks or NO_HOOKS,
+        warm_tokens=warm_tokens,
     )
