@@ -24,6 +24,7 @@ from musepi_lab.replay._cache import (
     OPENAI,
     bill_cached,
     cache_model_for,
+    hidden_reasoning_tokens,
     redacted_extra_tokens,
     system_prompt_tokens,
     warm_prefix_tokens,
@@ -150,6 +151,44 @@ def test_a_warm_static_prefix_is_read_even_on_a_cold_conversation():
     assert warm_prefix_tokens({"sourceFormat": "pi"}) == 0
 
 
+def test_hidden_reasoning_counts_from_the_encrypted_length():
+    # (length - 1,000) / 6 per encrypted item: 1,600 characters -> 100 tokens; a redacted
+    # item counts from its `len=`; an item under the overhead hides nothing.
+    def reply(*signatures, api="openai-responses"):
+        blocks = [{"type": "thinking", "thinking": "", "thinkingSignature": s} for s in signatures]
+        return {"role": "assistant", "api": api, "content": blocks}
+
+    assert hidden_reasoning_tokens(reply("x" * 1_600)) == 100
+    assert hidden_reasoning_tokens(reply("[REDACTED_ENCRYPTED_CONTENT len=2200 sha=ab]")) == 200
+    assert hidden_reasoning_tokens(reply("x" * 900, "x" * 1_300)) == 50
+    assert hidden_reasoning_tokens(reply("x" * 1_600, api="anthropic-messages")) == 0
+
+
+def test_codex_items_of_one_response_are_billed_as_one_request():
+    import json
+
+    path = corpus_file(
+        "codex", "rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl"
+    )
+    # Independent count: runs of consecutive output items (reasoning, tool calls,
+    # assistant messages) among the raw `response_item` records.
+    output_kinds = {"reasoning", "function_call", "custom_tool_call", "local_shell_call"}
+    responses, in_run = 0, False
+    for line in path.read_text().splitlines():
+        rec = json.loads(line)
+        if rec.get("type") != "response_item":
+            continue
+        item = rec["payload"]
+        is_output = item.get("type") in output_kinds or (
+            item.get("type") == "message" and item.get("role") == "assistant"
+        )
+        responses += is_output and not in_run
+        in_run = is_output
+    timeline = replay(read_session(path), "none", window=10**9).timeline
+    assert responses > 10
+    assert len(timeline) == responses
+
+
 def test_one_hour_cache_writes_keep_their_share_and_their_price():
     raw = {
         "input_tokens": 10,
@@ -226,15 +265,15 @@ MEASURED = {
     ("claude-code", "spotter_tool_heavy.jsonl"): "cost -48.2%, cache write -7.5%: a new turn "
     "finds only the static prefix cached (18,014 read) and writes at the 1-hour price",
     ("codex", "rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl"): "cost "
-    "-67.1%: output -90.5% (hidden reasoning is not in the record), input -6.2% and cache "
-    "read -6.5% of prompt",
+    "-11.6%: cache read -9.4% and input -3.3% of prompt (tokens per estimate below the "
+    "declared 1.0 for OpenAI), output +3.1% with hidden reasoning counted",
 }
 REDACTED = {
     ("codex", "rollout-2026-02-23T12-40-23-019c8a4c-ed82-79a1-aa28-7738fc5ab61a.jsonl"): "cost "
-    "-30.4%, cache read +15.1% of prompt, output -61.4% (text counted from redaction lengths)",
+    "-15.6%, cache read +14.4% of prompt, output -9.2% (text counted from redaction lengths)",
     ("codex", "rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl"): "cost "
-    "+9.6%, cache read +92.0% of prompt: `none` does not follow the recorded compaction "
-    "(`recorded`: cost -31.8%, cache read +13.3%)",
+    "+19.5%, cache read +90.5% of prompt: `none` does not follow the recorded compaction "
+    "(`recorded`: cost -25.6%, cache read +12.5%)",
 }
 
 

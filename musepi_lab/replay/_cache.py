@@ -99,6 +99,25 @@ the system prompt) cached are seen in the record but follow no rule found here.
 Other harnesses: 0 (pi's system prompt is under the 1,024-token minimum on its own).
 """
 
+SPLIT_REPLY_HARNESSES: frozenset[str] = frozenset({"codex"})
+"""Harnesses that record each output item of one response (reasoning, message, tool call)
+as its own assistant record: consecutive assistant entries there are one request."""
+
+ENCRYPTED_REASONING_OVERHEAD = 1000
+"""Characters of an encrypted reasoning item (`thinkingSignature` of an OpenAI reply) that
+carry no reasoning: the length of an item whose reply recorded no reasoning tokens."""
+
+ENCRYPTED_CHARS_PER_REASONING_TOKEN = 6.0
+"""Characters of encrypted reasoning per hidden reasoning token.
+
+OpenAI bills the reasoning it hides as output, and returns it only encrypted (base64 of
+the ciphertext, so about 4/3 of the reasoning text's bytes). Declared, fitted across the
+three Codex corpus sessions (318 requests; redacted items counted from their `len=`): a
+least-squares line of the recorded `reasoning_output_tokens` against the length of the
+request's encrypted reasoning crosses zero at 956 characters with 6.07 characters a token
+(per session 5.9 to 6.7); 1,000 and 6.0 predict 79.3k of the 79.5k recorded tokens.
+"""
+
 CACHE_MODELS: tuple[str, ...] = ("anthropic", "anthropic-1h", "openai", "neutral")
 """The names `replay(cache=...)` accepts, plus "auto" (from each reply's provider)."""
 
@@ -245,6 +264,31 @@ def billed_prefix(before: Sequence[Mapping[str, Any]], after: Sequence[Mapping[s
             break
         total += billed_message_tokens(a)
     return total
+
+
+def hidden_reasoning_tokens(message: Mapping[str, Any] | None) -> int:
+    """Output tokens of the reasoning a reply hid: each encrypted reasoning item
+    (`thinkingSignature` of a `thinking` block, or a redacted marker's `len=`) beyond
+    `ENCRYPTED_REASONING_OVERHEAD`, at `ENCRYPTED_CHARS_PER_REASONING_TOKEN`. Only OpenAI
+    replies carry them; Anthropic's signatures are not the reasoning (0)."""
+    if message is None or "openai" not in str(message.get("api") or message.get("provider")):
+        return 0
+    content = message.get("content")
+    total = 0.0
+    for block in content if isinstance(content, list) else ():
+        signature = block.get("thinkingSignature") if isinstance(block, Mapping) else None
+        if block.get("type") != "thinking" or not isinstance(signature, str):
+            continue
+        marker = _REDACTED.fullmatch(signature.strip())
+        length = int(marker.group(1)) if marker else len(signature)
+        total += max(0, length - ENCRYPTED_REASONING_OVERHEAD) / ENCRYPTED_CHARS_PER_REASONING_TOKEN
+    return round(total)
+
+
+def reply_output_tokens(message: Mapping[str, Any] | None, model: CacheModel) -> int:
+    """Output tokens of a reply: its billed text in the provider's tokens plus the
+    reasoning it hid (`hidden_reasoning_tokens`)."""
+    return provider_tokens(billed_message_tokens(message), model) + hidden_reasoning_tokens(message)
 
 
 def provider_tokens(estimate: int, model: CacheModel) -> int:

@@ -50,12 +50,13 @@ from ..strategies._base import Strategy
 from ..tokens._counter import TokenCounter
 from ._billing import Bill
 from ._cache import (
+    SPLIT_REPLY_HARNESSES,
     CacheState,
     bill_cached,
     billed_entry_tokens,
-    billed_message_tokens,
     provider_tokens,
     redacted_extra_tokens,
+    reply_output_tokens,
     request_prices,
     system_prompt_tokens,
     warm_prefix_tokens,
@@ -145,6 +146,7 @@ def replay(
         ),
         hooks=hooks,
         warm_tokens=warm_prefix_tokens(session.header),
+        split_replies=session.header.get("sourceFormat") in SPLIT_REPLY_HARNESSES,
     )
     return walk(config, session, leaf_id)
 
@@ -195,13 +197,27 @@ def step(
         return state._replace(recorded_compaction=True, measure=measure)
     message = entry.message
     is_request = message is not None and message.get("role") == "assistant"
-    if is_request:
+    if (
+        is_request
+        and message is not None
+        and config.split_replies
+        and continues_reply(message, following)
+    ):
+        is_request = False
+        model = config.cache_for(message)
+        output = state.pending_output + reply_output_tokens(message, model)
+        state = state._replace(pending_output=output)
+    elif is_request:
         state = request(config, log, out, state, entry)
     state = check_idle(config, log, out, state, entry)
     state = append(config, log, state, entry)
     if message is not None and is_request:
         state = after_reply(config, state, message, out.rows[-1]["context_tokens"])
-    elif message is not None and mid_turn_due(config, state, message, following):
+    elif (
+        message is not None
+        and message.get("role") != "assistant"
+        and mid_turn_due(config, state, message, following)
+    ):
         state = state._replace(pending="mid-turn", pending_source="measured")
     if message is not None and message.get("role") == "user" and state.pending != "overflow":
         # A new user message ends an overflow recovery; one still pending was decided
@@ -254,7 +270,7 @@ def request(
         else config.billed_system_tokens + provider_tokens(reusable, model),
         now_ms=parse_timestamp_ms(entry.timestamp),
         model_id=str(message.get("model") or ""),
-        output_tokens=provider_tokens(billed_message_tokens(message), model),
+        output_tokens=state.pending_output + reply_output_tokens(message, model),
         prices=request_prices(message, config.price_override),
         warm=config.warm_tokens,
     )
@@ -302,6 +318,20 @@ def request(
         cache=cache,
         recorded_compaction=False,
         failed="",
+        pending_output=0,
+    )
+
+
+def continues_reply(message: Message, following: Entry | None) -> bool:
+    """Whether an assistant entry is an item of a reply that goes on in the next entry, in
+    a harness that writes each output item of a response as its own record (Codex: the
+    reasoning, message and tool-call items of one response are one assistant entry each;
+    `ReplayConfig.split_replies`): one request, billed at its last item. An error, aborted
+    or cut-off reply ends its request."""
+    return (
+        following is not None
+        and following.role == "assistant"
+        and message.get("stopReason") not in ("error", "aborted", "length")
     )
 
 

@@ -39,6 +39,7 @@ class ReplayConfig:
     billed_system_tokens: int = 0
     hooks: SessionHooks = NO_HOOKS
     warm_tokens: int = 0
+    split_replies: bool = False
 
     @property
     def profile(self) -> str:
@@ -112,6 +113,8 @@ class ReplayState(NamedTuple):
         overflow_retried: An overflow recovery compacted and no new user message or reply
             without error came since (spec §3.3: one compact-and-retry).
         incomplete_streak: Consecutive incomplete-output recoveries (spec §6.5: three).
+        pending_output: Output tokens of the earlier items of the reply being received
+            (`_replay.continues_reply`), billed with the request that ends it.
     """
 
     measure: AgentMeasure = AgentMeasure()
@@ -129,6 +132,7 @@ class ReplayState(NamedTuple):
     pending_source: str = ""
     overflow_retried: bool = False
     incomplete_streak: int = 0
+    pending_output: int = 0
 
 
 def bind_window(strategy: Strategy, window: int) -> Strategy:
@@ -166,6 +170,7 @@ def configure(
     billed_system_tokens: int = 0,
     hooks: SessionHooks | None = None,
     warm_tokens: int = 0,
+    split_replies: bool = False,
 ) -> ReplayConfig:
     """Resolve `replay`'s arguments into one `ReplayConfig`.
 
@@ -197,4 +202,5 @@ def configure(
         billed_system_tokens=billed_system_tokens,
         hooks=hooks or NO_HOOKS,
         warm_tokens=warm_tokens,
+        split_replies=split_replies,
     )
