@@ -251,8 +251,23 @@ def billed_entry_tokens(entry: Entry) -> int:
 
 
 def billed_tokens(messages: Iterable[Mapping[str, Any]]) -> int:
-    """`billed_message_tokens` summed over a rebuilt context."""
-    return sum(billed_message_tokens(m) for m in messages)
+    """`billed_message_tokens` summed over a rebuilt context, plus the hidden reasoning of
+    its current turn (`current_turn_reasoning`)."""
+    context = list(messages)
+    return sum(billed_message_tokens(m) for m in context) + current_turn_reasoning(context)
+
+
+def current_turn_reasoning(messages: Sequence[Mapping[str, Any]]) -> int:
+    """`hidden_reasoning_tokens` of the replies after the context's last user message.
+
+    Codex sends its encrypted reasoning items back with the history, and OpenAI counts
+    those of the current turn as input (the reasoning of the tool-call loop under way) and
+    drops those from before the last user message (OpenAI's reasoning guide). Checked on
+    the Codex corpus session with its text: counted, the median request's prompt error
+    falls from 10.6% to 1.5%.
+    """
+    last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
+    return sum(hidden_reasoning_tokens(m) for m in messages[last_user + 1 :])
 
 
 def billed_prefix(before: Sequence[Mapping[str, Any]], after: Sequence[Mapping[str, Any]]) -> int:

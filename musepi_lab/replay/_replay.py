@@ -54,6 +54,7 @@ from ._cache import (
     CacheState,
     bill_cached,
     billed_entry_tokens,
+    hidden_reasoning_tokens,
     provider_tokens,
     redacted_extra_tokens,
     reply_output_tokens,
@@ -242,8 +243,16 @@ def append(
         + config.counter.count_entry(appended)
         + redacted_extra_tokens(appended.message)
     )
-    billed = state.billed + billed_entry_tokens(appended)
-    return state._replace(measure=measure._replace(context=context), billed=billed)
+    # The hidden reasoning of the turn under way is part of the prompt until the next user
+    # message drops it (`_cache.current_turn_reasoning`).
+    message = appended.message
+    new_turn = message is not None and message.get("role") == "user"
+    hidden = hidden_reasoning_tokens(message)
+    kept = 0 if new_turn else state.turn_reasoning
+    billed = state.billed + billed_entry_tokens(appended) + hidden + kept - state.turn_reasoning
+    return state._replace(
+        measure=measure._replace(context=context), billed=billed, turn_reasoning=kept + hidden
+    )
 
 
 def request(

@@ -115,6 +115,8 @@ class ReplayState(NamedTuple):
         incomplete_streak: Consecutive incomplete-output recoveries (spec §6.5: three).
         pending_output: Output tokens of the earlier items of the reply being received
             (`_replay.continues_reply`), billed with the request that ends it.
+        turn_reasoning: Hidden reasoning tokens of the current turn, included in `billed`
+            (`_cache.current_turn_reasoning`).
     """
 
     measure: AgentMeasure = AgentMeasure()
@@ -133,6 +135,7 @@ class ReplayState(NamedTuple):
     overflow_retried: bool = False
     incomplete_streak: int = 0
     pending_output: int = 0
+    turn_reasoning: int = 0
 
 
 def bind_window(strategy: Strategy, window: int) -> Strategy:
