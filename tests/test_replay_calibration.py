@@ -282,10 +282,10 @@ MEASURED = {
 }
 REDACTED = {
     ("codex", "rollout-2026-02-23T12-40-23-019c8a4c-ed82-79a1-aa28-7738fc5ab61a.jsonl"): "cost "
-    "-12.6%, cache read +17.5% of prompt, output -9.2% (text counted from redaction lengths)",
+    "-13.4%, cache read +17.3% of prompt, output -9.2% (text counted from redaction lengths)",
     ("codex", "rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl"): "cost "
-    "+20.7%, cache read +91.7% of prompt: `none` does not follow the recorded compaction "
-    "(`recorded`: cost -24.4%, cache read +13.7%)",
+    "+20.5%, cache read +91.7% of prompt: `none` does not follow the recorded compaction "
+    "(`recorded`: cost -24.6%, cache read +13.7%)",
 }
 
 

@@ -101,7 +101,7 @@ CALIBRATION = {
     ("claude-code", "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"): "cost -14.3%, cache read "
     "-15.8% of the prompt: this session's tokens per estimate (1.86) is far from the declared 1.5",
     ("codex", "rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl"): "cost "
-    "-24.4% (output -33.6% with hidden reasoning counted from the encrypted length), cache "
+    "-24.6% (output -33.6% with hidden reasoning counted from the encrypted length), cache "
     "read +13.7% of the prompt (redacted text counted from its length)",
 }
 

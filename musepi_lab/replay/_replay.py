@@ -211,7 +211,11 @@ def step(
     elif is_request:
         state = request(config, log, out, state, entry)
     state = check_idle(config, log, out, state, entry)
+    before = state.billed
     state = append(config, log, state, entry)
+    if message is not None and message.get("role") == "assistant" and not is_request:
+        # An earlier item of the reply under way is output, not part of its own prompt.
+        state = state._replace(pending_billed=state.pending_billed + state.billed - before)
     if message is not None and is_request:
         state = after_reply(config, state, message, out.rows[-1]["context_tokens"])
     elif (
@@ -273,7 +277,8 @@ def request(
     bill, cache = refused_request(message, state) or bill_cached(
         model,
         state.cache,
-        prompt=config.billed_system_tokens + provider_tokens(state.billed, model),
+        prompt=config.billed_system_tokens
+        + provider_tokens(state.billed - state.pending_billed, model),
         reusable=None
         if reusable is None
         else config.billed_system_tokens + provider_tokens(reusable, model),
@@ -328,6 +333,7 @@ def request(
         recorded_compaction=False,
         failed="",
         pending_output=0,
+        pending_billed=0,
     )
 
 

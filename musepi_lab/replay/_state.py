@@ -115,6 +115,7 @@ class ReplayState(NamedTuple):
         incomplete_streak: Consecutive incomplete-output recoveries (spec §6.5: three).
         pending_output: Output tokens of the earlier items of the reply being received
             (`_replay.continues_reply`), billed with the request that ends it.
+        pending_billed: `billed` those earlier items added (not in their own prompt).
         turn_reasoning: Hidden reasoning tokens of the current turn, included in `billed`
             (`_cache.current_turn_reasoning`).
     """
@@ -135,6 +136,7 @@ class ReplayState(NamedTuple):
     overflow_retried: bool = False
     incomplete_streak: int = 0
     pending_output: int = 0
+    pending_billed: int = 0
     turn_reasoning: int = 0
 
 
