@@ -165,43 +165,54 @@ for ax, (source, group) in zip(axes[0], points.groupby("source", sort=False), st
 # tokens do not dominate); the cost error is relative. The target is 5%. Codex sessions whose
 # text the corpus redacts count each text from the length its marker keeps.
 #
-# Measured when this section was written (tokens: recorded / replayed; errors of input, cache
+# Measured when this section was last updated (tokens: recorded / replayed; errors of cache
 # read and cache write as shares of the recorded prompt, output and cost relative):
 #
 # | session | strategy | requests | cache read | cache write | output | cost | read | write | output | cost |
 # |---|---|---|---|---|---|---|---|---|---|---|
-# | cc/1af7fc5e-8455-4414- | none | 7 | 103,219 / 95,933 | 12,698 / 16,878 | 953 / 1,388 | $0.09 / $0.11 | -6.3% | +3.6% | +45.6% | +21.2% |
-# | cc/258c7280-ae70-4798- | none | 152 | 14,771,617 / 21,506,750 | 349,474 / 416,115 | 38,899 / 46,715 | $10.54 / $14.52 | +44.5% | +0.4% | +20.1% | +37.7% |
-# | cc/258c7280-ae70-4798- | recorded | 152 | 14,771,617 / 14,792,872 | 349,474 / 284,367 | 38,899 / 46,715 | $10.54 / $10.34 | +0.1% | -0.4% | +20.1% | -1.9% |
-# | cc/ae4a77f8-aedd-4bc1- | none | 217 | 16,553,628 / 20,397,558 | 237,121 / 318,425 | 49,467 / 58,929 | $5.32 / $8.58 | +22.9% | +0.5% | +19.1% | +61.3% |
-# | cc/ae4a77f8-aedd-4bc1- | recorded | 217 | 16,553,628 / 13,852,936 | 237,121 / 234,520 | 49,467 / 58,929 | $5.32 / $4.78 | -16.1% | -0.0% | +19.1% | -10.1% |
-# | cc/fa812bfe-b295-4cca- | none | 157 | 15,373,675 / 19,699,023 | 260,212 / 210,858 | 36,256 / 44,176 | $10.23 / $12.27 | +27.7% | -0.3% | +21.8% | +20.0% |
-# | cc/fa812bfe-b295-4cca- | recorded | 157 | 15,373,675 / 15,540,286 | 260,212 / 216,121 | 36,256 / 44,176 | $10.23 / $10.23 | +1.1% | -0.3% | +21.8% | -0.0% |
-# | cc/fe5e1c67-53e7-4862- | none | 9 | 161,313 / 153,182 | 6,672 / 23,541 | 2,636 / 4,212 | $0.11 / $0.20 | -4.8% | +10.0% | +59.8% | +73.1% |
-# | cc/spotter_short | none | 1 | 11,515 / 0 | 13,835 / 25,814 | 13 / 138 | $0.09 / $0.16 | -45.4% | +47.2% | +961.5% | +78.0% |
-# | cc/spotter_subagent | none | 12 | 427,286 / 440,052 | 25,842 / 47,122 | 1,586 / 5,625 | $0.42 / $0.66 | +2.8% | +4.7% | +254.7% | +55.0% |
-# | cc/spotter_tool_heavy | none | 4 | 88,231 / 77,989 | 17,696 / 27,554 | 212 / 344 | $0.16 / $0.22 | -9.7% | +9.3% | +62.3% | +37.1% |
-# | codex/2025-11-17T15-30 | none | 39 | 1,027,328 / 955,776 | 0 / 0 | 22,305 / 2,118 | $0.44 / $0.15 | -6.5% | +0.0% | -90.5% | -67.1% |
-# | codex/2026-02-23T12-40 | none | 81 | 6,836,352 / 7,923,584 | 0 / 0 | 36,075 / 13,934 | $2.34 / $1.63 | +15.1% | +0.0% | -61.4% | -30.4% |
-# | codex/2026-02-23T12-54 | none | 286 | 31,621,504 / 62,728,448 | 0 / 0 | 133,999 / 68,614 | $11.24 / $12.32 | +92.0% | +0.0% | -48.8% | +9.6% |
-# | codex/2026-02-23T12-54 | recorded | 286 | 31,621,504 / 36,112,000 | 0 / 0 | 133,999 / 68,614 | $11.24 / $7.67 | +13.3% | +0.0% | -48.8% | -31.8% |
+# | cc/1af7fc5e-8455-4414-9cc | none | 7 | 103,219 / 100,633 | 12,698 / 12,178 | 953 / 1,388 | $0.09 / $0.10 | -2.2% | -0.4% | +45.6% | +3.8% |
+# | cc/258c7280-ae70-4798-800 | none | 152 | 14,771,617 / 21,542,350 | 349,474 / 380,515 | 38,899 / 46,715 | $11.85 / $14.32 | +44.8% | +0.2% | +20.1% | +20.8% |
+# | cc/258c7280-ae70-4798-800 | recorded | 152 | 14,771,617 / 14,828,472 | 349,474 / 248,767 | 38,899 / 46,715 | $11.85 / $10.14 | +0.4% | -0.7% | +20.1% | -14.5% |
+# | cc/ae4a77f8-aedd-4bc1-888 | none | 217 | 16,553,628 / 20,450,958 | 237,121 / 265,025 | 49,467 / 58,929 | $5.32 / $8.35 | +23.2% | +0.2% | +19.1% | +57.1% |
+# | cc/ae4a77f8-aedd-4bc1-888 | recorded | 217 | 16,553,628 / 13,906,336 | 237,121 / 181,120 | 49,467 / 58,929 | $5.32 / $4.56 | -15.8% | -0.3% | +19.1% | -14.3% |
+# | cc/fa812bfe-b295-4cca-9c2 | none | 157 | 15,373,675 / 19,716,823 | 260,212 / 193,058 | 36,256 / 44,176 | $10.23 / $12.17 | +27.8% | -0.4% | +21.8% | +19.0% |
+# | cc/fa812bfe-b295-4cca-9c2 | recorded | 157 | 15,373,675 / 15,558,086 | 260,212 / 198,321 | 36,256 / 44,176 | $10.23 / $10.12 | +1.2% | -0.4% | +21.8% | -1.0% |
+# | cc/fe5e1c67-53e7-4862-81a | none | 9 | 161,313 / 157,882 | 6,672 / 18,841 | 2,636 / 4,212 | $0.11 / $0.18 | -2.0% | +7.2% | +59.8% | +58.8% |
+# | cc/spotter_short | none | 1 | 11,515 / 17,800 | 13,835 / 8,014 | 13 / 138 | $0.14 / $0.06 | +24.8% | -23.0% | +961.5% | -56.8% |
+# | cc/spotter_subagent | none | 12 | 427,286 / 457,852 | 25,842 / 29,322 | 1,586 / 5,625 | $0.52 / $0.55 | +6.7% | +0.8% | +254.7% | +6.4% |
+# | cc/spotter_tool_heavy | none | 4 | 88,231 / 95,789 | 17,696 / 9,754 | 212 / 344 | $0.23 / $0.12 | +7.1% | -7.5% | +62.3% | -48.2% |
+# | codex/2025-11-17T15-30 | none | 39 | 1,027,328 / 1,053,056 | 0 / 0 | 22,305 / 23,004 | $0.44 / $0.43 | +2.3% | +0.0% | +3.1% | -2.5% |
+# | codex/2026-02-23T12-40 | none | 81 | 6,836,352 / 8,084,736 | 0 / 0 | 36,075 / 32,769 | $2.34 / $2.03 | +17.3% | +0.0% | -9.2% | -13.4% |
+# | codex/2026-02-23T12-54 | none | 286 | 31,621,504 / 62,621,056 | 0 / 0 | 133,999 / 88,934 | $11.24 / $13.54 | +91.7% | +0.0% | -33.6% | +20.5% |
+# | codex/2026-02-23T12-54 | recorded | 286 | 31,621,504 / 36,250,880 | 0 / 0 | 133,999 / 88,934 | $11.24 / $8.47 | +13.7% | +0.0% | -33.6% | -24.6% |
 # | pi/before-compaction | none | 471 | 54,693,675 / 148,156,071 | 1,685,320 / 890,952 | 187,895 / 217,693 | $42.60 / $85.09 | +165.8% | -1.4% | +15.9% | +99.8% |
 # | pi/before-compaction | recorded | 471 | 54,693,675 / 63,910,357 | 1,685,320 / 744,215 | 187,895 / 217,693 | $42.60 / $42.05 | +16.3% | -1.7% | +15.9% | -1.3% |
 # | pi/prompt-cache-replay-session | none | 3 | 32 / 0 | 0 / 0 | 47 / 37 | $0.00 / $0.00 | -27.4% | +0.0% | -21.3% | +18.3% |
 # | pi/large-session | none | 439 | 43,229,469 / 51,149,489 | 4,296,232 / 383,066 | 83,156 / 78,993 | $30.33 / $17.97 | +16.7% | -8.2% | -5.0% | -40.8% |
 #
-# Request by request (`prompt_error_median`, `hit_agreement`: whether replay and record agree
-# that most of the prompt came from cache): the median prompt error is 0.4% to 4.3% on the
-# Claude Code sessions except ae4a77f8 (15.7%), 8.0% on pi/large-session, 14.4% on
-# pi/before-compaction with `recorded`, 8.0% to 29.0% on Codex; hit agreement is 75% to
-# 100% (92.3% on pi/large-session, whose misses on new turns the model does not predict).
+# What changed the figures (each a rule of the provider or the harness, never the record):
+# Claude Code's 1-hour cache writes are kept apart (`cacheWrite1h`) and the recorded bill
+# prices them at twice the input price (it priced them as 5-minute writes, so the recorded
+# cost of 258c7280 and the spotter sessions was too low); Claude Code's static prefix (tools
+# and fixed system text, 17,800 tokens in 2.x) is already cached when a session starts, as
+# every Claude Code session in the corpus shows (`WARM_PREFIX_TOKENS`); a Codex response's
+# items (reasoning, message, tool calls: one record each) are one request; OpenAI's hidden
+# reasoning is output, counted from the encrypted reasoning's length, and input for the rest
+# of its turn. Before these: 1af7fc5e cost +21.2%, Codex 2025-11-17 cost -67.1% (output
+# -90.5%).
 #
-# Within 5%: the two Claude Code sessions `recorded` replays (258c7280, fa812bfe; the second
-# by compensating errors: output +21.8%, cache write -17%). What the model does not predict:
-# pi misses the cache on about half of its new user turns even within 5 minutes; each
-# session's tokens per estimated token varies (1.10 to 1.88 for Anthropic) around the one
-# declared ratio; output is estimated from the reply, so OpenAI's hidden reasoning is
-# missed; Claude Code's system prompt may already be cached by an earlier session.
+# Within 5%: `none` on cc/1af7fc5e and codex/2025-11-17 (median prompt error 3.2% and 1.1%),
+# `recorded` on cc/fa812bfe. What the model does not predict: pi misses its whole cache on
+# 37 of 79 new user turns of pi/large-session, 34 of them within 5 minutes; Claude Code new
+# turns that find only the system prompt cached (258c7280 at 2.5 minutes, spotter_tool_heavy);
+# which TTL Claude Code asked for (the same author's sessions used 1-hour writes until
+# 2026-02-11 and 5-minute writes from 2026-02-12: an account setting the transcript does not
+# hold; `replay(cache="anthropic-1h")` when known); a session's first request finding the
+# previous session's prompt cached (fe5e1c67); each session's tokens per estimated token
+# (1.10 to 1.88 for Anthropic) around the one declared ratio. Claude Code writes a reply's
+# usage mid-stream, so its recorded output is often the count at the first block (1 on
+# replies with whole tool calls): the output and cost errors of its sessions are partly the
+# record's.
 
 # %%
 from musepi_lab.replay import calibration_rows, calibration_summary

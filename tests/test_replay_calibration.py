@@ -14,6 +14,7 @@ import pytest
 from _corpus import corpus_file
 
 from musepi_lab import read_session
+from musepi_lab.formats._claude_code_blocks import usage_from_anthropic
 from musepi_lab.metrics import DEFAULT_PRICES, prices_for
 from musepi_lab.replay import replay
 from musepi_lab.replay._cache import (
@@ -23,10 +24,18 @@ from musepi_lab.replay._cache import (
     OPENAI,
     bill_cached,
     cache_model_for,
+    current_turn_reasoning,
+    hidden_reasoning_tokens,
     redacted_extra_tokens,
     system_prompt_tokens,
+    warm_prefix_tokens,
 )
-from musepi_lab.replay._calibration import calibration_rows, calibration_summary, within
+from musepi_lab.replay._calibration import (
+    calibration_rows,
+    calibration_summary,
+    recorded_bill,
+    within,
+)
 
 MIN = 60_000.0  # ms in a minute
 PRICES = {
@@ -38,7 +47,7 @@ PRICES = {
 }
 
 
-def bill(model, cache, prompt, now_ms, model_id="m", reusable=None):
+def bill(model, cache, prompt, now_ms, model_id="m", reusable=None, warm=0):
     return bill_cached(
         model,
         cache,
@@ -48,6 +57,7 @@ def bill(model, cache, prompt, now_ms, model_id="m", reusable=None):
         model_id=model_id,
         output_tokens=0,
         prices=PRICES,
+        warm=warm,
     )
 
 
@@ -129,49 +139,163 @@ def test_system_prompt_declared_per_harness_version():
     assert system_prompt_tokens({"sourceFormat": "openhands"}) == 0
 
 
+def test_a_warm_static_prefix_is_read_even_on_a_cold_conversation():
+    # Claude Code's tools and fixed system text are cached by the sessions before it: the
+    # first request reads them; a later cold request (idle past the TTL) still does.
+    first, cache = bill(ANTHROPIC, None, 30_000, 0.0, warm=17_800)
+    assert (first.cache_read, first.cache_write) == (17_800, 12_200)
+    cold, _ = bill(ANTHROPIC, cache, 31_000, 10 * MIN, warm=17_800)
+    assert (cold.cache_read, cold.cache_write) == (17_800, 13_200)
+    short, _ = bill(ANTHROPIC, None, 10_000, 0.0, warm=17_800)
+    assert (short.cache_read, short.cache_write) == (10_000, 0)
+    assert warm_prefix_tokens({"sourceFormat": "claude-code", "sourceVersion": "2.1.39"}) == 17_800
+    assert warm_prefix_tokens({"sourceFormat": "pi"}) == 0
+
+
+def test_hidden_reasoning_counts_from_the_encrypted_length():
+    # (length - 1,000) / 6 per encrypted item: 1,600 characters -> 100 tokens; a redacted
+    # item counts from its `len=`; an item under the overhead hides nothing.
+    def reply(*signatures, api="openai-responses"):
+        blocks = [{"type": "thinking", "thinking": "", "thinkingSignature": s} for s in signatures]
+        return {"role": "assistant", "api": api, "content": blocks}
+
+    assert hidden_reasoning_tokens(reply("x" * 1_600)) == 100
+    assert hidden_reasoning_tokens(reply("[REDACTED_ENCRYPTED_CONTENT len=2200 sha=ab]")) == 200
+    assert hidden_reasoning_tokens(reply("x" * 900, "x" * 1_300)) == 50
+    assert hidden_reasoning_tokens(reply("x" * 1_600, api="anthropic-messages")) == 0
+
+
+def test_hidden_reasoning_is_input_until_the_next_user_message():
+    def reasoning(chars):
+        block = {"type": "thinking", "thinking": "", "thinkingSignature": "x" * chars}
+        return {"role": "assistant", "api": "openai-responses", "content": [block]}
+
+    user = {"role": "user", "content": "go"}
+    # 1,600 and 2,200 characters hide 100 and 200 tokens; the first is from an old turn.
+    context = [user, reasoning(1_600), user, reasoning(2_200), {"role": "toolResult"}]
+    assert current_turn_reasoning(context) == 200
+    assert current_turn_reasoning([reasoning(1_600), reasoning(2_200)]) == 300
+    assert current_turn_reasoning([reasoning(1_600), user]) == 0
+
+
+def test_codex_items_of_one_response_are_billed_as_one_request():
+    import json
+
+    path = corpus_file(
+        "codex", "rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl"
+    )
+    # Independent count: runs of consecutive output items (reasoning, tool calls,
+    # assistant messages) among the raw `response_item` records.
+    output_kinds = {"reasoning", "function_call", "custom_tool_call", "local_shell_call"}
+    responses, in_run = 0, False
+    for line in path.read_text().splitlines():
+        rec = json.loads(line)
+        if rec.get("type") != "response_item":
+            continue
+        item = rec["payload"]
+        is_output = item.get("type") in output_kinds or (
+            item.get("type") == "message" and item.get("role") == "assistant"
+        )
+        responses += is_output and not in_run
+        in_run = is_output
+    timeline = replay(read_session(path), "none", window=10**9).timeline
+    assert responses > 10
+    assert len(timeline) == responses
+
+
+def test_one_hour_cache_writes_keep_their_share_and_their_price():
+    raw = {
+        "input_tokens": 10,
+        "cache_creation_input_tokens": 1_200,
+        "cache_read_input_tokens": 5_000,
+        "cache_creation": {"ephemeral_5m_input_tokens": 200, "ephemeral_1h_input_tokens": 1_000},
+        "output_tokens": 100,
+    }
+    usage = usage_from_anthropic(raw)
+    assert (usage["cacheWrite"], usage["cacheWrite1h"]) == (1_200, 1_000)
+    assert "cacheWrite1h" not in usage_from_anthropic({**raw, "cache_creation": {}})
+    # Opus 4.6 list prices (USD / Mtok): input 5, 5-minute write 6.25, 1-hour write 10,
+    # read 0.5, output 25.
+    bill = recorded_bill({"model": "claude-opus-4-6", "usage": usage})
+    assert bill is not None
+    expected = 10 * 5 + 200 * 6.25 + 1_000 * 10 + 5_000 * 0.5 + 100 * 25
+    assert bill["cost_usd"] == pytest.approx(expected / 1e6)
+
+
+def test_one_hour_writes_of_a_corpus_session_match_the_raw_lines():
+    import json
+
+    path = corpus_file("claude-code", "spotter_subagent.jsonl")
+    # Independent count: the last line of each main-thread reply (by message id) carries
+    # the reply's usage; sum its `ephemeral_1h_input_tokens`.
+    last: dict[str, int] = {}
+    for line in path.read_text().splitlines():
+        rec = json.loads(line)
+        message = rec.get("message") if rec.get("type") == "assistant" else None
+        if not isinstance(message, dict) or rec.get("isSidechain") or "usage" not in message:
+            continue
+        split = message["usage"].get("cache_creation") or {}
+        last[message["id"]] = split.get("ephemeral_1h_input_tokens", 0)
+    session = read_session(path)
+    recorded = [
+        (e.message.get("usage") or {}).get("cacheWrite1h", 0)
+        for e in session.entries
+        if e.message is not None and e.message.get("role") == "assistant"
+    ]
+    assert sum(last.values()) > 0
+    assert sum(recorded) == sum(last.values())
+
+
 # -- the corpus against its recorded bills ---------------------------------------------------
 # Measured on the corpus (replay "none"): the session's relative cost error and its largest
-# token-measure error as a share of the recorded prompt. None reaches 5%. Output tokens are
-# estimated from the reply (never copied from the record), so hidden reasoning is missed.
+# token-measure error as a share of the recorded prompt; None: within 5%. Output tokens are
+# estimated from the reply (never copied from the record), so hidden reasoning is missed;
+# Claude Code writes a reply's usage mid-stream, so its recorded output is often the count
+# at the first block (1 on replies with whole tool calls): a lower bound, not the bill.
 MEASURED = {
     ("pi", "large-session.jsonl"): "cost -40.8%, cache write -8.2% of prompt: pi misses the "
-    "cache on ~half of its new user turns within 5 minutes, which no rule here predicts",
+    "whole cache (system prompt included) on 37 of 79 new user turns, 34 of them within 5 "
+    "minutes of the previous request, which no rule here predicts",
     ("pi", "before-compaction.jsonl"): "cost +99.8%, cache read +165.8%: `none` does not "
     "follow the two recorded compactions (`recorded`: cost -1.3%, cache read +16.3%)",
     ("pi", "earendil-works-pi", "prompt-cache-replay-session.jsonl"): "cost +18.3%, input "
     "+93% of a 117-token prompt: a test fixture whose 32-token cache read is below 1,024",
-    ("claude-code", "1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl"): "cost +21.2%, cache read -6.3%",
-    ("claude-code", "258c7280-ae70-4798-800f-63464d01a85d.jsonl"): "cost +37.7%, cache read "
-    "+44.5%: recorded compaction not followed (`recorded`: -1.9%, within 5%)",
-    ("claude-code", "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"): "cost +61.3%, cache read "
-    "+22.9%: recorded compaction not followed (`recorded`: -10.1%)",
-    ("claude-code", "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"): "cost +20.0%, cache read "
-    "+27.7%: recorded compaction not followed (`recorded`: -0.0%, within 5%)",
+    ("claude-code", "1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl"): None,
+    ("claude-code", "258c7280-ae70-4798-800f-63464d01a85d.jsonl"): "cost +20.8%, cache read "
+    "+44.8%: recorded compaction not followed (`recorded`: cost -14.5%)",
+    ("claude-code", "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"): "cost +57.1%, cache read "
+    "+23.2%: recorded compaction not followed (`recorded`: -14.3%)",
+    ("claude-code", "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"): "cost +19.0%, cache read "
+    "+27.8%: recorded compaction not followed (`recorded`: -1.0%, within 5%)",
     (
         "claude-code",
         "fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl",
-    ): "cost +73.1%, cache write +10.0%",
-    ("claude-code", "spotter_short.jsonl"): "cost +78.0%, cache write +47.2%: one request, "
-    "its system prompt already cached by an earlier session",
-    ("claude-code", "spotter_subagent.jsonl"): "cost +55.0%, cache write +4.7% of prompt, "
-    "output +255%",
-    ("claude-code", "spotter_tool_heavy.jsonl"): "cost +37.1%, cache read -9.7%",
-    ("codex", "rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl"): "cost "
-    "-67.1%: output -90.5% (hidden reasoning is not in the record), input -6.2% and cache "
-    "read -6.5% of prompt",
+    ): "cost +58.8%, cache write +7.2%: its first request finds the whole system prompt of "
+    "the session before it (five minutes earlier) cached",
+    ("claude-code", "spotter_short.jsonl"): "cost -56.8%, cache read +24.8%: one request "
+    "that finds 11,515 tokens warm, not the declared 17,800, and writes at the 1-hour price",
+    ("claude-code", "spotter_subagent.jsonl"): "cost +6.4%, cache read +6.7% of prompt, "
+    "output +255% (the record's output is a mid-stream count)",
+    ("claude-code", "spotter_tool_heavy.jsonl"): "cost -48.2%, cache write -7.5%: a new turn "
+    "finds only the static prefix cached (18,014 read) and writes at the 1-hour price",
+    ("codex", "rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl"): None,
 }
 REDACTED = {
     ("codex", "rollout-2026-02-23T12-40-23-019c8a4c-ed82-79a1-aa28-7738fc5ab61a.jsonl"): "cost "
-    "-30.4%, cache read +15.1% of prompt, output -61.4% (text counted from redaction lengths)",
+    "-13.4%, cache read +17.3% of prompt, output -9.2% (text counted from redaction lengths)",
     ("codex", "rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl"): "cost "
-    "+9.6%, cache read +92.0% of prompt: `none` does not follow the recorded compaction "
-    "(`recorded`: cost -31.8%, cache read +13.3%)",
+    "+20.5%, cache read +91.7% of prompt: `none` does not follow the recorded compaction "
+    "(`recorded`: cost -24.6%, cache read +13.7%)",
 }
 
 
 def _cases(table):
     return [
-        pytest.param(parts, marks=pytest.mark.xfail(strict=True, reason=reason), id="/".join(parts))
+        pytest.param(
+            parts,
+            marks=[pytest.mark.xfail(strict=True, reason=reason)] if reason else [],
+            id="/".join(parts),
+        )
         for parts, reason in table.items()
     ]
 

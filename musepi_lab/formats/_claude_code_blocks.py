@@ -25,15 +25,24 @@ def stop_reason(raw: Any, *, has_tool_calls: bool) -> str:
 
 
 def usage_from_anthropic(raw: Any) -> dict[str, Any]:
-    """A pi usage object from an Anthropic `usage` object (missing counts are zero)."""
+    """A pi usage object from an Anthropic `usage` object (missing counts are zero).
+
+    Anthropic splits cache writes by lifetime (`cache_creation.ephemeral_1h_input_tokens`,
+    billed at twice the input price, against 1.25x for 5-minute writes); pi's usage has one
+    `cacheWrite`, so the 1-hour share is kept beside it as `cacheWrite1h` (included in
+    `cacheWrite`) when the reply recorded any.
+    """
     if not isinstance(raw, dict):
         return usage()
-    return usage(
+    out = usage(
         input=_count(raw, "input_tokens"),
         output=_count(raw, "output_tokens"),
         cache_read=_count(raw, "cache_read_input_tokens"),
         cache_write=_count(raw, "cache_creation_input_tokens"),
     )
+    split = raw.get("cache_creation")
+    one_hour = _count(split, "ephemeral_1h_input_tokens") if isinstance(split, dict) else 0
+    return {**out, "cacheWrite1h": min(one_hour, out["cacheWrite"])} if one_hour else out
 
 
 def _count(raw: dict[str, Any], key: str) -> int:

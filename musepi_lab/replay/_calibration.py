@@ -3,7 +3,8 @@
 
 Only requests whose reply recorded usage are compared (aborted replies and Codex items
 without a `token_count` record none). The recorded cost is the reply's own `usage.cost`
-when the harness recorded one (pi), else its usage priced at the model's list prices.
+when the harness recorded one (pi), else its usage priced at the model's list prices, 1-hour
+cache writes (`cacheWrite1h`, Claude Code) at their own price.
 """
 
 from __future__ import annotations
@@ -37,10 +38,12 @@ def recorded_bill(message: Mapping[str, Any]) -> dict[str, float] | None:
     output = finite_count(usage.get("output"))
     if not isinstance(total, (int, float)) or total <= 0:
         prices = prices_for(str(message.get("model") or ""))
+        one_hour = min(write, finite_count(usage.get("cacheWrite1h")))
         total = (
             inp * prices["input"]
             + read * prices["cache_read"]
-            + write * prices["cache_write"]
+            + (write - one_hour) * prices["cache_write"]
+            + one_hour * prices["cache_write_1h"]
             + output * prices["output"]
         ) / 1e6
     return {

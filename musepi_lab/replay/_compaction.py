@@ -17,7 +17,7 @@ from ..metrics._metrics import cache_prefix_tokens
 from ..session._model import Message
 from ..session._session import Session, timestamp_after
 from ..strategies._base import Strategy, compact
-from ._cache import billed_prefix, billed_tokens
+from ._cache import billed_prefix, billed_tokens, current_turn_reasoning
 from ._guard import DROP_IMAGES, choose, progress_band, rescue_ladder, without_images
 from ._log import SimulatedPath
 from ._result import CompactionEvent, CompactionFailure
@@ -123,6 +123,7 @@ def compaction(
         kept_prefix=prefix,
         billed=billed,
         billed_prefix=billed_prefix(before, kept.messages),
+        turn_reasoning=current_turn_reasoning(kept.messages),
     ), event
 
 

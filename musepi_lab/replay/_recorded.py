@@ -14,7 +14,7 @@ from ..metrics._facts import context_text
 from ..metrics._metrics import cache_prefix_tokens
 from ..session._model import Entry
 from ..strategies._recorded import result_from_entry
-from ._cache import billed_prefix, billed_tokens
+from ._cache import billed_prefix, billed_tokens, current_turn_reasoning
 from ._log import SimulatedPath
 from ._result import CompactionEvent
 from ._state import ReplayConfig, ReplayState
@@ -81,4 +81,5 @@ def follow_recorded(
         recorded_compaction=True,
         billed=billed_tokens(messages),
         billed_prefix=billed_prefix(before, messages),
+        turn_reasoning=current_turn_reasoning(messages),
     )

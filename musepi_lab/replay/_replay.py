@@ -50,14 +50,17 @@ from ..strategies._base import Strategy
 from ..tokens._counter import TokenCounter
 from ._billing import Bill
 from ._cache import (
+    SPLIT_REPLY_HARNESSES,
     CacheState,
     bill_cached,
     billed_entry_tokens,
-    billed_message_tokens,
+    hidden_reasoning_tokens,
     provider_tokens,
     redacted_extra_tokens,
+    reply_output_tokens,
     request_prices,
     system_prompt_tokens,
+    warm_prefix_tokens,
 )
 from ._compaction import WalkOutput, compaction
 from ._log import SimulatedPath
@@ -143,6 +146,8 @@ def replay(
             system_prompt_tokens(session.header) if system_tokens is None else system_tokens
         ),
         hooks=hooks,
+        warm_tokens=warm_prefix_tokens(session.header),
+        split_replies=session.header.get("sourceFormat") in SPLIT_REPLY_HARNESSES,
     )
     return walk(config, session, leaf_id)
 
@@ -193,13 +198,31 @@ def step(
         return state._replace(recorded_compaction=True, measure=measure)
     message = entry.message
     is_request = message is not None and message.get("role") == "assistant"
-    if is_request:
+    if (
+        is_request
+        and message is not None
+        and config.split_replies
+        and continues_reply(message, following)
+    ):
+        is_request = False
+        model = config.cache_for(message)
+        output = state.pending_output + reply_output_tokens(message, model)
+        state = state._replace(pending_output=output)
+    elif is_request:
         state = request(config, log, out, state, entry)
     state = check_idle(config, log, out, state, entry)
+    before = state.billed
     state = append(config, log, state, entry)
+    if message is not None and message.get("role") == "assistant" and not is_request:
+        # An earlier item of the reply under way is output, not part of its own prompt.
+        state = state._replace(pending_billed=state.pending_billed + state.billed - before)
     if message is not None and is_request:
         state = after_reply(config, state, message, out.rows[-1]["context_tokens"])
-    elif message is not None and mid_turn_due(config, state, message, following):
+    elif (
+        message is not None
+        and message.get("role") != "assistant"
+        and mid_turn_due(config, state, message, following)
+    ):
         state = state._replace(pending="mid-turn", pending_source="measured")
     if message is not None and message.get("role") == "user" and state.pending != "overflow":
         # A new user message ends an overflow recovery; one still pending was decided
@@ -224,8 +247,16 @@ def append(
         + config.counter.count_entry(appended)
         + redacted_extra_tokens(appended.message)
     )
-    billed = state.billed + billed_entry_tokens(appended)
-    return state._replace(measure=measure._replace(context=context), billed=billed)
+    # The hidden reasoning of the turn under way is part of the prompt until the next user
+    # message drops it (`_cache.current_turn_reasoning`).
+    message = appended.message
+    new_turn = message is not None and message.get("role") == "user"
+    hidden = hidden_reasoning_tokens(message)
+    kept = 0 if new_turn else state.turn_reasoning
+    billed = state.billed + billed_entry_tokens(appended) + hidden + kept - state.turn_reasoning
+    return state._replace(
+        measure=measure._replace(context=context), billed=billed, turn_reasoning=kept + hidden
+    )
 
 
 def request(
@@ -246,14 +277,16 @@ def request(
     bill, cache = refused_request(message, state) or bill_cached(
         model,
         state.cache,
-        prompt=config.billed_system_tokens + provider_tokens(state.billed, model),
+        prompt=config.billed_system_tokens
+        + provider_tokens(state.billed - state.pending_billed, model),
         reusable=None
         if reusable is None
         else config.billed_system_tokens + provider_tokens(reusable, model),
         now_ms=parse_timestamp_ms(entry.timestamp),
         model_id=str(message.get("model") or ""),
-        output_tokens=provider_tokens(billed_message_tokens(message), model),
+        output_tokens=state.pending_output + reply_output_tokens(message, model),
         prices=request_prices(message, config.price_override),
+        warm=config.warm_tokens,
     )
     usage = message_usage(message, profile=config.profile) if state.measure.comparable else None
     event = outcome if isinstance(outcome, CompactionEvent) else recorded_event(out, state)
@@ -299,6 +332,21 @@ def request(
         cache=cache,
         recorded_compaction=False,
         failed="",
+        pending_output=0,
+        pending_billed=0,
+    )
+
+
+def continues_reply(message: Message, following: Entry | None) -> bool:
+    """Whether an assistant entry is an item of a reply that goes on in the next entry, in
+    a harness that writes each output item of a response as its own record (Codex: the
+    reasoning, message and tool-call items of one response are one assistant entry each;
+    `ReplayConfig.split_replies`): one request, billed at its last item. An error, aborted
+    or cut-off reply ends its request."""
+    return (
+        following is not None
+        and following.role == "assistant"
+        and message.get("stopReason") not in ("error", "aborted", "length")
     )
 
 

@@ -38,6 +38,8 @@ class ReplayConfig:
     price_override: Mapping[str, float] | None = None
     billed_system_tokens: int = 0
     hooks: SessionHooks = NO_HOOKS
+    warm_tokens: int = 0
+    split_replies: bool = False
 
     @property
     def profile(self) -> str:
@@ -111,6 +113,11 @@ class ReplayState(NamedTuple):
         overflow_retried: An overflow recovery compacted and no new user message or reply
             without error came since (spec §3.3: one compact-and-retry).
         incomplete_streak: Consecutive incomplete-output recoveries (spec §6.5: three).
+        pending_output: Output tokens of the earlier items of the reply being received
+            (`_replay.continues_reply`), billed with the request that ends it.
+        pending_billed: `billed` those earlier items added (not in their own prompt).
+        turn_reasoning: Hidden reasoning tokens of the current turn, included in `billed`
+            (`_cache.current_turn_reasoning`).
     """
 
     measure: AgentMeasure = AgentMeasure()
@@ -128,6 +135,9 @@ class ReplayState(NamedTuple):
     pending_source: str = ""
     overflow_retried: bool = False
     incomplete_streak: int = 0
+    pending_output: int = 0
+    pending_billed: int = 0
+    turn_reasoning: int = 0
 
 
 def bind_window(strategy: Strategy, window: int) -> Strategy:
@@ -164,6 +174,8 @@ def configure(
     cache: str = "auto",
     billed_system_tokens: int = 0,
     hooks: SessionHooks | None = None,
+    warm_tokens: int = 0,
+    split_replies: bool = False,
 ) -> ReplayConfig:
     """Resolve `replay`'s arguments into one `ReplayConfig`.
 
@@ -194,4 +206,6 @@ def configure(
         price_override=dict(prices) if prices else None,
         billed_system_tokens=billed_system_tokens,
         hooks=hooks or NO_HOOKS,
+        warm_tokens=warm_tokens,
+        split_replies=split_replies,
     )
