@@ -46,19 +46,16 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from _harness import CORPUS, REPO, bench_parser, median_seconds, repetitions
+from _harness import CORPUS, bench_parser, median_seconds, repetitions
 from bench_read import largest_per_format, parse_lines
 
 from musepi_lab.compaction._prepare import prepare_compaction
 from musepi_lab.compaction._settings import CompactionSettings
+from musepi_lab.conformance import _reference as conformance
 from musepi_lab.context._build import build_session_context
 from musepi_lab.formats._registry import read_session
 from musepi_lab.session._session import Session
 from musepi_lab.tokens._counter import TokenCounter
-
-sys.path.insert(0, str(REPO / "conformance"))
-# conformance/run.py: install folders, runtimes, the drivers folder.
-import run as conformance
 
 PI_FILES = ("large-session.jsonl", "before-compaction.jsonl")
 BUDGETS = (1000, 2000, 5000, 10000, 20000, 40000)
