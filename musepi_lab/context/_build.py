@@ -161,23 +161,19 @@ def _pi_model_of(entry: Entry) -> tuple[bool, dict[str, str] | None]:
     return False, None
 
 
-def _pi_settings(path: Sequence[Entry]) -> tuple[str, dict[str, str] | None]:
+def _pi_settings(path: Sequence[Entry], kinds: list[str]) -> tuple[str, dict[str, str] | None]:
     """pi: the last thinking_level_change sets the level, the last model_change or assistant
-    message the model. Walked from the leaf: both are usually found near it."""
-    level: str | None = None
-    model: dict[str, str] | None = None
-    model_found = False
-    for entry in reversed(path):
-        if entry.type == "thinking_level_change":
-            if level is None:
-                level = _level(entry)
-                if model_found:
-                    break
-        elif not model_found:
-            model_found, model = _pi_model_of(entry)
-            if model_found and level is not None:
-                break
-    return level if level is not None else "off", model
+    message the model. The level is found by a scan of the kinds (in C); the model by a walk
+    from the leaf, which usually meets an assistant message within a few entries."""
+    at = _last_of(kinds, "thinking_level_change")
+    level = _level(path[at]) if at >= 0 else "off"
+    for index in range(len(kinds) - 1, -1, -1):
+        kind = kinds[index]
+        if kind == "message" or kind == "model_change":
+            sets, model = _pi_model_of(path[index])
+            if sets:
+                return level, model
+    return level, None
 
 
 def _model_change_ref(entry: Entry) -> str | None:
@@ -237,6 +233,14 @@ def _last_index(path: Sequence[Entry], kind: str) -> int:
         if path[index].type == kind:
             return index
     return -1
+
+
+def _last_of(kinds: list[str], kind: str) -> int:
+    """Index of the last `kind` in `kinds` (entry types of a path), or -1; scanned in C."""
+    try:
+        return len(kinds) - 1 - kinds[::-1].index(kind)
+    except ValueError:
+        return -1
 
 
 # ---------------------------------------------------------------------------------------
@@ -365,19 +369,40 @@ def _kept_region(path: Sequence[Entry], compaction_index: int) -> Sequence[Entry
     return ()
 
 
+def _pi_run(entries: Sequence[Entry], kinds: list[str]) -> tuple[list[Message], list[str | None]]:
+    """pi `appendMessage` over consecutive path entries: their messages and entry ids.
+
+    Same result as `_pi_message` per entry, without its call for the common case: a path
+    holding only `message` entries and settings changes (which add nothing).
+    """
+    if "custom_message" in kinds or "branch_summary" in kinds:
+        pairs = [(m, e.id) for e in entries if (m := _pi_message(e)) is not None]
+        return list(map(_first, pairs)), list(map(_second, pairs))
+    # Two plain comprehensions cost less than one building pairs and two splitting them.
+    messages = [m for e in entries if (m := e.message) is not None]
+    return messages, [e.id for e in entries if e.message is not None]
+
+
 def _pi_messages(
-    path: Sequence[Entry],
-) -> tuple[list[tuple[Message, str | None]], str | None]:
-    out: list[tuple[Message, str | None]] = []
-    c = _last_index(path, "compaction")
+    path: Sequence[Entry], kinds: list[str]
+) -> tuple[list[Message], list[str | None], str | None]:
+    """pi's messages at the end of `path`, their entry ids, and the compaction id if any."""
+    c = _last_of(kinds, "compaction")
     if c < 0:
-        _emit(out, path, _pi_message)
-        return out, None
+        messages, ids = _pi_run(path, kinds)
+        return messages, ids, None
     compaction = path[c]
-    out.append((_pi_compaction_message(compaction), compaction.id))
-    _emit(out, _kept_region(path, c), _pi_message)
-    _emit(out, path[c + 1 :], _pi_message)
-    return out, compaction.id
+    messages, ids = [_pi_compaction_message(compaction)], [compaction.id]
+    first_kept = compaction.get("firstKeptEntryId")
+    try:
+        k = [entry.id for entry in path[:c]].index(first_kept)
+    except ValueError:
+        k = c  # not found: no kept region
+    for start, end in ((k, c), (c + 1, len(path))):
+        more, more_ids = _pi_run(path[start:end], kinds[start:end])
+        messages += more
+        ids += more_ids
+    return messages, ids, compaction.id
 
 
 def _musepi_messages(
@@ -533,22 +558,27 @@ def build_session_context(
     if not path:
         return _empty_context(profile)
     if profile == "pi":
-        level, model = _pi_settings(path)
-        models: Mapping[str, str] = (
-            {"default": f"{model['provider']}/{model['modelId']}"} if model else {}
+        kinds = [entry.type for entry in path]
+        level, model = _pi_settings(path, kinds)
+        models = {"default": f"{model['provider']}/{model['modelId']}"} if model else {}
+        messages, ids, compaction_id = _pi_messages(path, kinds)
+        return SessionContext(
+            tuple(messages),
+            level,
+            model,
+            MappingProxyType(models),
+            tuple(ids),
+            compaction_id,
+            profile,
         )
-        items, compaction_id = _pi_messages(path)
-    else:
-        level, role_models = _musepi_settings(path)
-        models = role_models
-        model = _split_model(role_models.get("default"))
-        items, compaction_id = _musepi_messages(path)
-        items = _drop_failed_turns(_strip_unpaired_calls(items, transcript=False))
+    level, role_models = _musepi_settings(path)
+    items, compaction_id = _musepi_messages(path)
+    items = _drop_failed_turns(_strip_unpaired_calls(items, transcript=False))
     return SessionContext(
         messages=tuple(map(_first, items)),
         thinking_level=level,
-        model=model,
-        models=MappingProxyType(dict(models)),
+        model=_split_model(role_models.get("default")),
+        models=MappingProxyType(role_models),
         entry_ids=tuple(map(_second, items)),
         compaction_id=compaction_id,
         profile=profile,

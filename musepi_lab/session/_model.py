@@ -83,6 +83,7 @@ class Entry:
         parent_id: The id of the parent entry, None for a root.
         timestamp: ISO-8601 append time as written in the file.
         record: The full record as it would be written back (v3 layout).
+        message: The message of a `message` entry (a mapping, read-only), else None.
         line: 1-based line number in the file the entry was read from, if any.
         source_id: The id the record had in its source format (importers write it into the
             record as `sourceId`, so it survives a write and a re-read).
@@ -95,6 +96,10 @@ class Entry:
     record: Mapping[str, Any]
     line: int | None = None
     source_id: str | None = None
+    # The message of a `message` entry, lifted out of the record when the entry is made (the
+    # context and the counters read it for every path entry; a record is read-only, so it
+    # cannot change afterwards).
+    message: Mapping[str, Any] | None = field(default=None, init=False, repr=False, compare=False)
     # Token counts per method, filled by `tokens` on first use (see `entry_memo`). Entries are
     # immutable, so a count made once holds for every counter, preparation and replay.
     _memo: dict[str, int] | None = field(default=None, init=False, repr=False, compare=False)
@@ -146,13 +151,8 @@ class Entry:
     def __getitem__(self, key: str) -> Any:
         return self.record[key]
 
-    @property
-    def message(self) -> Mapping[str, Any] | None:
-        """The message of a `message` entry, else None."""
-        if self.type != "message":
-            return None
-        msg = self.record.get("message")
-        return msg if type(msg) is dict or isinstance(msg, Mapping) else None
+    def __post_init__(self) -> None:
+        _set_message(self, _message_of(self.type, self.record))
 
     @property
     def role(self) -> str | None:
@@ -190,8 +190,29 @@ class Entry:
 # frozen dataclass __init__ (one object.__setattr__ call per field), about 1.8x faster.
 _SLOT_SETTERS = tuple(
     Entry.__dict__[name].__set__
-    for name in ("type", "id", "parent_id", "timestamp", "record", "line", "source_id", "_memo")
+    for name in (
+        "type",
+        "id",
+        "parent_id",
+        "timestamp",
+        "record",
+        "line",
+        "source_id",
+        "message",
+        "_memo",
+    )
 )
+_set_message = Entry.__dict__["message"].__set__
+
+
+def _message_of(kind: str, record: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The message a record of type `kind` holds: a mapping under `message`, else None."""
+    if kind != "message":
+        return None
+    msg = record.get("message")
+    return msg if type(msg) is dict or isinstance(msg, Mapping) else None
+
+
 _get_memo = Entry.__dict__["_memo"].__get__
 _set_memo = Entry.__dict__["_memo"].__set__
 
@@ -223,7 +244,17 @@ def _make_entry(
     source_id: str | None,
 ) -> Entry:
     entry = _new_object(Entry)
-    set_type, set_id, set_parent, set_ts, set_record, set_line, set_source, set_memo = _SLOT_SETTERS
+    (
+        set_type,
+        set_id,
+        set_parent,
+        set_ts,
+        set_record,
+        set_line,
+        set_source,
+        set_message,
+        set_memo,
+    ) = _SLOT_SETTERS
     set_type(entry, kind)
     set_id(entry, entry_id)
     set_parent(entry, parent_id)
@@ -231,6 +262,7 @@ def _make_entry(
     set_record(entry, record)
     set_line(entry, line)
     set_source(entry, source_id)
+    set_message(entry, _message_of(kind, record))
     set_memo(entry, None)
     return entry
 
