@@ -13,7 +13,7 @@ against 1.5 µs through the frozen dataclass `__init__`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -133,15 +133,17 @@ class Entry:
             given = get("sourceId")
             if isinstance(given, str):
                 source_id = given
-        kind = get("type")
+        raw_kind = get("type")
+        kind = raw_kind if isinstance(raw_kind, str) else str(raw_kind)
         return _make_entry(
-            kind if isinstance(kind, str) else str(kind),
+            kind,
             entry_id if isinstance(entry_id, str) else None,
             parent if isinstance(parent, str) else None,
             ts if isinstance(ts, str) else None,
             rec,
             line,
             source_id,
+            _message_of(kind, fields),
         )
 
     def get(self, key: str, default: Any = None) -> Any:
@@ -242,6 +244,7 @@ def _make_entry(
     record: Mapping[str, Any],
     line: int | None,
     source_id: str | None,
+    message: Mapping[str, Any] | None,
 ) -> Entry:
     entry = _new_object(Entry)
     (
@@ -262,9 +265,40 @@ def _make_entry(
     set_record(entry, record)
     set_line(entry, line)
     set_source(entry, source_id)
-    set_message(entry, _message_of(kind, record))
+    set_message(entry, message)
     set_memo(entry, None)
     return entry
+
+
+def owned_entries(records: Iterable[dict[str, Any]], lines: Iterable[int]) -> list[Entry]:
+    """`Entry.from_record(record, line=line, owned=True)` for each record and its line.
+
+    For a reader handing over the dicts it parsed (nothing else holds them, so no copy);
+    one loop instead of a call per record, which was a tenth of reading a pi file.
+    """
+    out: list[Entry] = []
+    append = out.append
+    for record, line in zip(records, lines, strict=True):
+        if type(record) is not dict:
+            append(Entry.from_record(record, line=line, owned=True))
+            continue
+        get = record.get
+        raw_kind, entry_id, parent, ts = get("type"), get("id"), get("parentId"), get("timestamp")
+        source_id = get("sourceId")
+        kind = raw_kind if isinstance(raw_kind, str) else str(raw_kind)
+        append(
+            _make_entry(
+                kind,
+                entry_id if isinstance(entry_id, str) else None,
+                parent if isinstance(parent, str) else None,
+                ts if isinstance(ts, str) else None,
+                _FROZEN(record),
+                line,
+                source_id if isinstance(source_id, str) else None,
+                _message_of(kind, record),
+            )
+        )
+    return out
 
 
 class _Remove:
