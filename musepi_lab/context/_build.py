@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import partial
 from operator import itemgetter
 from types import MappingProxyType
 from typing import Any
@@ -283,17 +282,17 @@ def is_empty_error_turn(message: Message) -> bool:
     return not (isinstance(content, list) and any(_has_output(b) for b in content))
 
 
+def _sent_turn(msg: Message) -> bool:
+    """Whether oh-my-pi sends an assistant turn: not a retry's recovery, not an empty error."""
+    return not (msg.get("retryRecovery") or is_empty_error_turn(msg))
+
+
 def _musepi_message(entry: Entry, *, llm: bool) -> Message | None:
     """oh-my-pi `appendMessage` (spec §2.3); `llm=False` is the display transcript."""
     kind = entry.type
     if kind == "message":
         msg = entry.message
-        if (
-            llm
-            and msg is not None
-            and msg.get("role") == "assistant"
-            and (msg.get("retryRecovery") or is_empty_error_turn(msg))
-        ):
+        if llm and msg is not None and msg.get("role") == "assistant" and not _sent_turn(msg):
             return None
         return msg
     if kind == "custom_message":
@@ -352,23 +351,6 @@ def _empty_context(profile: str) -> SessionContext:
 _first, _second = itemgetter(0), itemgetter(1)
 
 
-def _emit(out: list[tuple[Message, str | None]], entries: Iterable[Entry], convert: Any) -> None:
-    append = out.append
-    for entry in entries:
-        msg = convert(entry)
-        if msg is not None:
-            append((msg, entry.id))
-
-
-def _kept_region(path: Sequence[Entry], compaction_index: int) -> Sequence[Entry]:
-    """Entries from `firstKeptEntryId` up to the compaction (none if the id is not found)."""
-    first_kept = path[compaction_index].get("firstKeptEntryId")
-    for index in range(compaction_index):
-        if path[index].id == first_kept:
-            return path[index:compaction_index]
-    return ()
-
-
 def _pi_run(entries: Sequence[Entry], kinds: list[str]) -> tuple[list[Message], list[str | None]]:
     """pi `appendMessage` over consecutive path entries: their messages and entry ids.
 
@@ -394,10 +376,7 @@ def _pi_messages(
     compaction = path[c]
     messages, ids = [_pi_compaction_message(compaction)], [compaction.id]
     first_kept = compaction.get("firstKeptEntryId")
-    try:
-        k = [entry.id for entry in path[:c]].index(first_kept)
-    except ValueError:
-        k = c  # not found: no kept region
+    k = _index_or([entry.id for entry in path[:c]], first_kept, c)  # c: no kept region
     for start, end in ((k, c), (c + 1, len(path))):
         more, more_ids = _pi_run(path[start:end], kinds[start:end])
         messages += more
@@ -405,36 +384,52 @@ def _pi_messages(
     return messages, ids, compaction.id
 
 
+def _musepi_run(entries: Sequence[Entry], kinds: list[str]) -> list[tuple[Message, str | None]]:
+    """oh-my-pi `appendMessage` (for the model) over consecutive path entries: (message,
+    entry id) pairs. The per-entry function is called only when the run holds a custom
+    message or a branch summary; otherwise the entries' messages are taken directly."""
+    if "custom_message" in kinds or "branch_summary" in kinds:
+        return [(m, e.id) for e in entries if (m := _musepi_message(e, llm=True)) is not None]
+    return [
+        (m, e.id)
+        for e in entries
+        if (m := e.message) is not None and (m.get("role") != "assistant" or _sent_turn(m))
+    ]
+
+
 def _musepi_messages(
     path: Sequence[Entry],
 ) -> tuple[list[tuple[Message, str | None]], str | None]:
-    convert = partial(_musepi_message, llm=True)
-    out: list[tuple[Message, str | None]] = []
-    c = _last_index(path, "compaction")
-    reset = _last_index(path, "reset_boundary")
+    kinds = [entry.type for entry in path]
+    c = _last_of(kinds, "compaction")
+    reset = _last_of(kinds, "reset_boundary")
     if reset >= 0 and reset > c:
         # A /clear after the latest compaction hides it and its kept tail too.
-        _emit(out, path[reset + 1 :], convert)
-        return out, None
+        return _musepi_run(path[reset + 1 :], kinds[reset + 1 :]), None
     if c < 0:
-        _emit(out, path, convert)
-        return out, None
+        return _musepi_run(path, kinds), None
     compaction = path[c]
     summary = _musepi_compaction_message(compaction)
-    out.append((summary, compaction.id))
+    out: list[tuple[Message, str | None]] = [(summary, compaction.id)]
+    ids = [entry.id for entry in path[:c]]
     if "providerPayload" not in summary:
-        _emit(out, _kept_region(path, c), convert)
+        start = _index_or(ids, compaction.get("firstKeptEntryId"), c)
     else:
         # The remote payload already holds the kept turns; only what came after the
         # replayed point is re-sent.
         through = compaction.get("providerReplayThroughEntryId")
-        if isinstance(through, str):
-            for index in range(c):
-                if path[index].id == through:
-                    _emit(out, path[index + 1 : c], convert)
-                    break
-    _emit(out, path[c + 1 :], convert)
+        start = _index_or(ids, through, c - 1) + 1 if isinstance(through, str) else c
+    out += _musepi_run(path[start:c], kinds[start:c])
+    out += _musepi_run(path[c + 1 :], kinds[c + 1 :])
     return out, compaction.id
+
+
+def _index_or(ids: list[str | None], entry_id: Any, missing: int) -> int:
+    """The first index of `entry_id` in `ids`, or `missing`."""
+    try:
+        return ids.index(entry_id)
+    except ValueError:
+        return missing
 
 
 def _tool_call_ids(message: Message) -> list[str]:
@@ -458,41 +453,54 @@ def _strip_unpaired_calls(
     where it stays with a `strippedToolCalls` count.
     """
     paired = {m.get("toolCallId") for m, _ in items if m.get("role") == "toolResult"}
-    out: list[tuple[Message, str | None]] = []
-    for msg, entry_id in items:
-        content = msg.get("content")
-        if msg.get("role") != "assistant" or not isinstance(content, list):
-            out.append((msg, entry_id))
-            continue
-        stripped = 0
-        for b in content:
-            if (
-                (type(b) is dict or isinstance(b, Mapping))
-                and b.get("type") == "toolCall"
-                and b.get("id") not in paired
-            ):
-                stripped += 1
-        if stripped == 0:
-            out.append((msg, entry_id))
-            continue
-        kept: list[Any] = []
-        for block in content:
-            if isinstance(block, Mapping):
-                kind = block.get("type")
-                if (kind == "toolCall" and block.get("id") not in paired) or (
-                    kind == "redactedThinking"
-                ):
-                    continue
-                if kind == "thinking" and block.get("thinkingSignature"):
-                    block = {k: v for k, v in block.items() if k != "thinkingSignature"}
-            kept.append(block)
-        if not kept and not transcript:
-            continue
-        rewritten = {**msg, "content": kept}
-        if transcript:
-            rewritten["strippedToolCalls"] = stripped
-        out.append((rewritten, entry_id))
+    # Every tool call as (item index, call id), found by one comprehension: only the few
+    # turns holding an unpaired call are rewritten.
+    calls = [
+        (index, b.get("id"))
+        for index, (m, _) in enumerate(items)
+        if m.get("role") == "assistant" and isinstance(content := m.get("content"), list)
+        for b in content
+        if (type(b) is dict or isinstance(b, Mapping)) and b.get("type") == "toolCall"
+    ]
+    out = list(items)
+    for index in sorted({index for index, call_id in calls if call_id not in paired}, reverse=True):
+        msg, entry_id = out[index]
+        rewritten = _without_unpaired_calls(msg, paired, transcript=transcript)
+        if rewritten is None:
+            del out[index]
+        else:
+            out[index] = (rewritten, entry_id)
     return out
+
+
+def _without_unpaired_calls(
+    msg: Message, paired: set[Any], *, transcript: bool
+) -> dict[str, Any] | None:
+    """An assistant turn without its unpaired tool calls (None: emptied, outside the
+    transcript)."""
+    content = msg["content"]
+    stripped = 0
+    kept: list[Any] = []
+    for block in content:
+        if isinstance(block, Mapping):
+            kind = block.get("type")
+            if kind == "toolCall" and block.get("id") not in paired:
+                stripped += 1
+                continue
+            if kind == "redactedThinking":
+                continue
+            if kind == "thinking" and block.get("thinkingSignature"):
+                block = {k: v for k, v in block.items() if k != "thinkingSignature"}
+        kept.append(block)
+    if not kept and not transcript:
+        return None
+    rewritten = {**msg, "content": kept}
+    if transcript:
+        rewritten["strippedToolCalls"] = stripped
+    return rewritten
+
+
+_FAILED = ("aborted", "error")
 
 
 def _drop_failed_turns(
@@ -503,29 +511,31 @@ def _drop_failed_turns(
     A turn followed by the interrupted-thinking continuity message stays.
     """
     out = list(items)
-    index = len(out) - 1
-    while index >= 0:
+    # Found first, then handled from the last: a drop only changes the items after it.
+    failed = [
+        index
+        for index, (m, _) in enumerate(out)
+        if m.get("stopReason") in _FAILED and m.get("role") == "assistant"
+    ]
+    for index in reversed(failed):
         msg = out[index][0]
-        if msg.get("role") == "assistant" and msg.get("stopReason") in ("aborted", "error"):
-            nxt = out[index + 1][0] if index + 1 < len(out) else None
-            continuity = (
-                nxt is not None
-                and nxt.get("role") == "custom"
-                and nxt.get("customType") == INTERRUPTED_THINKING_TYPE
-            )
-            if not continuity:
-                dropped = set(_tool_call_ids(msg))
-                del out[index]
-                if dropped:
-                    out[index:] = [
-                        item
-                        for item in out[index:]
-                        if not (
-                            item[0].get("role") == "toolResult"
-                            and item[0].get("toolCallId") in dropped
-                        )
-                    ]
-        index -= 1
+        nxt = out[index + 1][0] if index + 1 < len(out) else None
+        continuity = (
+            nxt is not None
+            and nxt.get("role") == "custom"
+            and nxt.get("customType") == INTERRUPTED_THINKING_TYPE
+        )
+        if not continuity:
+            dropped = set(_tool_call_ids(msg))
+            del out[index]
+            if dropped:
+                out[index:] = [
+                    item
+                    for item in out[index:]
+                    if not (
+                        item[0].get("role") == "toolResult" and item[0].get("toolCallId") in dropped
+                    )
+                ]
     return out
 
 
