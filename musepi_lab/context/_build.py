@@ -95,13 +95,14 @@ def entry_path(entries: Sequence[Entry], leaf_id: str | None = None) -> tuple[En
         entries: Entries in file order.
         leaf_id: The leaf to walk from.
     """
-    by_id: dict[str, Entry] = {}
-    for entry in entries:
-        if entry.id is not None:
-            by_id[entry.id] = entry
+    by_id: dict[str | None, Entry] = {e.id: e for e in entries if e.id is not None}  # last wins
     leaf = by_id.get(leaf_id) if leaf_id is not None else None
     if leaf is None:
         leaf = entries[-1] if entries else None
+    if leaf is not None and leaf.id is not None and by_id[leaf.id] is leaf:
+        walked = _walk_without_cycle(by_id, leaf)
+        if walked is not None:
+            return walked
     out: list[Entry] = []
     seen: set[str] = set()
     node = leaf
@@ -114,6 +115,27 @@ def entry_path(entries: Sequence[Entry], leaf_id: str | None = None) -> tuple[En
         node = by_id.get(parent) if parent is not None and parent not in seen else None
     out.reverse()
     return tuple(out)
+
+
+def _walk_without_cycle(by_id: dict[str | None, Entry], leaf: Entry) -> tuple[Entry, ...] | None:
+    """The root→leaf path when the walk meets no cycle, else None.
+
+    Without a cycle the walk visits each entry of `by_id` at most once, so it needs no
+    seen-set (which costs about as much again per step); a longer walk has met a cycle.
+    A root's `parentId` of None finds nothing: None is never a key.
+    """
+    get = by_id.get
+    out = [leaf]
+    append = out.append
+    parent = leaf.parent_id
+    for _ in range(len(by_id)):
+        node = get(parent)
+        if node is None:
+            out.reverse()
+            return tuple(out)
+        append(node)
+        parent = node.parent_id
+    return None
 
 
 def _as_entries(items: Iterable[Entry | Mapping[str, Any]]) -> list[Entry]:
