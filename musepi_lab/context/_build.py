@@ -95,7 +95,8 @@ def entry_path(entries: Sequence[Entry], leaf_id: str | None = None) -> tuple[En
         entries: Entries in file order.
         leaf_id: The leaf to walk from.
     """
-    by_id: dict[str | None, Entry] = {e.id: e for e in entries if e.id is not None}  # last wins
+    by_id: dict[str | None, Entry] = dict(zip([e.id for e in entries], entries, strict=True))
+    by_id.pop(None, None)  # entries without an id are no parents; for a duplicate, last wins
     leaf = by_id.get(leaf_id) if leaf_id is not None else None
     if leaf is None:
         leaf = entries[-1] if entries else None
@@ -139,6 +140,9 @@ def _walk_without_cycle(by_id: dict[str | None, Entry], leaf: Entry) -> tuple[En
 
 
 def _as_entries(items: Iterable[Entry | Mapping[str, Any]]) -> list[Entry]:
+    items = list(items)
+    if set(map(type, items)) == {Entry}:  # the usual case, checked in C
+        return items  # type: ignore[return-value]
     return [i if isinstance(i, Entry) else Entry.from_record(i) for i in items]
 
 
