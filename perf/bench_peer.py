@@ -11,7 +11,9 @@ For each pi corpus file (`pi/large-session.jsonl`, `pi/before-compaction.jsonl`)
 | figure | ours | theirs |
 |---|---|---|
 | load | `read_session` | pi: `loadEntriesFromFile` + `migrateSessionEntries`; omp: `SessionManager.open` |
-| context | `build_session_context` | `buildSessionContext` |
+| context | `build_session_context` (the session's path walked before: kept with it) | `buildSessionContext` |
+| context, entries | `build_session_context` of the bare entry list, as pi takes it (id map and path walk in every call) | `buildSessionContext` |
+| context, cold | `build_session_context` on a freshly read session (its path walked in the call; its objects not yet in the CPU caches) | `buildSessionContext` |
 | prepare, cold | `prepare_compaction`, a freshly read session and a fresh counter | `prepareCompaction` (omp: a fresh `Tokenizer`) |
 | prepare, again | `prepare_compaction`, a fresh counter on a session prepared before (counts memoised on the entries, the plan kept with the session) | same as cold (the peers keep nothing between calls) |
 | sweep | 6 budgets, one counter, a freshly read session | 6 budgets (omp: one `Tokenizer`) |
@@ -46,29 +48,42 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from _harness import CORPUS, REPO, bench_parser, median_seconds, repetitions
+from _harness import CORPUS, bench_parser, median_seconds, repetitions
 from bench_read import largest_per_format, parse_lines
 
 from musepi_lab.compaction._prepare import prepare_compaction
 from musepi_lab.compaction._settings import CompactionSettings
+from musepi_lab.conformance import _reference as conformance
 from musepi_lab.context._build import build_session_context
 from musepi_lab.formats._registry import read_session
 from musepi_lab.session._session import Session
 from musepi_lab.tokens._counter import TokenCounter
 
-sys.path.insert(0, str(REPO / "conformance"))
-# conformance/run.py: install folders, runtimes, the drivers folder.
-import run as conformance
-
 PI_FILES = ("large-session.jsonl", "before-compaction.jsonl")
 BUDGETS = (1000, 2000, 5000, 10000, 20000, 40000)
 DRIVERS = {"pi": "bench-pi.mjs", "musepi": "bench-omp.ts"}
-TARGETS = {"prepare_cold": 1.0, "context": 1.0, "read_orjson": 1.5}
+TARGETS = {
+    "prepare_cold": 1.0,
+    "context": 1.0,
+    "context_entries": 1.0,
+    "context_cold": 1.0,
+    "read_orjson": 1.5,
+}
 WIDE_MARGIN = 1.5
-FIGURES = ("load", "context", "prepare_cold", "prepare_again", "sweep")
+FIGURES = (
+    "load",
+    "context",
+    "context_entries",
+    "context_cold",
+    "prepare_cold",
+    "prepare_again",
+    "sweep",
+)
 PEER_FIGURE = {
     "load": "load",
     "context": "buildSessionContext",
+    "context_entries": "buildSessionContext",
+    "context_cold": "buildSessionContext",
     "prepare_cold": "prepareCompaction",
     "prepare_again": "prepareCompaction",
     "sweep": "sweep",
@@ -118,12 +133,21 @@ def run_peer(agent: str, session_file: Path, repeat: int) -> dict[str, Any] | st
 def fresh_sessions(file: Path, count: int) -> Callable[[], Session]:
     """A supply of `count` sessions read anew (no entry counted yet), one per timed call.
 
-    They are read before the timing; each is dropped once used. The harness collects
-    garbage before every call: frozen, the waiting sessions are not walked each time.
+    They are read before the timing. A used one is kept until the supply goes, so freeing
+    it (a whole parsed file) falls outside the timed call, as node frees its objects
+    outside the peer's. The harness collects garbage before every call: frozen, the
+    waiting sessions are not walked each time.
     """
     supply = [read_session(file) for _ in range(count)]
+    used: list[Session] = []
     gc.freeze()
-    return supply.pop
+
+    def take() -> Session:
+        one = supply.pop()
+        used.append(one)
+        return one
+
+    return take
 
 
 def our_functions(file: Path, profile: str, repeat: int) -> dict[str, Callable[[], object]]:
@@ -131,9 +155,11 @@ def our_functions(file: Path, profile: str, repeat: int) -> dict[str, Callable[[
     settings = CompactionSettings.for_profile(profile)
     sweep_settings = [settings.copy_with(keep_recent_tokens=b) for b in BUDGETS]
     session = read_session(file)
+    entries = list(read_session(file).entries)
     counted = read_session(file)
     prepare_compaction(counted, settings, TokenCounter.for_profile(profile))
     cold, sweeps = fresh_sessions(file, repeat), fresh_sessions(file, repeat)
+    contexts = fresh_sessions(file, repeat)
 
     def sweep() -> None:
         one = sweeps()
@@ -144,6 +170,8 @@ def our_functions(file: Path, profile: str, repeat: int) -> dict[str, Callable[[
     return {
         "load": lambda: read_session(file),
         "context": lambda: build_session_context(session, profile=profile),
+        "context_entries": lambda: build_session_context(entries, profile=profile),
+        "context_cold": lambda: build_session_context(contexts(), profile=profile),
         "prepare_cold": lambda: prepare_compaction(
             cold(), settings, TokenCounter.for_profile(profile)
         ),

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import partial
 from operator import itemgetter
 from types import MappingProxyType
 from typing import Any
@@ -25,6 +24,7 @@ from ..session._model import Entry, Message
 from ..session._profiles import Profile, check_profile
 from ..session._session import Session
 from . import _templates as tpl
+from ._passes import drop_failed_turns, strip_unpaired_calls
 from ._summaries import (
     FRAME_DATA_BYTES_BUDGET,
     _crash_risk_legacy_archive,
@@ -44,8 +44,7 @@ class _Unset:
 UNSET: Any = _Unset()
 """Default of `leaf_id`: use the session leaf (pi's `undefined`; `None` means "no leaf")."""
 
-# customType values oh-my-pi treats specially (spec §2.3).
-INTERRUPTED_THINKING_TYPE = "interrupted-thinking"
+# customType values oh-my-pi treats specially (spec §2.3; the continuity one is in `_passes`).
 PREWALK_PLAN_TYPE = "prewalk-plan"
 ADVISOR_TYPE = "advisor"
 
@@ -96,13 +95,15 @@ def entry_path(entries: Sequence[Entry], leaf_id: str | None = None) -> tuple[En
         entries: Entries in file order.
         leaf_id: The leaf to walk from.
     """
-    by_id: dict[str, Entry] = {}
-    for entry in entries:
-        if entry.id is not None:
-            by_id[entry.id] = entry
+    by_id: dict[str | None, Entry] = dict(zip([e.id for e in entries], entries, strict=True))
+    by_id.pop(None, None)  # entries without an id are no parents; for a duplicate, last wins
     leaf = by_id.get(leaf_id) if leaf_id is not None else None
     if leaf is None:
         leaf = entries[-1] if entries else None
+    if leaf is not None and leaf.id is not None and by_id[leaf.id] is leaf:
+        walked = _walk_without_cycle(by_id, leaf)
+        if walked is not None:
+            return walked
     out: list[Entry] = []
     seen: set[str] = set()
     node = leaf
@@ -117,7 +118,31 @@ def entry_path(entries: Sequence[Entry], leaf_id: str | None = None) -> tuple[En
     return tuple(out)
 
 
+def _walk_without_cycle(by_id: dict[str | None, Entry], leaf: Entry) -> tuple[Entry, ...] | None:
+    """The root→leaf path when the walk meets no cycle, else None.
+
+    Without a cycle the walk visits each entry of `by_id` at most once, so it needs no
+    seen-set (which costs about as much again per step); a longer walk has met a cycle.
+    A root's `parentId` of None finds nothing: None is never a key.
+    """
+    get = by_id.get
+    out = [leaf]
+    append = out.append
+    parent = leaf.parent_id
+    for _ in range(len(by_id)):
+        node = get(parent)
+        if node is None:
+            out.reverse()
+            return tuple(out)
+        append(node)
+        parent = node.parent_id
+    return None
+
+
 def _as_entries(items: Iterable[Entry | Mapping[str, Any]]) -> list[Entry]:
+    items = list(items)
+    if set(map(type, items)) == {Entry}:  # the usual case, checked in C
+        return items  # type: ignore[return-value]
     return [i if isinstance(i, Entry) else Entry.from_record(i) for i in items]
 
 
@@ -161,23 +186,19 @@ def _pi_model_of(entry: Entry) -> tuple[bool, dict[str, str] | None]:
     return False, None
 
 
-def _pi_settings(path: Sequence[Entry]) -> tuple[str, dict[str, str] | None]:
+def _pi_settings(path: Sequence[Entry], kinds: list[str]) -> tuple[str, dict[str, str] | None]:
     """pi: the last thinking_level_change sets the level, the last model_change or assistant
-    message the model. Walked from the leaf: both are usually found near it."""
-    level: str | None = None
-    model: dict[str, str] | None = None
-    model_found = False
-    for entry in reversed(path):
-        if entry.type == "thinking_level_change":
-            if level is None:
-                level = _level(entry)
-                if model_found:
-                    break
-        elif not model_found:
-            model_found, model = _pi_model_of(entry)
-            if model_found and level is not None:
-                break
-    return level if level is not None else "off", model
+    message the model. The level is found by a scan of the kinds (in C); the model by a walk
+    from the leaf, which usually meets an assistant message within a few entries."""
+    at = _last_of(kinds, "thinking_level_change")
+    level = _level(path[at]) if at >= 0 else "off"
+    for index in range(len(kinds) - 1, -1, -1):
+        kind = kinds[index]
+        if kind == "message" or kind == "model_change":
+            sets, model = _pi_model_of(path[index])
+            if sets:
+                return level, model
+    return level, None
 
 
 def _model_change_ref(entry: Entry) -> str | None:
@@ -239,6 +260,14 @@ def _last_index(path: Sequence[Entry], kind: str) -> int:
     return -1
 
 
+def _last_of(kinds: list[str], kind: str) -> int:
+    """Index of the last `kind` in `kinds` (entry types of a path), or -1; scanned in C."""
+    try:
+        return len(kinds) - 1 - kinds[::-1].index(kind)
+    except ValueError:
+        return -1
+
+
 # ---------------------------------------------------------------------------------------
 # Entry → runtime message
 # ---------------------------------------------------------------------------------------
@@ -279,17 +308,17 @@ def is_empty_error_turn(message: Message) -> bool:
     return not (isinstance(content, list) and any(_has_output(b) for b in content))
 
 
+def _sent_turn(msg: Message) -> bool:
+    """Whether oh-my-pi sends an assistant turn: not a retry's recovery, not an empty error."""
+    return not (msg.get("retryRecovery") or is_empty_error_turn(msg))
+
+
 def _musepi_message(entry: Entry, *, llm: bool) -> Message | None:
     """oh-my-pi `appendMessage` (spec §2.3); `llm=False` is the display transcript."""
     kind = entry.type
     if kind == "message":
         msg = entry.message
-        if (
-            llm
-            and msg is not None
-            and msg.get("role") == "assistant"
-            and (msg.get("retryRecovery") or is_empty_error_turn(msg))
-        ):
+        if llm and msg is not None and msg.get("role") == "assistant" and not _sent_turn(msg):
             return None
         return msg
     if kind == "custom_message":
@@ -348,160 +377,85 @@ def _empty_context(profile: str) -> SessionContext:
 _first, _second = itemgetter(0), itemgetter(1)
 
 
-def _emit(out: list[tuple[Message, str | None]], entries: Iterable[Entry], convert: Any) -> None:
-    append = out.append
-    for entry in entries:
-        msg = convert(entry)
-        if msg is not None:
-            append((msg, entry.id))
+def _pi_run(entries: Sequence[Entry], kinds: list[str]) -> tuple[list[Message], list[str | None]]:
+    """pi `appendMessage` over consecutive path entries: their messages and entry ids.
 
-
-def _kept_region(path: Sequence[Entry], compaction_index: int) -> Sequence[Entry]:
-    """Entries from `firstKeptEntryId` up to the compaction (none if the id is not found)."""
-    first_kept = path[compaction_index].get("firstKeptEntryId")
-    for index in range(compaction_index):
-        if path[index].id == first_kept:
-            return path[index:compaction_index]
-    return ()
+    Same result as `_pi_message` per entry, without its call for the common case: a path
+    holding only `message` entries and settings changes (which add nothing).
+    """
+    if "custom_message" in kinds or "branch_summary" in kinds:
+        pairs = [(m, e.id) for e in entries if (m := _pi_message(e)) is not None]
+        return list(map(_first, pairs)), list(map(_second, pairs))
+    # Two plain comprehensions cost less than one building pairs and two splitting them.
+    messages = [m for e in entries if (m := e.message) is not None]
+    return messages, [e.id for e in entries if e.message is not None]
 
 
 def _pi_messages(
-    path: Sequence[Entry],
-) -> tuple[list[tuple[Message, str | None]], str | None]:
-    out: list[tuple[Message, str | None]] = []
-    c = _last_index(path, "compaction")
+    path: Sequence[Entry], kinds: list[str]
+) -> tuple[list[Message], list[str | None], str | None]:
+    """pi's messages at the end of `path`, their entry ids, and the compaction id if any."""
+    c = _last_of(kinds, "compaction")
     if c < 0:
-        _emit(out, path, _pi_message)
-        return out, None
+        messages, ids = _pi_run(path, kinds)
+        return messages, ids, None
     compaction = path[c]
-    out.append((_pi_compaction_message(compaction), compaction.id))
-    _emit(out, _kept_region(path, c), _pi_message)
-    _emit(out, path[c + 1 :], _pi_message)
-    return out, compaction.id
+    messages, ids = [_pi_compaction_message(compaction)], [compaction.id]
+    first_kept = compaction.get("firstKeptEntryId")
+    k = _index_or([entry.id for entry in path[:c]], first_kept, c)  # c: no kept region
+    for start, end in ((k, c), (c + 1, len(path))):
+        more, more_ids = _pi_run(path[start:end], kinds[start:end])
+        messages += more
+        ids += more_ids
+    return messages, ids, compaction.id
+
+
+def _musepi_run(entries: Sequence[Entry], kinds: list[str]) -> list[tuple[Message, str | None]]:
+    """oh-my-pi `appendMessage` (for the model) over consecutive path entries: (message,
+    entry id) pairs. The per-entry function is called only when the run holds a custom
+    message or a branch summary; otherwise the entries' messages are taken directly."""
+    if "custom_message" in kinds or "branch_summary" in kinds:
+        return [(m, e.id) for e in entries if (m := _musepi_message(e, llm=True)) is not None]
+    return [
+        (m, e.id)
+        for e in entries
+        if (m := e.message) is not None and (m.get("role") != "assistant" or _sent_turn(m))
+    ]
 
 
 def _musepi_messages(
     path: Sequence[Entry],
 ) -> tuple[list[tuple[Message, str | None]], str | None]:
-    convert = partial(_musepi_message, llm=True)
-    out: list[tuple[Message, str | None]] = []
-    c = _last_index(path, "compaction")
-    reset = _last_index(path, "reset_boundary")
+    kinds = [entry.type for entry in path]
+    c = _last_of(kinds, "compaction")
+    reset = _last_of(kinds, "reset_boundary")
     if reset >= 0 and reset > c:
         # A /clear after the latest compaction hides it and its kept tail too.
-        _emit(out, path[reset + 1 :], convert)
-        return out, None
+        return _musepi_run(path[reset + 1 :], kinds[reset + 1 :]), None
     if c < 0:
-        _emit(out, path, convert)
-        return out, None
+        return _musepi_run(path, kinds), None
     compaction = path[c]
     summary = _musepi_compaction_message(compaction)
-    out.append((summary, compaction.id))
+    out: list[tuple[Message, str | None]] = [(summary, compaction.id)]
+    ids = [entry.id for entry in path[:c]]
     if "providerPayload" not in summary:
-        _emit(out, _kept_region(path, c), convert)
+        start = _index_or(ids, compaction.get("firstKeptEntryId"), c)
     else:
         # The remote payload already holds the kept turns; only what came after the
         # replayed point is re-sent.
         through = compaction.get("providerReplayThroughEntryId")
-        if isinstance(through, str):
-            for index in range(c):
-                if path[index].id == through:
-                    _emit(out, path[index + 1 : c], convert)
-                    break
-    _emit(out, path[c + 1 :], convert)
+        start = _index_or(ids, through, c - 1) + 1 if isinstance(through, str) else c
+    out += _musepi_run(path[start:c], kinds[start:c])
+    out += _musepi_run(path[c + 1 :], kinds[c + 1 :])
     return out, compaction.id
 
 
-def _tool_call_ids(message: Message) -> list[str]:
-    content = message.get("content")
-    if not isinstance(content, list):
-        return []
-    return [
-        str(b["id"])
-        for b in content
-        if isinstance(b, Mapping) and b.get("type") == "toolCall" and isinstance(b.get("id"), str)
-    ]
-
-
-def _strip_unpaired_calls(
-    items: list[tuple[Message, str | None]], *, transcript: bool
-) -> list[tuple[Message, str | None]]:
-    """Remove tool calls with no result on the path (spec §2.3 post-pass (a)).
-
-    A rewritten turn also loses `redactedThinking` and its thinking signatures (a provider
-    rejects a modified signed turn); an emptied turn is dropped, except in the transcript,
-    where it stays with a `strippedToolCalls` count.
-    """
-    paired = {m.get("toolCallId") for m, _ in items if m.get("role") == "toolResult"}
-    out: list[tuple[Message, str | None]] = []
-    for msg, entry_id in items:
-        content = msg.get("content")
-        if msg.get("role") != "assistant" or not isinstance(content, list):
-            out.append((msg, entry_id))
-            continue
-        stripped = 0
-        for b in content:
-            if (
-                (type(b) is dict or isinstance(b, Mapping))
-                and b.get("type") == "toolCall"
-                and b.get("id") not in paired
-            ):
-                stripped += 1
-        if stripped == 0:
-            out.append((msg, entry_id))
-            continue
-        kept: list[Any] = []
-        for block in content:
-            if isinstance(block, Mapping):
-                kind = block.get("type")
-                if (kind == "toolCall" and block.get("id") not in paired) or (
-                    kind == "redactedThinking"
-                ):
-                    continue
-                if kind == "thinking" and block.get("thinkingSignature"):
-                    block = {k: v for k, v in block.items() if k != "thinkingSignature"}
-            kept.append(block)
-        if not kept and not transcript:
-            continue
-        rewritten = {**msg, "content": kept}
-        if transcript:
-            rewritten["strippedToolCalls"] = stripped
-        out.append((rewritten, entry_id))
-    return out
-
-
-def _drop_failed_turns(
-    items: list[tuple[Message, str | None]],
-) -> list[tuple[Message, str | None]]:
-    """Drop aborted/error assistant turns and their results (spec §2.3 post-pass (b)).
-
-    A turn followed by the interrupted-thinking continuity message stays.
-    """
-    out = list(items)
-    index = len(out) - 1
-    while index >= 0:
-        msg = out[index][0]
-        if msg.get("role") == "assistant" and msg.get("stopReason") in ("aborted", "error"):
-            nxt = out[index + 1][0] if index + 1 < len(out) else None
-            continuity = (
-                nxt is not None
-                and nxt.get("role") == "custom"
-                and nxt.get("customType") == INTERRUPTED_THINKING_TYPE
-            )
-            if not continuity:
-                dropped = set(_tool_call_ids(msg))
-                del out[index]
-                if dropped:
-                    out[index:] = [
-                        item
-                        for item in out[index:]
-                        if not (
-                            item[0].get("role") == "toolResult"
-                            and item[0].get("toolCallId") in dropped
-                        )
-                    ]
-        index -= 1
-    return out
+def _index_or(ids: list[str | None], entry_id: Any, missing: int) -> int:
+    """The first index of `entry_id` in `ids`, or `missing`."""
+    try:
+        return ids.index(entry_id)
+    except ValueError:
+        return missing
 
 
 def build_session_context(
@@ -533,22 +487,27 @@ def build_session_context(
     if not path:
         return _empty_context(profile)
     if profile == "pi":
-        level, model = _pi_settings(path)
-        models: Mapping[str, str] = (
-            {"default": f"{model['provider']}/{model['modelId']}"} if model else {}
+        kinds = [entry.type for entry in path]
+        level, model = _pi_settings(path, kinds)
+        models = {"default": f"{model['provider']}/{model['modelId']}"} if model else {}
+        messages, ids, compaction_id = _pi_messages(path, kinds)
+        return SessionContext(
+            tuple(messages),
+            level,
+            model,
+            MappingProxyType(models),
+            tuple(ids),
+            compaction_id,
+            profile,
         )
-        items, compaction_id = _pi_messages(path)
-    else:
-        level, role_models = _musepi_settings(path)
-        models = role_models
-        model = _split_model(role_models.get("default"))
-        items, compaction_id = _musepi_messages(path)
-        items = _drop_failed_turns(_strip_unpaired_calls(items, transcript=False))
+    level, role_models = _musepi_settings(path)
+    items, compaction_id = _musepi_messages(path)
+    items = drop_failed_turns(strip_unpaired_calls(items, transcript=False))
     return SessionContext(
         messages=tuple(map(_first, items)),
         thinking_level=level,
-        model=model,
-        models=MappingProxyType(dict(models)),
+        model=_split_model(role_models.get("default")),
+        models=MappingProxyType(role_models),
         entry_ids=tuple(map(_second, items)),
         compaction_id=compaction_id,
         profile=profile,

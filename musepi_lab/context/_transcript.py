@@ -16,9 +16,9 @@ from ._build import (
     _musepi_compaction_message,
     _musepi_message,
     _resolve_path,
-    _strip_unpaired_calls,
 )
 from ._llm import bash_execution_text, python_execution_text
+from ._passes import strip_unpaired_calls
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +86,7 @@ def transcript(
             labels.append((entry.type, entry.type == "compaction" and index != latest))
     if not keep_dangling_tool_calls:
         # Stripping never removes a row in transcript mode, so rows and labels stay aligned.
-        rows = _strip_unpaired_calls(rows, transcript=True)
+        rows = strip_unpaired_calls(rows, transcript=True)
     return [
         TranscriptItem(entry_id=eid, entry_type=kind, message=msg, superseded=superseded)
         for (msg, eid), (kind, superseded) in zip(rows, labels, strict=True)

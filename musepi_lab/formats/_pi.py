@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..session._errors import ProblemLog
-from ..session._model import KNOWN_ENTRY_TYPES, Entry
+from ..session._model import KNOWN_ENTRY_TYPES, Entry, owned_entries
 from ..session._session import CURRENT_SESSION_VERSION, Session
 from ._detect import format_of_record
 from ._io import looks_binary, parse_jsonl, read_bytes_checked, strip_bom
@@ -242,6 +242,16 @@ def _bad_count(value: Any) -> bool:
     return value is not None
 
 
+def _plain_counts(usage: dict[str, Any]) -> bool:
+    """Whether every usage count is absent, null or an int below 2**53 (nearly every
+    message): `_bad_count` holds for none of them, found without a call per count."""
+    for key in _USAGE_COUNTS:
+        value = usage.get(key)
+        if value is not None and not (type(value) is int and -_EXACT < value < _EXACT):
+            return False
+    return True
+
+
 def safe_record(record: dict[str, Any], line: int, log: ProblemLog) -> dict[str, Any]:
     """The record with values later steps cannot take moved aside, each one recorded.
 
@@ -251,7 +261,7 @@ def safe_record(record: dict[str, Any], line: int, log: ProblemLog) -> dict[str,
     """
     message = record.get("message")
     usage = message.get("usage") if type(message) is dict else None
-    if type(usage) is dict:
+    if type(usage) is dict and not _plain_counts(usage):
         bad = [k for k in _USAGE_COUNTS if k in usage and _bad_count(usage[k])]
         if bad:
             log.add(
@@ -353,9 +363,7 @@ def session_from_values(path: str, values: list[tuple[int, Any]], log: ProblemLo
     migrate_records(header, records)
     records = [safe_record(r, n, log) for n, r in zip(lines, records, strict=True)]
     # The records were parsed here and nothing else holds them: no defensive copy.
-    entries = [
-        Entry.from_record(r, line=n, owned=True) for n, r in zip(lines, records, strict=True)
-    ]
+    entries = owned_entries(records, lines)
     for entry in entries:
         check_entry(entry, log)
     check_tree(entries, log)

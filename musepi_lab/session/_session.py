@@ -301,18 +301,17 @@ class Session:
         # Without a cycle a walk visits each id at most once; only a longer walk needs the
         # seen-set below, which costs about as much again per step.
         get = self._by_id.get
-        limit = len(self._by_id) + 1
-        out: list[Entry] = []
+        out = [start]
         append = out.append
-        node: Entry | None = start
-        while node is not None:
+        parent = start.parent_id
+        for _ in range(len(self._by_id) + 1):
+            node = get(parent) if parent is not None else None
+            if node is None:
+                out.reverse()
+                return tuple(out)
             append(node)
             parent = node.parent_id
-            node = get(parent) if parent is not None else None
-            if len(out) > limit:
-                return self._walk_to_root_checked(start)
-        out.reverse()
-        return tuple(out)
+        return self._walk_to_root_checked(start)
 
     def _walk_to_root_checked(self, start: Entry) -> tuple[Entry, ...]:
         out: list[Entry] = []
