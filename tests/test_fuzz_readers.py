@@ -340,3 +340,27 @@ def test_hostile_values_never_crash_reading_or_writing(
         except SessionReadError as err:
             assert str(err).startswith(str(path))
     assert path.read_bytes() == data
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason=f"corpus not found at {CORPUS}")
+@pytest.mark.parametrize(
+    ("fmt", "relative", "keep_lines"),
+    HOSTILE_FILES,
+    ids=[f"{f[0]}-{f[1].split('/')[-1][:20]}" for f in HOSTILE_FILES],
+)
+def test_values_nested_just_under_the_writers_limit_are_written_back(
+    fuzz_dir: Path, fmt: str, relative: str, keep_lines: int | None
+) -> None:
+    # Found by the fuzz test above (Claude Code, 251 levels on the first line): a value
+    # orjson can write alone went a few levels deeper inside the converted entry, and the
+    # session could not be written. Every depth around orjson's 254-level limit, both
+    # container kinds, the first two objects of the file.
+    base = corpus_bytes(relative, keep_lines)
+    path = fuzz_dir / ("deep-" + relative.replace("/", "__"))
+    for depth in range(236, 258, 3):
+        for kind in ("list", "dict"):
+            for at in (0, 1):
+                path.write_bytes(hostile(base, [("nest", at, depth, kind)]))
+                session = read_session(path, format=fmt)
+                out = session.write(fuzz_dir / "deep-written.jsonl")
+                assert len(read_session(out).entries) == len(session.entries), (depth, kind, at)

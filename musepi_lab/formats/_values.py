@@ -18,8 +18,8 @@ from typing import Any
 import orjson
 
 MAX_NESTING = 200
-"""Deepest nesting kept (objects and arrays); no session format nests anywhere near it,
-and orjson writes up to 254 levels."""
+"""Deepest nesting kept (objects and arrays) of a value too deep to keep whole; no session
+format nests anywhere near it, and orjson writes up to 254 levels."""
 
 TOO_DEEP = "[value nested too deeply: cut by musepi-lab]"
 """What stands in for a container nested deeper than `MAX_NESTING`."""
@@ -55,11 +55,20 @@ def _deeper_than(value: Any, limit: int) -> bool:
     return False
 
 
+WRITE_HEADROOM = 16
+"""Levels of nesting left free when a value is kept whole: a record's fields may sit a few
+levels deeper once converted into the pi shape (a message, its content, `sourceFields`),
+and the session must still be writable there."""
+
+
 def _writable(value: Any) -> bool:
-    """Whether orjson can write the value: a C-speed bound on its depth (254 levels).
+    """Whether orjson can write the value `WRITE_HEADROOM` levels down: a C-speed bound on
+    its depth (254 levels in all).
 
     Walking every node in Python tripled read times; serializing costs a fraction.
     """
+    for _ in range(WRITE_HEADROOM):
+        value = [value]
     try:
         orjson.dumps(value)
     except orjson.JSONEncodeError:
@@ -88,8 +97,9 @@ def _cut(value: Any, depth: int, parts: list[str], cuts: list[str], limit: int) 
 def limit_nesting(value: Any, limit: int = MAX_NESTING) -> tuple[Any, list[str]]:
     """`value` with every container nested deeper than `limit` replaced by `TOO_DEEP`.
 
-    With the default limit, a value orjson can write (254 levels) is kept whole, since
-    every step after reading takes it; only a deeper one is cut, at `MAX_NESTING`.
+    With the default limit, a value orjson can write with `WRITE_HEADROOM` levels to spare
+    is kept whole, since every step after reading takes it; only a deeper one is cut, at
+    `MAX_NESTING`.
 
     Returns:
         `(value, fields)`: the value (the same object when nothing was cut) and the names
