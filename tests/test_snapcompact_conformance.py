@@ -26,8 +26,8 @@ import pytest
 from _corpus import REPO_ROOT, corpus_file
 
 from musepi_lab.conformance import ReferenceToolMissing, run_reference
+from musepi_lab.conformance._snapcompact import MEASURES, compare_snapcompact
 from musepi_lab.formats._registry import read_session
-from musepi_lab.strategies.snapcompact import MEASURES, compare_snapcompact
 
 pytestmark = pytest.mark.corpus
 

@@ -32,19 +32,19 @@ import pytest
 from _corpus import PI_FILES, REPO_ROOT, corpus_file
 
 from musepi_lab import read_session
-from musepi_lab.compaction._dialect_conformance import (
-    MEASURE_DIALECTS,
-    SUMMARY_ROLES,
-    compare_summarizer_inputs,
-    text_difference,
-    wording_only,
-)
 from musepi_lab.compaction._summary_dialects import (
     SUMMARY_DIALECTS,
     js_keys,
     js_number,
     preferred_dialect,
     serialize_for_summary,
+)
+from musepi_lab.conformance._dialects import (
+    MEASURE_DIALECTS,
+    SUMMARY_ROLES,
+    compare_summarizer_inputs,
+    text_difference,
+    wording_only,
 )
 
 # -- unit: one conversation, every dialect ---------------------------------------------------

@@ -24,6 +24,7 @@ from ._compare import (
     compare_seed_boundary,
     merge_rows,
 )
+from ._dialects import compare_summarizer_inputs
 from ._ours import our_budgets, our_document
 from ._reference import (
     DEFAULT_BUDGETS,
@@ -35,6 +36,7 @@ from ._reference import (
 )
 from ._rows import MeasureRow
 from ._run import FileReport, compare_file, format_table
+from ._snapcompact import compare_snapcompact
 from ._texts import compare_dialects, snapcompact_rows
 
 __all__ = [
@@ -51,6 +53,8 @@ __all__ = [
     "compare_engine",
     "compare_file",
     "compare_seed_boundary",
+    "compare_snapcompact",
+    "compare_summarizer_inputs",
     "ensure_installed",
     "format_table",
     "merge_rows",

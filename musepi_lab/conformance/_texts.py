@@ -1,10 +1,8 @@
 """The text measures of the conformance table: the summarizer input per dialect and
 snapcompact's archives and frames, as `MeasureRow`s.
 
-The comparisons themselves live beside the code they check
-(`compaction._dialect_conformance.compare_summarizer_inputs`,
-`strategies.snapcompact.compare_snapcompact`); this module turns their rows into the
-table's. A summarizer text that differs from the release's only inside the sentence that
+The comparisons themselves are `_dialects.compare_summarizer_inputs` and
+`_snapcompact.compare_snapcompact`; this module turns their rows into the table's. A summarizer text that differs from the release's only inside the sentence that
 wraps a summary (our own wording) agrees on the format; those cases are counted again in an
 own-wording row, which never fails.
 """
@@ -14,18 +12,18 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..compaction._dialect_conformance import (
+from ..compaction._serialize import serialize_conversation
+from ..context._llm import convert_to_llm
+from ..session._session import Session
+from ._dialects import (
     _wildcarded,
     compare_summarizer_inputs,
     messages_at,
     text_difference,
     wording_only,
 )
-from ..compaction._serialize import serialize_conversation
-from ..context._llm import convert_to_llm
-from ..session._session import Session
-from ..strategies.snapcompact import compare_snapcompact
 from ._rows import MeasureRow
+from ._snapcompact import compare_snapcompact
 
 OWN_WORDING_MEASURE = "summarizer_input/wrapper sentence"
 """The own-wording row: texts identical to the release's outside the summary wrappers."""

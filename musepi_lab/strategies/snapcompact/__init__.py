@@ -4,18 +4,15 @@
 around tool output, folding to what the font draws), `_plan` lays it out on frames, `_font`
 and `_render` draw the palette PNG frames with the misc-fixed 8x13 glyphs, `_providers`
 prices them per provider API (`image_billing_tokens`), `_strategy` is the registered
-strategy and `_conformance` compares it with the release's own (`compare_snapcompact`).
+strategy. `musepi_lab.conformance.compare_snapcompact` compares it with the release's own.
 """
 
-from ._conformance import MEASURES, compare_snapcompact
 from ._providers import image_billing_tokens
 from ._strategy import Snapcompact, SnapcompactArchive, build_archive
 
 __all__ = [
-    "MEASURES",
     "Snapcompact",
     "SnapcompactArchive",
     "build_archive",
-    "compare_snapcompact",
     "image_billing_tokens",
 ]

@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from ..compaction._summary_dialects import LEGACY_DIALECT, SUMMARY_DIALECTS, serialize_for_summary
 from ..context._llm import convert_to_llm
 from ..session._messages import entry_to_message
 from ..session._session import Session
-from ._summary_dialects import LEGACY_DIALECT, SUMMARY_DIALECTS, serialize_for_summary
 
 MEASURE_DIALECTS = (LEGACY_DIALECT, *SUMMARY_DIALECTS)
 """The dialects the reference reports, `none` (the legacy serializer) first."""

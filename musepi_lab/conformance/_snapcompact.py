@@ -16,17 +16,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...session._messages import entry_to_message
-from ...session._session import Session
-from ._plan import MAX_FRAMES_DEFAULT, FrameShape
-from ._providers import (
+from ..session._messages import entry_to_message
+from ..session._session import Session
+from ..strategies.snapcompact._plan import MAX_FRAMES_DEFAULT, FrameShape
+from ..strategies.snapcompact._providers import (
     frame_billing_tokens,
     image_budget,
     image_detail,
     max_frames_for_data_budget,
     provider_frame_budget,
 )
-from ._strategy import SnapcompactArchive, build_archive, resolve_shape
+from ..strategies.snapcompact._strategy import SnapcompactArchive, build_archive, resolve_shape
 
 MEASURES: tuple[str, ...] = (
     "snapcompact/plan",
