@@ -9,21 +9,16 @@ Two kinds of check:
   `serializeConversationForSummary` and `preferredDialect` under Bun: all equal);
 - corpus: every pi-format corpus file at several budgets, each dialect's text next to the
   text the release's `serializeConversationForSummary(convertToLlm(...), dialect)` produced
-  (the reference driver, `conformance/`), byte for byte. The reference documents are cached
-  under `~/.cache/musepi-lab/conformance-json`, keyed by the file's digest and the pins' and
-  driver's digests, so a second run does not start Bun. Missing node, npm or Bun skips these,
+  (the reference driver, `conformance/`), byte for byte. The reference documents are the
+  conformance package's cached runs (`cached_reference`: keyed by the file's digest, the pins,
+  the driver and the options), so a second run does not start Bun. Missing node, npm or Bun skips these,
   except under CI=true, where it fails them.
 """
 
 from __future__ import annotations
 
-import gzip
-import hashlib
-import importlib.util
 import json
 import os
-import shutil
-import tempfile
 from functools import cache
 from pathlib import Path
 from typing import Any, NoReturn
@@ -39,6 +34,7 @@ from musepi_lab.compaction._summary_dialects import (
     preferred_dialect,
     serialize_for_summary,
 )
+from musepi_lab.conformance import ReferenceToolMissing, cached_reference
 from musepi_lab.conformance._dialects import (
     MEASURE_DIALECTS,
     SUMMARY_ROLES,
@@ -373,11 +369,6 @@ def test_wording_only_accepts_other_text_in_the_wrapper_and_nothing_else() -> No
 # -- corpus: byte for byte against the release -----------------------------------------------
 BUDGETS = (1000, 5000, 20000, 60000, 100000)
 FILES = ["/".join(parts[1:]) for parts in PI_FILES]
-CACHE = Path(
-    os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"),
-    "musepi-lab",
-    "conformance-json",
-)
 
 
 def _in_ci() -> bool:
@@ -390,61 +381,14 @@ def _missing(reason: str) -> NoReturn:
     pytest.skip(reason)
 
 
-def _runner() -> Any:
-    """The reference runner (`musepi_lab.conformance._reference`)."""
-    return importlib.import_module("musepi_lab.conformance._reference")
-
-
-def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def _reduced(document: dict[str, Any]) -> dict[str, Any]:
-    """The parts of a reference document this test reads (message lists and texts)."""
-    budgets = {}
-    for key, entry in (document.get("budgets") or {}).items():
-        prep = entry.get("prepare_compaction")
-        budgets[key] = {
-            "prepare_compaction": None
-            if not prep
-            else {k: prep.get(k) for k in ("messagesToSummarize", "turnPrefixMessages")},
-            "summarizer_input": entry.get("summarizer_input"),
-        }
-    branch = (document.get("branch_summary") or {}).get("prepare") or {}
-    return {
-        "budgets": budgets,
-        "branch_summary": {
-            "prepare": {
-                k: {"messages": v.get("messages"), "summarizer_input": v.get("summarizer_input")}
-                for k, v in branch.items()
-            }
-        },
-    }
-
-
 @cache
 def reference(path: Path) -> dict[str, Any]:
-    """The release's summarizer inputs for one session file, from the cache or the driver."""
-    runner = _runner()
-    pins = runner._pins_digest(runner.reference("musepi"))
-    driver = _digest(REPO_ROOT / "conformance" / "driver" / "omp.ts")[:12]
-    key = f"{_digest(path)[:24]}-{pins[:12]}-{driver}-{'_'.join(map(str, BUDGETS))}"
-    target = CACHE / f"summarizer-input-{key}.json.gz"
-    if target.is_file():
-        return json.loads(gzip.decompress(target.read_bytes()))
-    for tool in ("node", "npm"):
-        if shutil.which(tool) is None:
-            _missing(f"{tool} not found on PATH")
+    """The release's document for one session file with its full texts: the conformance
+    package's cached run (keyed by the file, the pins, the driver and the options)."""
     try:
-        document = runner.run_reference("musepi", path, BUDGETS, snapcompact=False, texts="full")
-    except runner.ReferenceToolMissing as exc:
+        return cached_reference("musepi", path, BUDGETS, snapcompact=False, texts="full")
+    except ReferenceToolMissing as exc:
         _missing(str(exc))
-    reduced = _reduced(document)
-    CACHE.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile(dir=CACHE, delete=False, suffix=".tmp") as tmp:
-        tmp.write(gzip.compress(json.dumps(reduced).encode(), compresslevel=3))
-    os.replace(tmp.name, target)
-    return reduced
 
 
 def _summary_cases(document: dict[str, Any]) -> tuple[int, int]:
