@@ -1,31 +1,29 @@
 """Snapcompact against oh-my-pi 18.2.3's own (`@oh-my-pi/snapcompact`), on the pi corpus.
 
-The reference driver (`musepi_lab.conformance.run_reference`, Bun) archives each file's preparation for four
-readers (Claude Sonnet 4.5, Claude Opus 4.7, Gemini, GPT-5); `compare_snapcompact` rebuilds
+The reference driver (run by `musepi_lab.conformance`, Bun) archives each file's preparation
+for four readers (Claude Sonnet 4.5, Claude Opus 4.7, Gemini, GPT-5); `compare_snapcompact` rebuilds
 the same archives here and compares plan, archive text, frame geometry, decoded frame pixels
 and billing. Every measure must agree on every case.
 
-The driver's JSON and frame PNGs are cached under
-`${XDG_CACHE_HOME:-~/.cache}/musepi-lab/conformance-json/`, keyed by the session file's digest,
-the budgets and the digests of the driver and the pins, so a rerun costs only our side.
+The driver's JSON and frame PNGs are the conformance package's cached run
+(`cached_reference(..., frames=True)`: keyed by the session file's digest, the pins, the
+driver and the options), so a rerun costs only our side.
 Missing node, npm or bun skips, except under CI=true, where it fails.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import random
-import shutil
 from functools import cache
 from pathlib import Path
 from typing import Any, NoReturn
 
 import pytest
-from _corpus import REPO_ROOT, corpus_file
+from _corpus import corpus_file
 
-from musepi_lab.conformance import ReferenceToolMissing, run_reference
+from musepi_lab.conformance import ReferenceToolMissing, cached_reference
 from musepi_lab.conformance._snapcompact import MEASURES, compare_snapcompact
 from musepi_lab.formats._registry import read_session
 
@@ -52,51 +50,22 @@ def _missing(reason: str) -> NoReturn:
     pytest.skip(reason)
 
 
-def _cache_root() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "musepi-lab" / "conformance-json"
-
-
-def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
-
-
 @cache
 def reference(path: Path, budgets: tuple[int, ...]) -> dict[str, Any]:
-    """The driver's JSON for one file, with its frame PNGs, from the cache or a fresh run."""
-    # The session, the budgets, our driver and the pinned packages decide the report.
-    driver = _digest(REPO_ROOT / "conformance" / "driver" / "omp.ts")
-    driver += _digest(REPO_ROOT / "conformance" / "pins" / "omp" / "package.json")[:8]
-    key = f"{_digest(path)}-{'_'.join(map(str, budgets))}-{driver}"
-    folder = _cache_root() / key
-    out = folder / "reference.json"
-    if out.is_file():
-        loaded: dict[str, Any] = json.loads(out.read_text())
-        return loaded
-    for tool in ("node", "npm"):
-        if shutil.which(tool) is None:
-            _missing(f"{tool} not found on PATH")
-    partial = folder.with_name(folder.name + ".partial")
-    shutil.rmtree(partial, ignore_errors=True)
+    """The driver's JSON for one file, with its frame PNGs: the conformance package's cached
+    run (keyed by the file, the pins, the driver and the options)."""
     try:
-        report = run_reference(
+        return cached_reference(
             "musepi",
             path,
             budgets,
+            snapcompact=True,
             snapcompact_budgets=budgets,
             texts="full",
-            frames_dir=partial / "frames",
+            frames=True,
         )
     except ReferenceToolMissing as error:
         _missing(str(error))
-    partial.mkdir(parents=True, exist_ok=True)
-    # Frame paths point into the final folder; the folder is moved into place whole.
-    text = json.dumps(report).replace(str(partial / "frames"), str(folder / "frames"))
-    (partial / "reference.json").write_text(text)
-    shutil.rmtree(folder, ignore_errors=True)
-    partial.rename(folder)
-    result: dict[str, Any] = json.loads(text)
-    return result
 
 
 def _check(ref: dict[str, Any], session_path: Path, budgets: tuple[int, ...]) -> None:
@@ -218,9 +187,8 @@ def generated_session(path: Path) -> Path:
     return path
 
 
-def test_snapcompact_matches_oh_my_pi_on_a_generated_session() -> None:
-    folder = _cache_root() / "generated"
-    folder.mkdir(parents=True, exist_ok=True)
-    path = generated_session(folder / "snapcompact-unicode.jsonl")
+def test_snapcompact_matches_oh_my_pi_on_a_generated_session(tmp_path: Path) -> None:
+    # The session's bytes are the same every run, so the cached reference is found again.
+    path = generated_session(tmp_path / "snapcompact-unicode.jsonl")
     budgets = (2000,)
     _check(reference(path, budgets), path, budgets)

@@ -422,12 +422,14 @@ def cached_reference(
     snapcompact: bool = False,
     snapcompact_budgets: Sequence[int] | None = None,
     texts: Literal["full", "digest"] = "full",
+    frames: bool = False,
 ) -> dict[str, Any]:
     """`run_reference`, cached per (file digest, pins and driver digest, options).
 
     The document is read from `results_dir()` when an earlier run made it; otherwise the
-    driver runs and its document is written there atomically. Frames are never written here
-    (`frames_dir` is for `run_reference`).
+    driver runs and its document is written there atomically. With `frames`, the snapcompact
+    frame PNGs are kept beside it (`<document>-frames/`, moved into place whole) and the
+    document's frame `file` paths point there.
     """
     session = Path(session_file).resolve()
     if not session.is_file():
@@ -440,26 +442,37 @@ def cached_reference(
         if snapcompact_budgets is None
         else [int(b) for b in snapcompact_budgets],
         "texts": texts,
+        **({"frames": True} if frames else {}),
     }
     target = results_dir() / f"{agent}-{reference_cache_key(agent, session, options)}.json"
-    if target.is_file():
+    kept_frames = target.with_name(target.stem + "-frames")
+    if target.is_file() and (not frames or kept_frames.is_dir()):
         try:
             cached: dict[str, Any] = json.loads(target.read_text(encoding="utf-8"))
             return cached
         except ValueError:
             target.unlink(missing_ok=True)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = kept_frames.with_name(f"{kept_frames.name}.{os.getpid()}.partial")
     document = run_reference(
         agent,
         session,
         budgets,
         branch_target=branch_target,
+        frames_dir=partial if frames else None,
         snapcompact=snapcompact,
         snapcompact_budgets=snapcompact_budgets,
         texts=texts,
     )
-    target.parent.mkdir(parents=True, exist_ok=True)
-    write_bytes_atomic(target, json.dumps(document).encode(), durable=False)
-    return document
+    text = json.dumps(document)
+    if frames:  # the frames move into place whole; the document points at their final home
+        partial.mkdir(exist_ok=True)
+        shutil.rmtree(kept_frames, ignore_errors=True)
+        partial.rename(kept_frames)
+        text = text.replace(json.dumps(str(partial.resolve()))[1:-1], str(kept_frames.resolve()))
+    write_bytes_atomic(target, text.encode(), durable=False)
+    loaded: dict[str, Any] = json.loads(text)
+    return loaded
 
 
 def probe_omp(candidates: Sequence[str] = OMP_CANDIDATES) -> list[dict[str, Any]]:

@@ -18,7 +18,7 @@ from typing import Literal
 from ..formats._registry import read_session
 from ..session._session import Session
 from ._compare import compare_all, merge_rows
-from ._reference import DEFAULT_BUDGETS, Agent, cached_reference, run_reference
+from ._reference import DEFAULT_BUDGETS, Agent, cached_reference
 from ._rows import MeasureRow
 from ._texts import snapcompact_rows
 
@@ -65,7 +65,7 @@ def compare_file(
 
     MusePi's reference runs with full texts (the summarizer input per dialect is compared
     byte for byte) and, at `snapcompact_budgets` (none: skipped), once more with snapcompact
-    rendered and its frames written to a temporary folder, so the frame pixels are compared.
+    rendered and its frames kept, so the frame pixels are compared. Both runs are cached.
 
     Raises:
         ReferenceToolMissing: node, npm or bun is missing.
@@ -90,17 +90,16 @@ def compare_file(
 
 
 def _snapcompact(jsonl: Path, session: Session, budgets: Sequence[int]) -> list[MeasureRow]:
-    with tempfile.TemporaryDirectory(prefix="musepi-conformance-frames-") as frames:
-        reference = run_reference(
-            "musepi",
-            jsonl,
-            budgets,
-            frames_dir=frames,
-            snapcompact=True,
-            snapcompact_budgets=budgets,
-            texts="digest",
-        )
-        return snapcompact_rows(reference, session, budgets)
+    reference = cached_reference(
+        "musepi",
+        jsonl,
+        budgets,
+        snapcompact=True,
+        snapcompact_budgets=budgets,
+        texts="digest",
+        frames=True,
+    )
+    return snapcompact_rows(reference, session, budgets)
 
 
 def _table_line(row: MeasureRow) -> str:
