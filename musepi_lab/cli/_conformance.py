@@ -6,23 +6,16 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ..formats._io import check_session_path
-
-if TYPE_CHECKING:
-    pass
+from ._common import positive_int
 
 
 def budget_list(text: str) -> tuple[int, ...]:
-    try:
-        budgets = tuple(int(part) for part in text.split(",") if part.strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"not a comma-separated list of integers: {text!r}"
-        ) from None
-    if not budgets or any(b <= 0 for b in budgets):
-        raise argparse.ArgumentTypeError(f"budgets must be positive integers: {text!r}")
+    """Comma-separated token counts, each read as `--budget` reads one (`20000`, `20k`)."""
+    budgets = tuple(positive_int(part.strip()) for part in text.split(",") if part.strip())
+    if not budgets:
+        raise argparse.ArgumentTypeError(f"no budget given: {text!r}")
     return budgets
 
 
