@@ -91,6 +91,16 @@ def tool_pairing_valid(llm_messages: Sequence[Message]) -> bool:
     return not tool_pairing_problems(llm_messages)
 
 
+def common_prefix_length(before: Sequence[Message], after: Sequence[Message]) -> int:
+    """How many leading messages two requests share (equal in order)."""
+    n = 0
+    for a, b in zip(before, after, strict=False):
+        if a != b:
+            break
+        n += 1
+    return n
+
+
 def cache_prefix_tokens(
     before: Sequence[Message], after: Sequence[Message], counter: TokenCounter
 ) -> int:
@@ -99,12 +109,7 @@ def cache_prefix_tokens(
 
     (The system prompt and tools, identical in both, are not counted.)
     """
-    total = 0
-    for a, b in zip(before, after, strict=False):
-        if a != b:
-            break
-        total += counter.count_message(a)
-    return total
+    return sum(counter.count_message(m) for m in before[: common_prefix_length(before, after)])
 
 
 def cache_prefix_kept(

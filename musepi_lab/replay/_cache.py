@@ -27,6 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..metrics._metrics import common_prefix_length
 from ..metrics._prices import prices_for
 from ..session._messages import entry_to_message
 from ..session._model import Entry
@@ -273,12 +274,7 @@ def current_turn_reasoning(messages: Sequence[Mapping[str, Any]]) -> int:
 def billed_prefix(before: Sequence[Mapping[str, Any]], after: Sequence[Mapping[str, Any]]) -> int:
     """`billed_tokens` of the longest common message prefix of two contexts (what a
     compaction leaves of the cached prompt, system prompt aside)."""
-    total = 0
-    for a, b in zip(before, after, strict=False):
-        if a != b:
-            break
-        total += billed_message_tokens(a)
-    return total
+    return sum(billed_message_tokens(m) for m in before[: common_prefix_length(before, after)])
 
 
 def hidden_reasoning_tokens(message: Mapping[str, Any] | None) -> int:
