@@ -417,6 +417,25 @@ def test_command_names_a_missing_file(capsys: pytest.CaptureFixture[str], tmp_pa
     assert str(missing_file) in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("name", "data", "kind"),
+    [
+        ("empty.jsonl", b"", "empty-file"),
+        ("frame.png", b"\x89PNG\r\n\x1a\n\x00\x00", "binary-file"),
+    ],
+)
+def test_command_refuses_a_file_that_holds_no_session(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str, data: bytes, kind: str
+) -> None:
+    # Refused before any reference driver runs (they would fail with a stack trace).
+    path = tmp_path / name
+    path.write_bytes(data)
+    assert cli_main(["conformance", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}: holds no session" in err and f"[{kind}]" in err
+    assert path.read_bytes() == data
+
+
 # --- pure parts (no reference needed) -----------------------------------------------------
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Literal
 
 from ..formats._registry import read_session
+from ..session._errors import SessionReadError
 from ..session._session import Session
 from ._compare import compare_all, merge_rows
 from ._reference import DEFAULT_BUDGETS, Agent, cached_reference
@@ -43,9 +44,21 @@ def pi_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[Path, bool]]:
     """The file itself when it is pi/MusePi JSONL, else our conversion in a temporary file.
 
     Yields `(pi_jsonl_path, converted)`; the temporary file is removed afterwards.
+
+    Raises:
+        SessionReadError: The file holds no session (empty, binary, nothing readable).
     """
     source = Path(path)
     session = read_session(source)
+    if not session.entries:  # nothing for either side to compare: say why, run no driver
+        first = session.errors[0] if session.errors else None
+        raise SessionReadError(
+            str(source),
+            first.line if first else None,
+            first.kind if first else "empty",
+            f"holds no session{f': {first.message}' if first else ''}",
+            problems=session.errors,
+        )
     if session.source_format == "pi":
         yield source, False
         return
@@ -68,6 +81,7 @@ def compare_file(
     rendered and its frames kept, so the frame pixels are compared. Both runs are cached.
 
     Raises:
+        SessionReadError: The file holds no session.
         ReferenceToolMissing: node, npm or bun is missing.
         ReferenceRunError: installing or running a driver failed.
     """
