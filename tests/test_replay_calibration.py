@@ -351,5 +351,37 @@ def test_calibration_summary_on_hand_counted_rows():
     # Prompts per request: 1,000 → 1,100 (+10%), 1,000 → 1,100 (+10%).
     assert s["prompt_error_median"] == pytest.approx(0.1)
     assert s["hit_agreement"] == 1.0
+    assert s["unpredicted_misses"] == 0
+    assert s["error_cost_usd_rest"] == pytest.approx(s["error_cost_usd"])
     assert not within(s)  # the write is 5.5% of the prompt off
     assert within({**s, "share_error_cache_write": 0.04})
+
+
+def test_calibration_summary_separates_misses_the_replay_did_not_predict():
+    import pandas as pd
+
+    rows = pd.DataFrame(
+        {
+            "entry_id": ["a", "b", "c"],
+            "after_recorded_compaction": [False, False, False],
+            # a: both write cold; b: the replay reads, the provider missed (wrote it all);
+            # c: both read.
+            "recorded_input": [0, 0, 0],
+            "replayed_input": [0, 0, 0],
+            "recorded_cache_read": [0, 0, 1900],
+            "replayed_cache_read": [0, 1000, 1900],
+            "recorded_cache_write": [1000, 1100, 100],
+            "replayed_cache_write": [1000, 100, 100],
+            "recorded_output": [10, 10, 10],
+            "replayed_output": [10, 10, 10],
+            "recorded_cost_usd": [4.0, 4.4, 1.6],
+            "replayed_cost_usd": [4.0, 0.7, 1.68],
+        }
+    )
+    s = calibration_summary(rows)
+    assert s["unpredicted_misses"] == 1  # only b: replay hit, record miss
+    assert s["unpredicted_miss_cost_share"] == pytest.approx(4.4 / 10.0)
+    # Over a and c: 5.6 recorded, 5.68 replayed.
+    assert s["error_cost_usd_rest"] == pytest.approx(5.68 / 5.6 - 1)
+    assert s["error_cost_usd"] == pytest.approx(6.38 / 10.0 - 1)
+    assert s["hit_agreement"] == pytest.approx(2 / 3)

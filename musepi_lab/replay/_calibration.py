@@ -114,7 +114,12 @@ def calibration_summary(rows: pd.DataFrame) -> dict[str, float]:
     dominate), plus, request by request, `prompt_error_median` (the median absolute
     relative error of the whole prompt, input + cache read + cache write) and
     `hit_agreement` (the share of requests where the replay and the record agree on whether
-    most of the prompt was read from cache)."""
+    most of the prompt was read from cache).
+
+    A diagnostic of what the cache model cannot know rides along (never part of `within`):
+    `unpredicted_misses`, the requests the replay read mostly from cache while the provider
+    recorded mostly a miss; `unpredicted_miss_cost_share`, their share of the recorded cost;
+    and `error_cost_usd_rest`, the cost error over the other requests."""
     out: dict[str, float] = {"requests": float(len(rows))}
     for m in MEASURES:
         rec = float(rows[f"recorded_{m}"].sum()) if len(rows) else 0.0
@@ -134,7 +139,22 @@ def calibration_summary(rows: pd.DataFrame) -> dict[str, float]:
         rec_hit = rows["recorded_cache_read"] * 2 >= rec_prompt
         rep_hit = rows["replayed_cache_read"] * 2 >= rep_prompt
         out["hit_agreement"] = float((rec_hit == rep_hit).mean())
+        unpredicted = rep_hit & ~rec_hit
+        rest = rows[~unpredicted]
+        recorded_cost = out["recorded_cost_usd"]
+        out["unpredicted_misses"] = float(unpredicted.sum())
+        out["unpredicted_miss_cost_share"] = (
+            float(rows.loc[unpredicted, "recorded_cost_usd"].sum()) / recorded_cost
+            if recorded_cost
+            else 0.0
+        )
+        out["error_cost_usd_rest"] = relative_error(
+            float(rest["recorded_cost_usd"].sum()), float(rest["replayed_cost_usd"].sum())
+        )
     else:
         out["prompt_error_median"] = 0.0
         out["hit_agreement"] = 1.0
+        out["unpredicted_misses"] = 0.0
+        out["unpredicted_miss_cost_share"] = 0.0
+        out["error_cost_usd_rest"] = 0.0
     return out
