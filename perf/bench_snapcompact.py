@@ -9,7 +9,7 @@ times, median of N interleaved repetitions:
   least an archive of this history can cost);
 - `normalize`: `normalize_archive_text` alone, on the same history serialized raw;
 - `render`: planning the archive and rendering its frames alone;
-- `deflate`: only the zlib compression inside those frames' PNGs (at
+- `deflate`: only the compression (zlib-ng) inside those frames' PNGs (at
   `PNG_DEFLATE_LEVEL`): the part of `render` no faster layout can remove;
 - `compact`: `compact(session, "snapcompact")` end to end (preparation included).
 
@@ -57,7 +57,7 @@ from musepi_lab.strategies.snapcompact._plan import (
     frame_shape,
     plan_archive,
 )
-from musepi_lab.strategies.snapcompact._render import PNG_DEFLATE_LEVEL, render_frame
+from musepi_lab.strategies.snapcompact._render import PNG_DEFLATE_LEVEL, deflate, render_frame
 from musepi_lab.strategies.snapcompact._strategy import (
     Snapcompact,
     archive_text,
@@ -185,7 +185,7 @@ def deflate_seconds(scanlines: list[bytes], repeat: int) -> float:
     for _ in range(repeat):
         start = time.perf_counter()
         for raw in scanlines:
-            zlib.compress(raw, PNG_DEFLATE_LEVEL)
+            deflate(raw, PNG_DEFLATE_LEVEL)
         times.append(time.perf_counter() - start)
     return sorted(times)[len(times) // 2]
 

@@ -300,3 +300,31 @@ def test_a_frame_printed_in_dim_ink_alone_is_a_one_bit_white_and_gray_png() -> N
     gray = np.array(image.convert("L"))
     assert sorted(np.unique(gray).tolist()) == [128, 255]
     assert (gray == 128).sum() == 5
+
+
+# -- pagination ---------------------------------------------------------------------------------
+_TOGGLES = ("\x0e", "\x0f")  # the zero-width dim-ink toggles (on, off)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_pagination_of_narrow_text_with_ink_toggles_follows_the_cell_walk(seed):
+    """`paginateCells` on one-cell characters: a page ends when the next visible character
+    does not fit; toggles take no cell and stay with the page they follow. Checked on the
+    pages' own counts, with no second implementation."""
+    from musepi_lab.strategies.snapcompact._plan import paginate
+
+    rng = random.Random(seed)
+    alphabet = ["a", "b", " ", "\u2588", "\u00e9", *_TOGGLES]
+    text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 60)))
+    capacity = rng.randrange(1, 9)
+    shape = FrameShape("t", 1, capacity, capacity)  # one row of `capacity` one-pixel cells
+    assert shape.capacity == capacity
+    pages = paginate(text, shape)
+
+    def visible(page: str) -> int:
+        return sum(ch not in _TOGGLES for ch in page)
+
+    assert "".join(pages) == (text if visible(text) else "")
+    assert all(0 < visible(p) <= capacity for p in pages)
+    assert all(visible(p) == capacity for p in pages[:-1])
+    assert all(p[0] not in _TOGGLES for p in pages[1:])

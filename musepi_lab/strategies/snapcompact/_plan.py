@@ -8,6 +8,8 @@ wide (East Asian) character takes two, padded to the next row rather than stradd
 
 from __future__ import annotations
 
+import itertools
+import re
 from dataclasses import dataclass
 
 from ._normalize import DIM_OFF, DIM_ON
@@ -93,6 +95,10 @@ _WIDE_RANGES: tuple[tuple[int, int], ...] = (
 )  # fmt: skip
 
 
+_WIDE_RE = re.compile("[" + "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in _WIDE_RANGES) + "]")
+"""Any character of `_WIDE_RANGES` (one search instead of a call per character)."""
+
+
 def char_cells(ch: str, wide_cells: bool) -> int:
     """Cells one character takes: 0 for the ink toggles, 2 for a wide one, else 1."""
     if ch in (DIM_ON, DIM_OFF):
@@ -121,11 +127,8 @@ def cell_positions(text: str, shape: FrameShape) -> list[tuple[int, str]]:
 
 def paginate(text: str, shape: FrameShape) -> list[str]:
     """Split text into contiguous pages of at most `shape.capacity` cells (`paginateCells`)."""
-    if text.isascii() or not shape.wide_cells:
-        visible = len(text) - text.count(DIM_ON) - text.count(DIM_OFF)
-        if visible == len(text):
-            cap = shape.capacity
-            return [text[i : i + cap] for i in range(0, len(text), cap)]
+    if not has_wide_cells(text, shape):
+        return _paginate_narrow(text, shape.capacity)
     cols, capacity, wide = shape.cols, shape.capacity, shape.wide_cells
     pages: list[str] = []
     start, cell, has_cell = 0, 0, False
@@ -144,9 +147,26 @@ def paginate(text: str, shape: FrameShape) -> list[str]:
     return pages
 
 
+def _paginate_narrow(text: str, capacity: int) -> list[str]:
+    """`paginate` when every visible character takes one cell: a page starts at every
+    `capacity`-th visible character (ink toggles stay with the page before), as the
+    character walk splits it."""
+    capacity = max(capacity, 1)  # the walk puts one character on a page of no cells
+    if DIM_ON not in text and DIM_OFF not in text:
+        return [text[i : i + capacity] for i in range(0, len(text), capacity)]
+    import numpy as np  # lazily: `import musepi_lab` stays light
+
+    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
+    visible = np.flatnonzero((codes != ord(DIM_ON)) & (codes != ord(DIM_OFF)))
+    if not len(visible):
+        return []
+    starts = [0, *visible[capacity::capacity].tolist(), len(text)]
+    return [text[a:b] for a, b in itertools.pairwise(starts)]
+
+
 def has_wide_cells(text: str, shape: FrameShape) -> bool:
     """Whether any character of `text` takes two cells in `shape`."""
-    return shape.wide_cells and not text.isascii() and any(char_cells(ch, True) == 2 for ch in text)
+    return shape.wide_cells and not text.isascii() and _WIDE_RE.search(text) is not None
 
 
 def printed_chars(text: str, shape: FrameShape) -> int:

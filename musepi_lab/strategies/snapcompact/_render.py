@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
 
+from zlib_ng.zlib_ng import compress as deflate
+
 from ...context._summaries import NEWLINE_GLYPH
 from ._font import DEFAULT_CHAR, GLYPH_H, GLYPH_W, font_glyphs
 from ._normalize import DIM_OFF, DIM_ON
@@ -144,9 +146,7 @@ def encode_rgb_png(pixels: np.ndarray) -> bytes:
     scanlines = np.zeros((height, 1 + 3 * width), dtype=np.uint8)
     scanlines[:, 1:] = rgb.reshape(height, 3 * width)
     header = width.to_bytes(4, "big") + height.to_bytes(4, "big") + bytes([8, 2, 0, 0, 0])
-    return _png(
-        [(b"IHDR", header), (b"IDAT", zlib.compress(scanlines.tobytes(), PNG_DEFLATE_LEVEL))]
-    )
+    return _png([(b"IHDR", header), (b"IDAT", deflate(scanlines.tobytes(), PNG_DEFLATE_LEVEL))])
 
 
 def _png(chunks: list[tuple[bytes, bytes]]) -> bytes:
@@ -176,12 +176,7 @@ def encode_palette_png(pixels: np.ndarray) -> bytes:
     else:
         palette = PALETTE if dimmed else PALETTE[:6]
     depth = 2 if len(palette) > 6 else 1
-    per_byte = 8 // depth
-    pad = (-width) % per_byte
-    padded = np.pad(pixels, ((0, 0), (0, pad))) if pad else pixels
-    groups = padded.reshape(height, -1, per_byte).astype(np.uint8)
-    shifts = np.arange(8 - depth, -1, -depth, dtype=np.uint8)
-    packed = np.bitwise_or.reduce(groups << shifts, axis=2).astype(np.uint8)
+    packed = _pack_2bit(pixels) if depth == 2 else np.packbits(pixels.astype(bool), axis=1)
     scanlines = np.zeros((height, 1 + packed.shape[1]), dtype=np.uint8)
     scanlines[:, 1:] = packed
 
@@ -190,10 +185,24 @@ def encode_palette_png(pixels: np.ndarray) -> bytes:
         [
             (b"IHDR", header),
             (b"PLTE", palette),
-            (b"IDAT", zlib.compress(scanlines.tobytes(), PNG_DEFLATE_LEVEL)),
+            (b"IDAT", deflate(scanlines.tobytes(), PNG_DEFLATE_LEVEL)),
         ]
     )
 
 
+def _pack_2bit(pixels: np.ndarray) -> np.ndarray:
+    """Four 2-bit palette indices a byte, the leftmost pixel in the high bits (PNG order);
+    each row padded with index 0."""
+    import numpy as np  # lazily: `import musepi_lab` stays light
+
+    height, width = pixels.shape
+    pad = (-width) % 4
+    padded = np.pad(pixels, ((0, 0), (0, pad))) if pad else pixels
+    g = padded.astype(np.uint8, copy=False).reshape(height, -1, 4)
+    return (g[:, :, 0] << 6) | (g[:, :, 1] << 4) | (g[:, :, 2] << 2) | g[:, :, 3]
+
+
 PNG_DEFLATE_LEVEL = 6
-"""zlib level of the frame PNGs (filter 0 on every scanline)."""
+"""zlib level of the frame PNGs (filter 0 on every scanline). Compressed with zlib-ng: at
+this level its frames are about 3 % smaller than the zlib module's (close to the release's
+own, 77–89 KB a 1568 px frame) in a third of the time (`perf/bench_snapcompact.py`)."""
