@@ -9,11 +9,13 @@ the Chat Completions / Responses wire formats, not from our own code's output.
 
 from __future__ import annotations
 
+import io
 import math
 import pickle
 import re
 import time
 import traceback
+import types
 from typing import Any
 
 import pytest
@@ -272,6 +274,28 @@ def test_errors_survive_pickling_redacted(server):
     copy = pickle.loads(pickle.dumps(caught.value))
     assert type(copy) is ModelCallError and str(copy) == str(caught.value)
     assert copy.status == 401 and copy.endpoint == f"{server.base_url}/chat/completions"
+
+
+def test_errors_carry_no_client_exception_even_where_pickling_keeps_chains(server):
+    # dask's workers pickle exceptions with their chains (tblib): the client's exception,
+    # whose body here echoes the key, must not be in the chain to be carried (nor to fail
+    # unpickling, as openai's errors do).
+    pickling_support = pytest.importorskip("tblib.pickling_support")
+    server.fail_next(Failure(401, echo_auth=True))
+    with pytest.raises(ModelCallError) as caught:
+        chat(server).summarize(REQUEST)
+    error = caught.value
+    assert error.__cause__ is None and error.__context__ is None
+    buffer = io.BytesIO()
+    pickler = pickle.Pickler(buffer)
+    pickler.dispatch_table = {
+        ModelCallError: pickling_support.pickle_exception,
+        types.TracebackType: pickling_support.pickle_traceback,
+    }
+    pickler.dump(error)
+    assert SECRET.encode() not in buffer.getvalue()
+    copy = pickle.loads(buffer.getvalue())
+    assert type(copy) is ModelCallError and str(copy) == str(error) and copy.status == 401
 
 
 def test_custom_endpoint_gets_no_key_it_was_not_given(server, monkeypatch):

@@ -165,18 +165,22 @@ class ModelClient:
         while True:
             try:
                 return self._attempt(target, body, read), attempt + 1
-            except _Failure as failure:
-                if not failure.retryable:
-                    raise self.error(target, f"failed: {failure.reason}", failure.status) from None
-                if attempt >= self.max_retries:
-                    raise self.error(
-                        target,
-                        f"failed after {attempt + 1} attempts: {failure.reason}",
-                        failure.status,
-                    ) from None
-                wait = failure.retry_after
-                self.sleep(wait if wait is not None else self.backoff_s * (2**attempt))
-                attempt += 1
+            except _Failure as caught:
+                failure = caught
+            # Raised outside the handler, the error has no `__context__`: the client's own
+            # exception (whose body may echo a key) never rides along, not even with
+            # pickling that keeps exception chains (tblib's, which dask installs).
+            if not failure.retryable:
+                raise self.error(target, f"failed: {failure.reason}", failure.status)
+            if attempt >= self.max_retries:
+                raise self.error(
+                    target,
+                    f"failed after {attempt + 1} attempts: {failure.reason}",
+                    failure.status,
+                )
+            wait = failure.retry_after
+            self.sleep(wait if wait is not None else self.backoff_s * (2**attempt))
+            attempt += 1
 
     def _attempt(self, target: str, body: Mapping[str, Any], read: Callable[[Any], T]) -> T:
         status, raw, content_type = self._send(target, body)
