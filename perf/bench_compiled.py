@@ -28,6 +28,7 @@ takes a minute or two. There is no target here: `--check` is accepted and ignore
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -96,7 +97,8 @@ def compile_modules(
     Returns the modules compiled and the refused ones with the reason. A failure that names
     none of the modules (a build problem) refuses them all, with the output's tail.
     """
-    remaining, refused = list(modules), {}
+    remaining = list(modules)
+    refused: dict[str, str] = {}
     while remaining:
         proc = subprocess.run(
             command(["musepi_lab/" + m for m in remaining]),
@@ -156,7 +158,7 @@ def child(task: dict[str, Any]) -> dict[str, Any]:
     path) and say what it imported; the parent reads the JSON it prints."""
     import orjson
     from _harness import forget_counts, interleaved_samples
-    from bench_read import parse_lines
+    from bench_read import files_read, parse_lines
 
     import musepi_lab
     from musepi_lab.compaction._prepare import prepare_compaction
@@ -181,7 +183,7 @@ def child(task: dict[str, Any]) -> dict[str, Any]:
         )
     else:
         session = read_session(file)
-        files = [file] + [s.source_path for s in session.linked if s.source_path]
+        files = files_read(Path(file))
         result = [len(session.entries), session.entries[-1].id if session.entries else None]
         samples = interleaved_samples(
             {
@@ -287,9 +289,7 @@ def main(argv: list[str] | None = None) -> int:
     modules = [*PREPARE_MODULES, *READ_MODULES]
     compilers = ["mypyc"]
     if args.cython:
-        try:
-            import Cython  # noqa: F401
-        except ImportError:
+        if importlib.util.find_spec("Cython") is None:
             print("--cython: Cython is not importable here; mypyc only")
         else:
             compilers.append("cython")

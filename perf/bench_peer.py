@@ -27,8 +27,9 @@ caches; the path is walked in the call). The peer's `prepareCompaction` is timed
 entries it has been handed as a path, so `prepare_same_work` is the like-for-like figure:
 the same counting and cut-point work, on warm objects, with the path already walked. Both
 are held to the same target (1.0x pi). The parse floor rides along: for the
-largest corpus file of every format, `read_session` against reading the same bytes and
-`orjson.loads` of every line (`bench_read.parse_lines`), in the same run.
+largest corpus file of every format, `read_session` against reading the same bytes (the
+linked files it reads too) and `orjson.loads` of every line (`bench_read.parse_lines`), in
+the same run.
 
 The peers' figures are medians of N runs inside their own process after a warm-up (their JIT
 is warm); ours are medians of N interleaved runs. Each peer runs once before and once after
@@ -51,6 +52,7 @@ import statistics
 import subprocess
 import sys
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +65,7 @@ from _harness import (
     median_seconds,
     repetitions,
 )
-from bench_read import largest_per_format, parse_lines
+from bench_read import files_read, largest_per_format, parse_lines
 
 from musepi_lab.compaction._prepare import prepare_compaction
 from musepi_lab.compaction._settings import CompactionSettings
@@ -285,15 +287,17 @@ def peer_table(file: Path, repeat: int, with_peers: bool) -> list[tuple[str, str
 
 
 def floor_table(repeat: int) -> list[float]:
-    """`read_session` against `orjson.loads` of the same lines, largest file of each format."""
+    """`read_session` against `orjson.loads` of the same lines, largest file of each format
+    (with the files it links: Claude Code subagents are read with their session)."""
     print("\nread_session against the parse floor (orjson.loads of every line, same run)")
     print(f"  {'format':<12} {'file':<44} {'read ms':>9} {'orjson ms':>9} {'ratio':>7}")
     ratios = []
     for fmt, file in largest_per_format(CORPUS):
+        files = files_read(file)
         times = median_seconds(
             {
-                "read": lambda f=file: read_session(f),
-                "orjson": lambda f=file: parse_lines([str(f)], orjson.loads),
+                "read": partial(read_session, file),
+                "orjson": partial(parse_lines, files, orjson.loads),
             },
             repeat,
         )
