@@ -19,11 +19,12 @@ it should (a `.so` for every compiled module, or none) and reports a result fing
 (first kept entry and token estimate, entry count and last id), which must match between
 the two sides.
 
-    python perf/bench_compiled.py [--quick] [--repeat N] [--cython]
+    python perf/bench_compiled.py [--quick] [--repeat N] [--cython] [--also MODULE ...]
 
 `--cython` also compiles the same modules with Cython (pure-Python mode: the `.py` files
 as they are) when `Cython` is importable; it is not a dependency of the project. Compiling
-takes a minute or two. There is no target here: `--check` is accepted and ignored.
+takes a minute or two. `--also` compiles more modules (paths under `musepi_lab/`) with
+the two sets. There is no target here: `--check` is accepted and ignored.
 """
 
 from __future__ import annotations
@@ -223,7 +224,7 @@ def tasks(repeat: int) -> list[tuple[str, dict[str, Any]]]:
             found.append((f"prepare {name}", {"kind": "prepare", "file": str(file)}))
     for fmt, file in largest_per_format(CORPUS):
         if fmt in READ_FORMATS:
-            found.append((f"read {fmt} {file.name[:28]}", {"kind": "read", "file": str(file)}))
+            found.append((f"read {fmt} {file.name[:16]}", {"kind": "read", "file": str(file)}))
     return [(label, task | {"repeat": repeat}) for label, task in found]
 
 
@@ -251,7 +252,7 @@ def measure(
 
 def report(pooled: dict[str, dict[str, dict[str, Any]]], expected: dict[str, set[str]]) -> None:
     """Print medians, speed-ups and read / orjson ratios per figure."""
-    header = f"  {'figure':<40} {'side':<12} {'ms':>9} {'speed-up':>9} {'/orjson':>8}  same result"
+    header = f"  {'figure':<36} {'side':<12} {'ms':>9} {'speed-up':>9} {'/orjson':>8}  same result"
     print(header)
     for label, sides in pooled.items():
         base = statistics.median(sides["interpreted"]["samples"]["ours"])
@@ -266,11 +267,11 @@ def report(pooled: dict[str, dict[str, dict[str, Any]]], expected: dict[str, set
                 "" if extensions == expected[side] else f" (imported .so: {sorted(extensions)})"
             )
             print(
-                f"  {label:<40} {side:<12} {_ms(median)} {speed} {vs_floor}"
+                f"  {label:<36} {side:<12} {_ms(median)} {speed} {vs_floor}"
                 f"  {'yes' if same else 'NO'}{imported}"
             )
         if floor:
-            print(f"  {label:<40} {'orjson':<12} {_ms(statistics.median(floor))}")
+            print(f"  {label:<36} {'orjson':<12} {_ms(statistics.median(floor))}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -279,6 +280,13 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     parser = bench_parser(__doc__ or "")
     parser.add_argument("--cython", action="store_true", help="also compile with Cython")
+    parser.add_argument(
+        "--also",
+        nargs="*",
+        default=[],
+        metavar="MODULE",
+        help="more modules to compile, relative to musepi_lab/ (e.g. session/_model.py)",
+    )
     args = parser.parse_args(argv)
     repeat = repetitions(args, quick=7, full=21)
     rounds = 1 if args.quick else 2
@@ -286,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
     if not figures:
         print(f"corpus not found under {CORPUS}: nothing to measure")
         return 0
-    modules = [*PREPARE_MODULES, *READ_MODULES]
+    modules = [*PREPARE_MODULES, *READ_MODULES, *args.also]
     compilers = ["mypyc"]
     if args.cython:
         if importlib.util.find_spec("Cython") is None:
