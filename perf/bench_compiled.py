@@ -144,13 +144,12 @@ def cython_command(root: Path) -> Callable[[list[str]], list[str]]:
     return lambda files: [sys.executable, str(setup), "build_ext", "--inplace", *files]
 
 
-def build(kind: str, modules: list[str]) -> tuple[Path, list[str], dict[str, str]]:
-    """A temporary copy of the package with `modules` compiled by `kind`."""
-    root = Path(tempfile.mkdtemp(prefix=f"musepi-{kind}-"))
+def build(kind: str, root: Path, modules: list[str]) -> tuple[list[str], dict[str, str]]:
+    """A copy of the package in `root` with `modules` compiled by `kind`: the compiled
+    modules and the refused ones with the reason."""
     copy_package(root)
     command = mypyc_command(root) if kind == "mypyc" else cython_command(root)
-    compiled, refused = compile_modules(root, modules, command)
-    return root, compiled, refused
+    return compile_modules(root, modules, command)
 
 
 # -- the child --------------------------------------------------------------------------
@@ -306,8 +305,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for kind in compilers:
             print(f"compiling {len(modules)} modules with {kind} ...", flush=True)
-            root, compiled, refused = build(kind, modules)
-            sides[kind] = root
+            root = sides[kind] = Path(tempfile.mkdtemp(prefix=f"musepi-{kind}-"))
+            compiled, refused = build(kind, root, modules)
             expected[kind] = set(compiled)
             print(f"  compiled: {', '.join(compiled) or 'none'}")
             for module, why in refused.items():
