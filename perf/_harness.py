@@ -15,20 +15,63 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from musepi_lab.session._model import Entry
+from musepi_lab.session._session import Session
+
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = Path(os.environ.get("MUSEPI_LAB_CORPUS", REPO.parent / "shared" / "corpus"))
 
 
-def median_seconds(functions: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:
-    """Median wall time of each function, repetitions interleaved so drift hits all alike."""
+def interleaved_samples(
+    functions: dict[str, Callable[[], object]],
+    repeat: int,
+    setup: dict[str, Callable[[], object]] | None = None,
+) -> dict[str, list[float]]:
+    """Wall times of `repeat` runs of each function, interleaved so drift hits all alike.
+
+    `setup[name]`, when given, runs before each run of `name`, outside its timing and after
+    the garbage collection that precedes every run (what it touches is as warm as the peers'
+    objects in their own timing loops).
+    """
+    before = setup or {}
     times: dict[str, list[float]] = {name: [] for name in functions}
     for _ in range(repeat):
         for name, function in functions.items():
             gc.collect()
+            if name in before:
+                before[name]()
             start = time.perf_counter()
             function()
             times[name].append(time.perf_counter() - start)
-    return {name: statistics.median(values) for name, values in times.items()}
+    return times
+
+
+def median_seconds(
+    functions: dict[str, Callable[[], object]],
+    repeat: int,
+    setup: dict[str, Callable[[], object]] | None = None,
+) -> dict[str, float]:
+    """Median wall time of each function, repetitions interleaved (`interleaved_samples`)."""
+    samples = interleaved_samples(functions, repeat, setup)
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
+# The core keeps no public way to drop what it derived from a session (nothing but a
+# benchmark wants one), so the one place that reaches into the private slots is here.
+_SET_ENTRY_MEMO = Entry.__dict__["_memo"].__set__
+
+
+def forget_counts(session: Session) -> Session:
+    """Drop the token counts memoised on the session's entries and the plans kept with it.
+
+    The walked paths (and the tree index) stay: a preparation on the session afterwards does
+    the work pi's `prepareCompaction` does on the path it is handed, on warm objects.
+    Returns the session.
+    """
+    for entry in session.entries:
+        _SET_ENTRY_MEMO(entry, None)
+    session._memo.clear()
+    return session
 
 
 def bench_parser(description: str) -> argparse.ArgumentParser:

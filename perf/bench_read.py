@@ -18,6 +18,7 @@ import json
 import os
 import sys
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import orjson
@@ -47,6 +48,13 @@ def parse_lines(files: list[str], loads: Callable[[bytes], object]) -> int:
     return count
 
 
+def files_read(path: Path) -> list[str]:
+    """The files `read_session(path)` reads: the session's own and every linked one (Claude
+    Code subagents), so a parse baseline covers the same bytes."""
+    session = read_session(path)
+    return [str(path)] + [s.source_path for s in session.linked if s.source_path]
+
+
 def largest_per_format(root: Path) -> list[tuple[str, Path]]:
     """The largest session file of each format under the corpus."""
     best: dict[str, Path] = {}
@@ -74,15 +82,13 @@ def main(argv: list[str] | None = None) -> int:
     print("-" * len(header))
     worst = 0.0
     for fmt, path in targets:
-        session = read_session(path)
-        # The baseline parses every file the reader read (Claude Code subagents too).
-        files = [str(path)] + [s.source_path for s in session.linked if s.source_path]
+        files = files_read(path)
         size = sum(os.path.getsize(f) for f in files) / 1e6
         result = median_seconds(
             {
-                "read": lambda p=path: read_session(p),
-                "json": lambda f=files: parse_lines(f, json.loads),
-                "orjson": lambda f=files: parse_lines(f, orjson.loads),
+                "read": partial(read_session, path),
+                "json": partial(parse_lines, files, json.loads),
+                "orjson": partial(parse_lines, files, orjson.loads),
             },
             repeat,
         )
