@@ -185,10 +185,10 @@ for ax, (source, group) in zip(axes[0], points.groupby("source", sort=False), st
 # | codex/2026-02-23T12-40 | none | 81 | 6,836,352 / 8,084,736 | 0 / 0 | 36,075 / 32,769 | $2.34 / $2.03 | +17.3% | +0.0% | -9.2% | -13.4% |
 # | codex/2026-02-23T12-54 | none | 286 | 31,621,504 / 62,621,056 | 0 / 0 | 133,999 / 88,934 | $11.24 / $13.54 | +91.7% | +0.0% | -33.6% | +20.5% |
 # | codex/2026-02-23T12-54 | recorded | 286 | 31,621,504 / 36,250,880 | 0 / 0 | 133,999 / 88,934 | $11.24 / $8.47 | +13.7% | +0.0% | -33.6% | -24.6% |
-# | pi/before-compaction | none | 471 | 54,693,675 / 148,156,071 | 1,685,320 / 890,952 | 187,895 / 217,693 | $42.60 / $85.09 | +165.8% | -1.4% | +15.9% | +99.8% |
-# | pi/before-compaction | recorded | 471 | 54,693,675 / 63,910,357 | 1,685,320 / 744,215 | 187,895 / 217,693 | $42.60 / $42.05 | +16.3% | -1.7% | +15.9% | -1.3% |
+# | pi/before-compaction | none | 471 | 54,693,675 / 148,108,728 | 1,685,320 / 938,295 | 187,895 / 217,693 | $42.60 / $85.36 | +165.7% | -1.3% | +15.9% | +100.4% |
+# | pi/before-compaction | recorded | 471 | 54,693,675 / 63,863,014 | 1,685,320 / 791,558 | 187,895 / 217,693 | $42.60 / $42.32 | +16.3% | -1.6% | +15.9% | -0.6% |
 # | pi/prompt-cache-replay-session | none | 3 | 32 / 0 | 0 / 0 | 47 / 37 | $0.00 / $0.00 | -27.4% | +0.0% | -21.3% | +18.3% |
-# | pi/large-session | none | 439 | 43,229,469 / 51,149,489 | 4,296,232 / 383,066 | 83,156 / 78,993 | $30.33 / $17.97 | +16.7% | -8.2% | -5.0% | -40.8% |
+# | pi/large-session | none | 439 | 43,229,469 / 50,517,562 | 4,296,232 / 1,014,993 | 83,156 / 78,993 | $30.33 / $20.15 | +15.3% | -6.9% | -5.0% | -33.6% |
 #
 # What changed the figures (each a rule of the provider or the harness, never the record):
 # Claude Code's 1-hour cache writes are kept apart (`cacheWrite1h`) and the recorded bill
@@ -198,12 +198,14 @@ for ax, (source, group) in zip(axes[0], points.groupby("source", sort=False), st
 # every Claude Code session in the corpus shows (`WARM_PREFIX_TOKENS`); a Codex response's
 # items (reasoning, message, tool calls: one record each) are one request; OpenAI's hidden
 # reasoning is output, counted from the encrypted reasoning's length, and input for the rest
-# of its turn. Before these: 1af7fc5e cost +21.2%, Codex 2025-11-17 cost -67.1% (output
-# -90.5%).
+# of its turn; a changed thinking level invalidates Anthropic's message cache. Before these:
+# 1af7fc5e cost +21.2%, Codex 2025-11-17 cost -67.1% (output -90.5%), pi/large-session
+# -40.8%.
 #
 # Within 5%: `none` on cc/1af7fc5e and codex/2025-11-17 (median prompt error 3.2% and 1.1%),
-# `recorded` on cc/fa812bfe. What the model does not predict: pi misses its whole cache on
-# 37 of 79 new user turns of pi/large-session, 34 of them within 5 minutes; Claude Code new
+# `recorded` on cc/fa812bfe. What the model does not predict: the provider misses pi's whole
+# cache on 30 new user turns of pi/large-session with the same model, thinking level and
+# prefix, some 3 to 22 seconds after the request that cached it; Claude Code new
 # turns that find only the system prompt cached (258c7280 at 2.5 minutes, spotter_tool_heavy);
 # which TTL Claude Code asked for (the same author's sessions used 1-hour writes until
 # 2026-02-11 and 5-minute writes from 2026-02-12: an account setting the transcript does not
@@ -217,8 +219,8 @@ for ax, (source, group) in zip(axes[0], points.groupby("source", sort=False), st
 # The last three columns measure that first limit: `unpredicted_misses` counts the requests the
 # replay read mostly from cache while the provider recorded a miss, `unpredicted_miss_cost_share`
 # is their share of the recorded cost, and `error_cost_usd_rest` is the cost error over the
-# other requests. On pi/large-session, 34 such misses carry 49% of the recorded cost; some
-# come 3 to 15 seconds after a request that cached the prefix they extend, while other prefixes are
+# other requests. On pi/large-session, 30 such misses carry 43% of the recorded cost; some
+# come 3 to 22 seconds after a request that cached the prefix they extend, while other prefixes are
 # still read after 4 minutes. No rule of context, timestamps and provider predicts them, and
 # the model does not copy them from the record. These columns are diagnostics: the 5% check
 # uses the whole-session errors.

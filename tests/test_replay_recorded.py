@@ -97,7 +97,7 @@ CALIBRATION = {
     "within 1%: its cache writes are 1-hour writes (twice the input price, 1.25x for the "
     "5-minute model used) and a new turn 2.5 minutes after the last finds only the system "
     "prompt cached (89,928 written), which no rule here predicts",
-    ("pi", "before-compaction.jsonl"): "cost -1.3% but cache read +16.3% of the prompt",
+    ("pi", "before-compaction.jsonl"): "cost -0.6% but cache read +16.3% of the prompt",
     ("claude-code", "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"): "cost -14.3%, cache read "
     "-15.8% of the prompt: this session's tokens per estimate (1.86) is far from the declared 1.5",
     ("codex", "rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl"): "cost "

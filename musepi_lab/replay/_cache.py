@@ -5,7 +5,9 @@ Three models, chosen per request from the reply's recorded provider/API (overrid
 - `anthropic`: explicit breakpoints on the last message (as pi and Claude Code place them),
   so a request reads the previous request's whole prompt when that prefix is unchanged and
   still alive, and writes the rest. The cache lives 5 minutes after its last use (1 hour
-  with `anthropic-1h`); a model change or a changed prefix (a compaction) invalidates it.
+  with `anthropic-1h`); a model change or a changed prefix (a compaction) invalidates it,
+  and so does a changed thinking level (Anthropic: changing the thinking parameters
+  invalidates the message cache).
   Writes are billed at their own price (`cache_write`, `cache_write_1h`).
 - `openai`: automatic prefix caching; prefixes of at least 1,024 tokens are cached in
   128-token blocks, writes cost nothing extra (the uncached part is billed as input), and
@@ -178,11 +180,19 @@ class CacheState:
         prefix: Prompt tokens (provider tokens) of the last request, now cached.
         last_ms: When the cache was last used (ms), or None without timestamps.
         model: The model id that holds it (a different model has its own cache).
+        thinking: The thinking level of that request.
     """
 
     prefix: int
     last_ms: float | None
     model: str
+    thinking: str = "off"
+
+
+def thinking_level(record: Mapping[str, Any], default: str) -> str:
+    """The `thinkingLevel` a header or `thinking_level_change` record sets, else `default`."""
+    level = record.get("thinkingLevel")
+    return level if isinstance(level, str) and level else default
 
 
 def cache_model(name: str) -> CacheModel:
@@ -329,10 +339,17 @@ def redacted_extra_tokens(message: Mapping[str, Any] | None, chars_per_token: fl
 
 
 def is_alive(
-    model: CacheModel, cache: CacheState | None, *, now_ms: float | None, model_id: str
+    model: CacheModel,
+    cache: CacheState | None,
+    *,
+    now_ms: float | None,
+    model_id: str,
+    thinking: str = "off",
 ) -> bool:
     """Whether a cached prefix is still there for this request."""
     if cache is None or cache.model != model_id:
+        return False
+    if model.provider == "anthropic" and cache.thinking != thinking:
         return False
     if model.ttl_seconds is None or now_ms is None or cache.last_ms is None:
         return True
@@ -357,6 +374,7 @@ def bill_cached(
     output_tokens: int,
     prices: Mapping[str, float],
     warm: int = 0,
+    thinking: str = "off",
 ) -> tuple[Bill, CacheState]:
     """Bill one request under a cache model and return what is cached after it.
 
@@ -373,9 +391,11 @@ def bill_cached(
             `cache_read`, `output`).
         warm: Tokens of a static prefix the provider holds whatever this session did
             (`warm_prefix_tokens`); read on every request.
+        thinking: The thinking level in force for this request.
     """
     shared = min(prompt, warm)
-    if is_alive(model, cache, now_ms=now_ms, model_id=model_id) and cache is not None:
+    alive = is_alive(model, cache, now_ms=now_ms, model_id=model_id, thinking=thinking)
+    if alive and cache is not None:
         shared = max(shared, min(prompt, cache.prefix if reusable is None else reusable))
     read = cached_tokens(model, shared)
     rest = prompt - read
@@ -386,7 +406,9 @@ def bill_cached(
         + write * prices.get(model.write_price, prices["cache_write"])
         + output_tokens * prices["output"]
     ) / 1e6
-    return Bill(read, write, output_tokens, cost, uncached), CacheState(prompt, now_ms, model_id)
+    return Bill(read, write, output_tokens, cost, uncached), CacheState(
+        prompt, now_ms, model_id, thinking
+    )
 
 
 def request_prices(

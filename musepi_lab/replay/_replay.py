@@ -60,6 +60,7 @@ from ._cache import (
     reply_output_tokens,
     request_prices,
     system_prompt_tokens,
+    thinking_level,
     warm_prefix_tokens,
 )
 from ._compaction import WalkOutput, compaction
@@ -157,7 +158,7 @@ def walk(config: ReplayConfig, session: Session, leaf_id: str | None) -> ReplayR
     path = session.path(leaf_id)
     log = SimulatedPath(session, profile=config.profile)
     out = WalkOutput()
-    state = ReplayState()
+    state = ReplayState(thinking=thinking_level(session.header, "off"))
     for index, entry in enumerate(path):
         following = path[index + 1] if index + 1 < len(path) else None
         state = step(config, log, out, state, entry, following)
@@ -190,6 +191,8 @@ def step(
 ) -> ReplayState:
     """One recorded entry: a request (compact if a trigger is pending, then bill), the
     idle check, the entry appended, then the triggers it sets for the next request."""
+    if entry.type == "thinking_level_change":
+        state = state._replace(thinking=thinking_level(entry.record, state.thinking))
     if entry.type == "compaction" and config.follows_recorded:
         return follow_recorded(config, log, out.events, state, entry)
     if entry.type == "compaction":
@@ -287,6 +290,7 @@ def request(
         output_tokens=state.pending_output + reply_output_tokens(message, model),
         prices=request_prices(message, config.price_override),
         warm=config.warm_tokens,
+        thinking=state.thinking,
     )
     usage = message_usage(message, profile=config.profile) if state.measure.comparable else None
     event = outcome if isinstance(outcome, CompactionEvent) else recorded_event(out, state)

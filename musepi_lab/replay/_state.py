@@ -118,6 +118,9 @@ class ReplayState(NamedTuple):
         pending_billed: `billed` those earlier items added (not in their own prompt).
         turn_reasoning: Hidden reasoning tokens of the current turn, included in `billed`
             (`_cache.current_turn_reasoning`).
+        thinking: The thinking level in force (the header's, then the latest
+            `thinking_level_change`); a request under another level than the previous one
+            finds Anthropic's message cache invalidated.
     """
 
     measure: AgentMeasure = AgentMeasure()
@@ -138,6 +141,7 @@ class ReplayState(NamedTuple):
     pending_output: int = 0
     pending_billed: int = 0
     turn_reasoning: int = 0
+    thinking: str = "off"
 
 
 def bind_window(strategy: Strategy, window: int) -> Strategy:
