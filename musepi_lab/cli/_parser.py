@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from ..session import SessionReadError
 from ._bench import (
@@ -20,13 +19,21 @@ from ._common import UsageError
 from ._conformance import budget_list, cmd_conformance
 from ._sessions import cmd_convert, cmd_datasets, cmd_inspect, cmd_navigate
 
-if TYPE_CHECKING:
-    pass
+DESCRIPTION = """\
+A research workbench for context compaction in coding-agent sessions: read sessions of six
+agent formats, run compaction strategies at any token budget, replay whole sessions under a
+window and compare what each strategy costs and loses.
+
+Start with `musepi-lab demo` (the bundled sample, every model-free strategy)."""
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of `musepi-lab`."""
-    parser = argparse.ArgumentParser(prog="musepi-lab", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="musepi-lab",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("inspect", help="summarize one session file")
