@@ -6,6 +6,11 @@ and `json.loads` every line (stdlib, the issue's baseline) or `orjson.loads` eve
 (the parser the reader itself uses, so that ratio is the reader's own overhead). JSON
 documents (`.traj`, `.json`) are parsed whole. Median of N interleaved repetitions.
 
+A third baseline, `+held`, is `orjson.loads` plus one slotted object per parsed record that
+holds its type and the record: the least a reader that keeps every record as it came and
+converts on first use (a lazy importer) could cost. Its ratio to `orjson` is the ceiling of
+that design; everything a reader checks or converts while reading comes on top.
+
     python perf/bench_read.py [--quick] [--check] [--repeat N]
 
 Target (issue): read_session ≤ 2x the json.loads baseline, aim 1.3x. `--check` exits 1
@@ -48,6 +53,22 @@ def parse_lines(files: list[str], loads: Callable[[bytes], object]) -> int:
     return count
 
 
+class _Held:
+    """One parsed record kept as it came, with its type (the `+held` baseline)."""
+
+    __slots__ = ("kind", "record")
+
+    def __init__(self, kind: object, record: object) -> None:
+        self.kind = kind
+        self.record = record
+
+
+def load_and_hold(raw: bytes) -> _Held:
+    """`orjson.loads` and one object holding the record and its type."""
+    record = orjson.loads(raw)
+    return _Held(record.get("type") if type(record) is dict else None, record)
+
+
 def files_read(path: Path) -> list[str]:
     """The files `read_session(path)` reads: the session's own and every linked one (Claude
     Code subagents), so a parse baseline covers the same bytes."""
@@ -77,7 +98,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         targets = [t for t in targets if t[0] == "pi"] or targets[:1]
     print(f"read_session vs bare parsing, median of {repeat} (corpus {CORPUS})\n")
-    header = f"{'format':<12} {'file':<44} {'MB':>5} {'read':>8} {'json':>8} {'orjson':>8} {'/json':>6} {'/orjson':>8}"
+    header = (
+        f"{'format':<12} {'file':<44} {'MB':>5} {'read':>8} {'json':>8} {'orjson':>8}"
+        f" {'/json':>6} {'/orjson':>8} {'+held/orjson':>13}"
+    )
     print(header)
     print("-" * len(header))
     worst = 0.0
@@ -89,6 +113,7 @@ def main(argv: list[str] | None = None) -> int:
                 "read": partial(read_session, path),
                 "json": partial(parse_lines, files, json.loads),
                 "orjson": partial(parse_lines, files, orjson.loads),
+                "held": partial(parse_lines, files, load_and_hold),
             },
             repeat,
         )
@@ -99,6 +124,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{fmt:<12} {path.name[:44]:<44} {size:>5.2f} "
             f"{result['read'] * 1e3:>6.1f}ms {result['json'] * 1e3:>6.1f}ms "
             f"{result['orjson'] * 1e3:>6.1f}ms {ratio_json:>5.2f}x {ratio_orjson:>7.2f}x"
+            f" {result['held'] / result['orjson']:>12.2f}x"
         )
     print(f"\nworst ratio vs json.loads: {worst:.2f}x (target ≤{TARGET}x, aim {AIM}x)")
     if args.check and worst > TARGET * WIDE_MARGIN:
