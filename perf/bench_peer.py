@@ -32,8 +32,12 @@ linked files it reads too) and `orjson.loads` of every line (`bench_read.parse_l
 the same run.
 
 The peers' figures are medians of N runs inside their own process after a warm-up (their JIT
-is warm); ours are medians of N interleaved runs. Each peer runs once before and once after
-our timing: the ratio is against the mean of its two medians, the range against each. The
+is warm), each call right after the one before. Ours are timed the same way, in blocks
+(`BLOCK` calls back to back after one untimed warm-up call, no collection between them),
+and the blocks of the figures take turns so drift hits all alike: timed one call each in
+turn, a figure ran right after another figure's work and found its objects out of the CPU
+caches, which the peers' figures never do. Each peer runs once before and once after our
+timing: the ratio is against the mean of its two medians, the range against each. The
 machine is shared and noisy: run it more than once and quote the ranges.
 
     python perf/bench_peer.py [--quick] [--check] [--repeat N] [--no-peers]
@@ -51,6 +55,7 @@ import json
 import statistics
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -61,7 +66,6 @@ from _harness import (
     CORPUS,
     bench_parser,
     forget_counts,
-    interleaved_samples,
     median_seconds,
     repetitions,
 )
@@ -225,15 +229,40 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1000:9.3f}"
 
 
-def interleaved_times(
+BLOCK = 5
+"""Calls of a figure timed back to back, after one untimed warm-up call."""
+
+
+def rounds(repeat: int) -> int:
+    """Blocks per figure for `repeat` timed calls."""
+    return -(-repeat // BLOCK)
+
+
+def blocked_times(
     functions: dict[str, Callable[[], object]],
     repeat: int,
     setup: dict[str, Callable[[], object]] | None = None,
 ) -> dict[str, tuple[float, float]]:
-    """`(median, min)` wall time of each function, repetitions interleaved (the harness's
-    `interleaved_samples`; the minimum is the figure least touched by other processes on a
-    busy machine, and the peers report theirs too)."""
-    times = interleaved_samples(functions, repeat, setup)
+    """`(median, min)` wall time of each function over `repeat` calls (rounded up to whole
+    blocks): blocks of `BLOCK` back-to-back calls after one untimed warm-up call, the
+    figures' blocks in turn. `setup[name]` runs before every call, outside the timing. The
+    minimum is the figure least touched by other processes on a busy machine; the peers
+    report theirs too."""
+    before = setup or {}
+    times: dict[str, list[float]] = {name: [] for name in functions}
+    for _ in range(rounds(repeat)):
+        for name, function in functions.items():
+            prepare = before.get(name)
+            gc.collect()
+            if prepare is not None:
+                prepare()
+            function()  # warm-up, untimed
+            for _ in range(BLOCK):
+                if prepare is not None:
+                    prepare()
+                start = time.perf_counter()
+                function()
+                times[name].append(time.perf_counter() - start)
     return {name: (statistics.median(v), min(v)) for name, v in times.items()}
 
 
@@ -248,8 +277,8 @@ def peer_table(file: Path, repeat: int, with_peers: bool) -> list[tuple[str, str
     for agent, profile in (("pi", "pi"), ("musepi", "musepi")):
         skipped = "peers skipped (--no-peers)"
         before = run_peer(agent, file, repeat) if with_peers else skipped
-        timed, setup = our_functions(file, profile, repeat)
-        ours = interleaved_times(timed, repeat, setup)
+        timed, setup = our_functions(file, profile, rounds(repeat) * (BLOCK + 1))
+        ours = blocked_times(timed, repeat, setup)
         gc.unfreeze()
         after = run_peer(agent, file, repeat) if with_peers else skipped
         label = "pi 0.58.3 on node" if agent == "pi" else "oh-my-pi 18.2.3 under Bun"

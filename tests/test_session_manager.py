@@ -808,3 +808,53 @@ class TestFileOperations:
         assert ids(s.entries) == ["1"]
         assert [(p.line, p.kind) for p in s.errors] == [(2, "malformed-json")]
         assert file.read_bytes() == raw
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_path_is_the_parent_walk_on_chains_and_trees(seed):
+    # Sessions of a few entries whose parents are the previous entry (a chain), another
+    # earlier entry, a missing id, None, the entry itself or a later entry; some ids repeat
+    # or are absent. The expected path follows `parentId` from the leaf through the last
+    # entry of each id, stopping at a missing parent or an id already on the path.
+    import random
+
+    rng = random.Random(seed)
+    n = rng.randrange(1, 9)
+    ids: list[str | None] = [f"e{i}" for i in range(n)]
+    if rng.random() < 0.2:
+        ids[rng.randrange(n)] = ids[rng.randrange(n)]  # a repeated id
+    if rng.random() < 0.1:
+        ids[rng.randrange(n)] = None
+    records = []
+    for i, entry_id in enumerate(ids):
+        roll = rng.random()
+        if roll < 0.6:
+            parent = ids[i - 1] if i else None
+        elif roll < 0.7:
+            parent = ids[rng.randrange(i)] if i else None
+        elif roll < 0.8:
+            parent = "missing"
+        elif roll < 0.9:
+            parent = entry_id
+        else:
+            parent = ids[rng.randrange(n)]
+        record = {"type": "custom", "customType": "x", "parentId": parent, "timestamp": "t"}
+        if entry_id is not None:
+            record["id"] = entry_id
+        records.append(record)
+    entries = [Entry.from_record(r) for r in records]
+    session = Session(HEADER, entries)
+
+    last = {e.id: e for e in entries if e.id is not None}
+    leaf = session.leaf  # the walk is under test here, not the choice of the leaf
+    assert leaf is not None
+    expected, seen, node = [], set(), leaf
+    while node is not None:
+        expected.append(node)
+        if node.id is None:
+            break
+        seen.add(node.id)
+        parent = node.parent_id
+        node = last.get(parent) if parent is not None and parent not in seen else None
+    expected.reverse()
+    assert session.path() == tuple(expected)

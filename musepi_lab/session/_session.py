@@ -298,6 +298,8 @@ class Session:
         return path
 
     def _walk_to_root(self, start: Entry) -> tuple[Entry, ...]:
+        if self._is_chain_to(start):
+            return self.entries
         # Without a cycle a walk visits each id at most once; only a longer walk needs the
         # seen-set below, which costs about as much again per step.
         get = self._by_id.get
@@ -312,6 +314,20 @@ class Session:
             append(node)
             parent = node.parent_id
         return self._walk_to_root_checked(start)
+
+    def _is_chain_to(self, start: Entry) -> bool:
+        """Whether the path to `start` is every entry in file order: `start` is the last
+        entry, ids are unique, each entry's parent is the entry before it and the first has
+        no parent here (most sessions: checked by comparing two lists, about half the cost
+        of the walk)."""
+        entries = self.entries
+        if not entries or entries[-1] is not start or len(self._by_id) != len(entries):
+            return False
+        first = entries[0].parent_id
+        if first is not None and first in self._by_id:
+            return False
+        ids = [e.id for e in entries]
+        return [e.parent_id for e in entries[1:]] == ids[:-1]
 
     def _walk_to_root_checked(self, start: Entry) -> tuple[Entry, ...]:
         out: list[Entry] = []
