@@ -3,7 +3,7 @@ Human/Assistant segments and ChatML turns."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -88,6 +88,39 @@ def tool_result_run(messages: Sequence[Message], start: int) -> tuple[tuple[Tool
         )
         end += 1
     return tuple(results), end
+
+
+_NO_PARTS = AssistantParts("", "", ())
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One step of a transcript walk: an assistant message (`parts`), a run of consecutive
+    tool results (role `toolResult`, `results`), or any other message (`text`)."""
+
+    role: str
+    parts: AssistantParts = _NO_PARTS
+    results: tuple[ToolResult, ...] = ()
+    text: str = ""
+
+
+def turns(messages: Sequence[Message]) -> Iterator[Turn]:
+    """The messages as every dialect walks them: each assistant message with its parts,
+    each run of tool results at once (`collectToolResultRun`), every other message with
+    its text (`messageContentText`)."""
+    i = 0
+    while i < len(messages):
+        msg = messages[i]
+        role = msg.get("role")
+        if role == "assistant":
+            yield Turn("assistant", parts=assistant_parts(msg))
+            i += 1
+        elif role == "toolResult":
+            run, i = tool_result_run(messages, i)
+            yield Turn("toolResult", results=run)
+        else:
+            yield Turn(str(role), text=content_text(msg.get("content")))
+            i += 1
 
 
 def call_name(call: Mapping[str, Any]) -> str:
@@ -181,24 +214,16 @@ def legacy_text_transcript(
 ) -> str:
     """`renderLegacyTextTranscript`: `\\n\\nHuman: …` / `\\n\\nAssistant: …` segments."""
     out = ""
-    i = 0
-    while i < len(messages):
-        msg = messages[i]
-        role = msg.get("role")
-        if role == "assistant":
-            p = assistant_parts(msg)
+    for turn in turns(messages):
+        p = turn.parts
+        if turn.role == "assistant":
             out += f"\n\nAssistant: {thinking(p.thinking)}{p.text}{calls(p.calls)}"
-            i += 1
-        elif role == "toolResult":
-            run, i = tool_result_run(messages, i)
-            out += f"\n\nHuman: {results(run)}"
-        else:
-            text = content_text(msg.get("content"))
-            if role != "developer":
-                out += f"\n\nHuman: {text}"
-            elif text:
-                out = f"{out}\n\n{text}" if out else text
-            i += 1
+        elif turn.role == "toolResult":
+            out += f"\n\nHuman: {results(turn.results)}"
+        elif turn.role != "developer":
+            out += f"\n\nHuman: {turn.text}"
+        elif turn.text:
+            out = f"{out}\n\n{turn.text}" if out else turn.text
     return out
 
 
@@ -216,19 +241,17 @@ def chatml_transcript(
 ) -> str:
     """`renderChatMlTranscript`: `<|im_start|>role\\n…<|im_end|>\\n` turns."""
     out = ""
-    i = 0
-    while i < len(messages):
-        msg = messages[i]
-        role = msg.get("role")
-        if role == "assistant":
-            p = assistant_parts(msg)
+    for turn in turns(messages):
+        p = turn.parts
+        if turn.role == "assistant":
             out += _chatml_turn("assistant", f"{thinking(p.thinking)}{p.text}{calls(p.calls)}")
-            i += 1
-        elif role == "toolResult":
-            run, i = tool_result_run(messages, i)
-            out += _chatml_turn(tool_result_role, results(run))
+        elif turn.role == "toolResult":
+            out += _chatml_turn(tool_result_role, results(turn.results))
         else:
-            turn_role = "system" if role == "developer" else str(role)
-            out += _chatml_turn(turn_role, content_text(msg.get("content")))
-            i += 1
+            out += _chatml_turn(system_role(turn.role), turn.text)
     return out
+
+
+def system_role(role: str) -> str:
+    """The role a turn prints: `developer` messages print as `system`."""
+    return "system" if role == "developer" else role

@@ -10,18 +10,17 @@ from ._js import js_json, js_keys, js_trim
 from ._parts import (
     Message,
     ToolResult,
-    assistant_parts,
     call_args,
     call_name,
     chatml_transcript,
-    content_text,
     delimited_thinking,
     escape_xml_attr,
     escape_xml_text,
     legacy_text_transcript,
     plain_thinking,
+    system_role,
     tool_response_results,
-    tool_result_run,
+    turns,
 )
 
 
@@ -129,23 +128,16 @@ def render_glm(messages: Sequence[Message]) -> str:
     if not messages:
         return ""
     out = "[gMASK]<sop>"
-    i = 0
-    while i < len(messages):
-        msg = messages[i]
-        role = msg.get("role")
-        if role == "assistant":
-            p = assistant_parts(msg)
+    for turn in turns(messages):
+        p = turn.parts
+        if turn.role == "assistant":
             think = f"\n<think>\n{p.thinking}\n</think>" if p.thinking else ""
             calls = "\n".join(_glm_call(c) for c in p.calls)
             out += f"<|assistant|>\n{think}{p.text}{calls}"
-            i += 1
-        elif role == "toolResult":
-            run, i = tool_result_run(messages, i)
-            out += f"<|observation|>\n{tool_response_results(run)}"
+        elif turn.role == "toolResult":
+            out += f"<|observation|>\n{tool_response_results(turn.results)}"
         else:
-            turn_role = "system" if role == "developer" else str(role)
-            out += f"<|{turn_role}|>\n{content_text(msg.get('content'))}"
-            i += 1
+            out += f"<|{system_role(turn.role)}|>\n{turn.text}"
     return out
 
 
@@ -162,12 +154,9 @@ def _kimi_turn(role: str, name: str, body: str) -> str:
 def render_kimi(messages: Sequence[Message]) -> str:
     """`kimi`: `<|im_role|>name<|im_middle|>…<|im_end|>` turns, tool-call section tokens."""
     out = ""
-    i = 0
-    while i < len(messages):
-        msg = messages[i]
-        role = msg.get("role")
-        if role == "assistant":
-            p = assistant_parts(msg)
+    for turn in turns(messages):
+        p = turn.parts
+        if turn.role == "assistant":
             calls = ""
             if p.calls:
                 body = "".join(
@@ -178,21 +167,18 @@ def render_kimi(messages: Sequence[Message]) -> str:
                 calls = f"<|tool_calls_section_begin|>{body}<|tool_calls_section_end|>"
             think = f"<think>\n{p.thinking}\n</think>" if p.thinking else ""
             out += _kimi_turn("assistant", "assistant", f"{think}{p.text}{calls}")
-            i += 1
-        elif role == "toolResult":
-            run, i = tool_result_run(messages, i)
+        elif turn.role == "toolResult":
             out += "".join(
                 _kimi_turn(
                     "system",
                     r.name,
                     f"## Return of {_kimi_call_id(r.name, r.id, r.index)}\n{r.text}",
                 )
-                for r in run
+                for r in turn.results
             )
         else:
-            turn = "system" if role == "developer" else str(role)
-            out += _kimi_turn(turn, turn, content_text(msg.get("content")))
-            i += 1
+            role = system_role(turn.role)
+            out += _kimi_turn(role, role, turn.text)
     return out
 
 
@@ -215,12 +201,9 @@ def render_deepseek(messages: Sequence[Message]) -> str:
     if not messages:
         return ""
     out = _DS_BOS
-    i = 0
-    while i < len(messages):
-        msg = messages[i]
-        role = msg.get("role")
-        if role == "assistant":
-            p = assistant_parts(msg)
+    for turn in turns(messages):
+        p = turn.parts
+        if turn.role == "assistant":
             calls = ""
             if p.calls:
                 body = "".join(
@@ -231,12 +214,8 @@ def render_deepseek(messages: Sequence[Message]) -> str:
                 calls = f"{_DS_CALLS_BEGIN}{body}{_DS_CALLS_END}"
             think = f"<think>\n{p.thinking}\n</think>" if p.thinking else ""
             out += f"{_DS_ASSISTANT}{think}{p.text}{calls}{_DS_EOS}"
-            i += 1
-        elif role == "toolResult":
-            run, i = tool_result_run(messages, i)
-            out += "\n".join(f"{_DS_OUTPUT_BEGIN}{r.text}{_DS_OUTPUT_END}" for r in run)
+        elif turn.role == "toolResult":
+            out += "\n".join(f"{_DS_OUTPUT_BEGIN}{r.text}{_DS_OUTPUT_END}" for r in turn.results)
         else:
-            text = content_text(msg.get("content"))
-            out += text if role == "developer" else f"{_DS_USER}{text}"
-            i += 1
+            out += turn.text if turn.role == "developer" else f"{_DS_USER}{turn.text}"
     return out

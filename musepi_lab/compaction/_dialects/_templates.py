@@ -11,11 +11,10 @@ from ._js import js_json, js_json_parse, js_keys, js_number
 from ._parts import (
     Message,
     ToolResult,
-    assistant_parts,
     call_args,
     call_name,
-    content_text,
-    tool_result_run,
+    system_role,
+    turns,
 )
 
 
@@ -76,24 +75,19 @@ def render_gemini(messages: Sequence[Message]) -> str:
         return ""
     out = "<bos>"
     preamble = ""
-    i = 0
-    while i < len(messages):
-        msg = messages[i]
-        role = msg.get("role")
-        if role == "developer":
-            preamble = _join_user(preamble, content_text(msg.get("content")))
-            i += 1
+    for turn in turns(messages):
+        if turn.role == "developer":
+            preamble = _join_user(preamble, turn.text)
             continue
-        if role == "user":
-            out += _gemini_turn("user", _join_user(preamble, content_text(msg.get("content"))))
+        if turn.role == "user":
+            out += _gemini_turn("user", _join_user(preamble, turn.text))
             preamble = ""
-            i += 1
             continue
         if preamble:
             out += _gemini_turn("user", preamble)
             preamble = ""
-        if role == "assistant":
-            p = assistant_parts(msg)
+        p = turn.parts
+        if turn.role == "assistant":
             think = f"```thinking\n{p.thinking}\n```\n" if p.thinking else ""
             # The release renders a call-less turn as an empty list `[]` too.
             body = (
@@ -102,10 +96,11 @@ def render_gemini(messages: Sequence[Message]) -> str:
                 else "[" + ", ".join(_gemini_call(c) for c in p.calls) + "]"
             )
             out += _gemini_turn("model", f"{think}{p.text}```tool_code\n{body}\n```")
-            i += 1
             continue
-        run, i = tool_result_run(messages, i)
-        out += _gemini_turn("user", "\n".join(f"```tool_outputs\n{r.text}\n```" for r in run))
+        # The release's walk takes any other message as a run of tool results.
+        out += _gemini_turn(
+            "user", "\n".join(f"```tool_outputs\n{r.text}\n```" for r in turn.results)
+        )
     if preamble:
         out += _gemini_turn("user", preamble)
     return out
@@ -156,12 +151,17 @@ def render_gemma(messages: Sequence[Message]) -> str:
     if not messages:
         return ""
     out = "<bos>"
-    i = 0
-    while i < len(messages):
-        msg = messages[i]
-        role = msg.get("role")
-        if role == "assistant":
-            p = assistant_parts(msg)
+    model_turn: str | None = None  # a model turn waiting for the tool results after it
+    for turn in turns(messages):
+        if model_turn is not None:
+            if turn.role == "toolResult":
+                out += _gemma_turn("model", model_turn + _gemma_results(turn.results))
+                model_turn = None
+                continue
+            out += _gemma_turn("model", model_turn)
+            model_turn = None
+        p = turn.parts
+        if turn.role == "assistant":
             think = f"<|channel>thought\n{p.thinking}<channel|>" if p.thinking else ""
             calls = "".join(
                 "<|tool_call>call:"
@@ -171,19 +171,13 @@ def render_gemma(messages: Sequence[Message]) -> str:
                 + "}<tool_call|>"
                 for c in p.calls
             )
-            body = f"{think}{p.text}{calls}"
-            i += 1
-            if i < len(messages) and messages[i].get("role") == "toolResult":
-                run, i = tool_result_run(messages, i)
-                body += _gemma_results(run)
-            out += _gemma_turn("model", body)
-        elif role == "toolResult":
-            run, i = tool_result_run(messages, i)
-            out += _gemma_turn("model", _gemma_results(run))
+            model_turn = f"{think}{p.text}{calls}"
+        elif turn.role == "toolResult":
+            out += _gemma_turn("model", _gemma_results(turn.results))
         else:
-            turn = "system" if role == "developer" else str(role)
-            out += _gemma_turn(turn, content_text(msg.get("content")))
-            i += 1
+            out += _gemma_turn(system_role(turn.role), turn.text)
+    if model_turn is not None:
+        out += _gemma_turn("model", model_turn)
     return out
 
 
@@ -195,12 +189,9 @@ def _harmony_recipient(name: str) -> str:
 def render_harmony(messages: Sequence[Message]) -> str:
     """`harmony`: OpenAI's `<|start|>role<|channel|>…<|message|>…<|end|>` messages."""
     out = ""
-    i = 0
-    while i < len(messages):
-        msg = messages[i]
-        role = msg.get("role")
-        if role == "assistant":
-            p = assistant_parts(msg)
+    for turn in turns(messages):
+        p = turn.parts
+        if turn.role == "assistant":
             emitted = False
             if p.thinking:
                 out += f"<|start|>assistant<|channel|>analysis<|message|>{p.thinking}<|end|>"
@@ -217,17 +208,14 @@ def render_harmony(messages: Sequence[Message]) -> str:
                 emitted = True
             if not emitted:
                 out += "<|start|>assistant<|channel|>final<|message|><|end|>"
-            i += 1
-        elif role == "toolResult":
-            run, i = tool_result_run(messages, i)
+        elif turn.role == "toolResult":
             out += "".join(
                 f"<|start|>{_harmony_recipient(r.name)} to=assistant<|channel|>commentary"
                 f"<|message|>{r.text}<|end|>"
-                for r in run
+                for r in turn.results
             )
         else:
-            out += f"<|start|>{role}<|message|>{content_text(msg.get('content'))}<|end|>"
-            i += 1
+            out += f"<|start|>{turn.role}<|message|>{turn.text}<|end|>"
     return out
 
 
