@@ -20,7 +20,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ..session._messages import branch_summary_message, compaction_summary_message, custom_message
-from ..session._model import Entry, Message
+from ..session._model import Entry, Message, thinking_level_of
 from ..session._profiles import Profile, check_profile
 from ..session._session import Session
 from . import _templates as tpl
@@ -165,11 +165,6 @@ def _split_model(ref: str | None) -> dict[str, str] | None:
     return {"provider": provider, "modelId": model_id} if sep else {"provider": "", "modelId": ref}
 
 
-def _level(entry: Entry) -> str:
-    value = entry.get("thinkingLevel")
-    return value if isinstance(value, str) and value else "off"
-
-
 def _pi_model_of(entry: Entry) -> tuple[bool, dict[str, str] | None]:
     """`(sets, model)`: whether a pi entry sets the model, and to what."""
     kind = entry.type
@@ -191,7 +186,7 @@ def _pi_settings(path: Sequence[Entry], kinds: list[str]) -> tuple[str, dict[str
     message the model. The level is found by a scan of the kinds (in C); the model by a walk
     from the leaf, which usually meets an assistant message within a few entries."""
     at = _last_of(kinds, "thinking_level_change")
-    level = _level(path[at]) if at >= 0 else "off"
+    level = thinking_level_of(path[at], "off") if at >= 0 else "off"
     for index in range(len(kinds) - 1, -1, -1):
         kind = kinds[index]
         if kind == "message" or kind == "model_change":
@@ -234,7 +229,7 @@ def _musepi_settings(path: Sequence[Entry]) -> tuple[str, dict[str, str]]:
                 assistant = _assistant_model_ref(entry)
         elif kind == "thinking_level_change":
             if level is None:
-                level = _level(entry)
+                level = thinking_level_of(entry, "off")
         elif kind == "model_change":
             ref = _model_change_ref(entry)
             if ref is not None:

@@ -189,12 +189,6 @@ class CacheState:
     thinking: str = "off"
 
 
-def thinking_level(record: Mapping[str, Any], default: str) -> str:
-    """The `thinkingLevel` a header or `thinking_level_change` record sets, else `default`."""
-    level = record.get("thinkingLevel")
-    return level if isinstance(level, str) and level else default
-
-
 def cache_model(name: str) -> CacheModel:
     """The cache model of a name in `CACHE_MODELS`.
 

@@ -44,7 +44,7 @@ from ..compaction._threshold import (
 )
 from ..llm._summarizer import Summarizer
 from ..metrics._metrics import summarizer_cost
-from ..session._model import Entry, Message
+from ..session._model import Entry, Message, thinking_level_of
 from ..session._session import Session, parse_timestamp_ms
 from ..strategies._base import Strategy
 from ..tokens._counter import TokenCounter
@@ -60,7 +60,6 @@ from ._cache import (
     reply_output_tokens,
     request_prices,
     system_prompt_tokens,
-    thinking_level,
     warm_prefix_tokens,
 )
 from ._compaction import WalkOutput, compaction
@@ -158,7 +157,7 @@ def walk(config: ReplayConfig, session: Session, leaf_id: str | None) -> ReplayR
     path = session.path(leaf_id)
     log = SimulatedPath(session, profile=config.profile)
     out = WalkOutput()
-    state = ReplayState(thinking=thinking_level(session.header, "off"))
+    state = ReplayState(thinking=thinking_level_of(session.header, "off"))
     for index, entry in enumerate(path):
         following = path[index + 1] if index + 1 < len(path) else None
         state = step(config, log, out, state, entry, following)
@@ -192,7 +191,7 @@ def step(
     """One recorded entry: a request (compact if a trigger is pending, then bill), the
     idle check, the entry appended, then the triggers it sets for the next request."""
     if entry.type == "thinking_level_change":
-        state = state._replace(thinking=thinking_level(entry.record, state.thinking))
+        state = state._replace(thinking=thinking_level_of(entry, state.thinking))
     if entry.type == "compaction" and config.follows_recorded:
         return follow_recorded(config, log, out.events, state, entry)
     if entry.type == "compaction":

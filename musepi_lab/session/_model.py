@@ -219,6 +219,13 @@ _get_memo = Entry.__dict__["_memo"].__get__
 _set_memo = Entry.__dict__["_memo"].__set__
 
 
+def thinking_level_of(record: Entry | Mapping[str, Any], default: str) -> str:
+    """The `thinkingLevel` a record sets (a header, a `thinking_level_change`): a
+    non-empty string, else `default`."""
+    level = record.get("thinkingLevel")
+    return level if isinstance(level, str) and level else default
+
+
 def entry_memo(entry: Entry) -> dict[str, int]:
     """The entry's memo of derived counts (one int per key, e.g. a token method).
 

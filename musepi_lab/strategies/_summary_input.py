@@ -22,7 +22,7 @@ from ..context._build import default_model
 from ..context._llm import convert_to_llm
 from ..context._summaries import snapcompact_archive
 from ..llm._summarizer import Summarizer
-from ..session._model import Entry
+from ..session._model import Entry, thinking_level_of
 from ..tokens._counter import TokenCounter
 from ..tokens._estimate import utf8_len, utf16_len
 
@@ -58,13 +58,11 @@ def reasoning_effort(thinking_level: str | None) -> str | None:
 
 def thinking_level_at(path: Iterable[Entry]) -> str | None:
     """The thinking level set last on a path, or None when no entry sets one."""
-    level: str | None = None
+    level = ""
     for entry in path:
         if entry.type == "thinking_level_change":
-            value = entry.get("thinkingLevel")
-            if isinstance(value, str) and value:
-                level = value
-    return level
+            level = thinking_level_of(entry, level)
+    return level or None
 
 
 def build_summary_prompt(
