@@ -26,23 +26,34 @@ def interleaved_samples(
     functions: dict[str, Callable[[], object]],
     repeat: int,
     setup: dict[str, Callable[[], object]] | None = None,
+    *,
+    block: int = 1,
+    warm_up: bool = False,
 ) -> dict[str, list[float]]:
-    """Wall times of `repeat` runs of each function, interleaved so drift hits all alike.
+    """Wall times of `repeat` runs of each function (rounded up to whole blocks), the
+    functions taking turns so drift hits all alike.
 
-    `setup[name]`, when given, runs before each run of `name`, outside its timing and after
-    the garbage collection that precedes every run (what it touches is as warm as the peers'
-    objects in their own timing loops).
+    Each turn collects garbage, then runs one untimed call when `warm_up`, then `block`
+    timed calls back to back (as a peer times itself in its own loop). `setup[name]`, when
+    given, runs before each call of `name`, outside its timing (what it touches is as warm
+    as the peers' objects in their own timing loops).
     """
     before = setup or {}
     times: dict[str, list[float]] = {name: [] for name in functions}
-    for _ in range(repeat):
+    for _ in range(-(-repeat // block)):
         for name, function in functions.items():
+            prepare = before.get(name)
             gc.collect()
-            if name in before:
-                before[name]()
-            start = time.perf_counter()
-            function()
-            times[name].append(time.perf_counter() - start)
+            if warm_up:
+                if prepare is not None:
+                    prepare()
+                function()
+            for _ in range(block):
+                if prepare is not None:
+                    prepare()
+                start = time.perf_counter()
+                function()
+                times[name].append(time.perf_counter() - start)
     return times
 
 

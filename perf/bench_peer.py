@@ -56,7 +56,6 @@ import json
 import statistics
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -67,6 +66,7 @@ from _harness import (
     CORPUS,
     bench_parser,
     forget_counts,
+    interleaved_samples,
     median_seconds,
     repetitions,
 )
@@ -246,26 +246,11 @@ def blocked_times(
     repeat: int,
     setup: dict[str, Callable[[], object]] | None = None,
 ) -> dict[str, tuple[float, float]]:
-    """`(median, min)` wall time of each function over `repeat` calls (rounded up to whole
-    blocks): blocks of `BLOCK` back-to-back calls after one untimed warm-up call, the
-    figures' blocks in turn. `setup[name]` runs before every call, outside the timing. The
-    minimum is the figure least touched by other processes on a busy machine; the peers
-    report theirs too."""
-    before = setup or {}
-    times: dict[str, list[float]] = {name: [] for name in functions}
-    for _ in range(rounds(repeat)):
-        for name, function in functions.items():
-            prepare = before.get(name)
-            gc.collect()
-            if prepare is not None:
-                prepare()
-            function()  # warm-up, untimed
-            for _ in range(BLOCK):
-                if prepare is not None:
-                    prepare()
-                start = time.perf_counter()
-                function()
-                times[name].append(time.perf_counter() - start)
+    """`(median, min)` wall time of each function over `repeat` calls: blocks of `BLOCK`
+    back-to-back calls after one untimed warm-up call, the figures' blocks in turn
+    (`interleaved_samples`). The minimum is the figure least touched by other processes on
+    a busy machine; the peers report theirs too."""
+    times = interleaved_samples(functions, repeat, setup, block=BLOCK, warm_up=True)
     return {name: (statistics.median(v), min(v)) for name, v in times.items()}
 
 
