@@ -83,6 +83,7 @@ from musepi_lab.tokens._counter import TokenCounter
 PI_FILES = ("large-session.jsonl", "before-compaction.jsonl")
 BUDGETS = (1000, 2000, 5000, 10000, 20000, 40000)
 DRIVERS = {"pi": "bench-pi.mjs", "musepi": "bench-omp.ts"}
+TIMING_MODULE = "bench-timing.mjs"  # what both drivers import
 TARGETS = {
     "load": 1.0,
     "prepare_cold": 1.0,
@@ -128,8 +129,9 @@ def run_peer(agent: str, session_file: Path, repeat: int) -> dict[str, Any] | st
         return str(missing)
     driver_dir = target / "driver"
     driver_dir.mkdir(exist_ok=True)
+    for name in (DRIVERS[agent], TIMING_MODULE):
+        (driver_dir / name).write_bytes((conformance.DRIVERS / name).read_bytes())
     driver = driver_dir / DRIVERS[agent]
-    driver.write_bytes((conformance.DRIVERS / DRIVERS[agent]).read_bytes())
     argv = [
         *command,
         str(driver),

@@ -21,56 +21,7 @@ import * as core from "@oh-my-pi/pi-agent-core";
 import { SessionManager } from "@oh-my-pi/pi-coding-agent/session/session-manager";
 import { MemorySessionStorage } from "@oh-my-pi/pi-coding-agent/session/session-storage";
 
-type Args = { session?: string; repeat: number; warmup: number; budgets: number[] };
-
-function parseArgs(argv: string[]): Args {
-	const args: Args = { repeat: 30, warmup: 5, budgets: [1000, 2000, 5000, 10000, 20000, 40000] };
-	for (let i = 0; i < argv.length; i++) {
-		const flag = argv[i];
-		const value = argv[++i];
-		if (flag === "--session") args.session = value;
-		else if (flag === "--repeat") args.repeat = Number(value);
-		else if (flag === "--warmup") args.warmup = Number(value);
-		else if (flag === "--budgets") args.budgets = value.split(",").filter(Boolean).map(Number);
-		else throw new Error(`unknown argument ${flag}`);
-	}
-	if (!args.session) throw new Error("--session is required");
-	return args;
-}
-
-function median(values: number[]): number {
-	const sorted = [...values].sort((a, b) => a - b);
-	const mid = sorted.length >> 1;
-	return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-}
-
-type Figure = { median_ms: number; min_ms: number; max_ms: number };
-
-function summarize(times: number[]): Figure {
-	return { median_ms: median(times), min_ms: Math.min(...times), max_ms: Math.max(...times) };
-}
-
-function timeMedian(fn: () => unknown, repeat: number, warmup: number): Figure {
-	for (let i = 0; i < warmup; i++) fn();
-	const times: number[] = [];
-	for (let i = 0; i < repeat; i++) {
-		const t0 = performance.now();
-		fn();
-		times.push(performance.now() - t0);
-	}
-	return summarize(times);
-}
-
-async function timeMedianAsync(fn: () => Promise<unknown>, repeat: number, warmup: number): Promise<Figure> {
-	for (let i = 0; i < warmup; i++) await fn();
-	const times: number[] = [];
-	for (let i = 0; i < repeat; i++) {
-		const t0 = performance.now();
-		await fn();
-		times.push(performance.now() - t0);
-	}
-	return summarize(times);
-}
+import { parseArgs, timeMedian, timeMedianAsync } from "./bench-timing.mjs";
 
 async function open(text: string): Promise<any> {
 	const storage = new MemorySessionStorage();

@@ -18,22 +18,9 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
-const PACKAGE = "@mariozechner/pi-coding-agent";
+import { parseArgs, timeMedian } from "./bench-timing.mjs";
 
-function parseArgs(argv) {
-	const args = { repeat: 30, warmup: 5, budgets: [1000, 2000, 5000, 10000, 20000, 40000] };
-	for (let i = 0; i < argv.length; i++) {
-		const flag = argv[i];
-		const value = argv[++i];
-		if (flag === "--session") args.session = value;
-		else if (flag === "--repeat") args.repeat = Number(value);
-		else if (flag === "--warmup") args.warmup = Number(value);
-		else if (flag === "--budgets") args.budgets = value.split(",").filter(Boolean).map(Number);
-		else throw new Error(`unknown argument ${flag}`);
-	}
-	if (!args.session) throw new Error("--session is required");
-	return args;
-}
+const PACKAGE = "@mariozechner/pi-coding-agent";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const packageRoot = join(here, "..", "node_modules", ...PACKAGE.split("/"));
@@ -44,23 +31,6 @@ const pi = await import(PACKAGE);
 // Module exports left out of the package's `exports` map (as in pi.mjs).
 const { prepareCompaction } = await import(moduleUrl("dist/core/compaction/compaction.js"));
 const { loadEntriesFromFile } = await import(moduleUrl("dist/core/session-manager.js"));
-
-function median(values) {
-	const sorted = [...values].sort((a, b) => a - b);
-	const mid = sorted.length >> 1;
-	return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-}
-
-function timeMedian(fn, repeat, warmup) {
-	for (let i = 0; i < warmup; i++) fn();
-	const times = [];
-	for (let i = 0; i < repeat; i++) {
-		const t0 = performance.now();
-		fn();
-		times.push(performance.now() - t0);
-	}
-	return { median_ms: median(times), min_ms: Math.min(...times), max_ms: Math.max(...times) };
-}
 
 // The root→leaf path, as SessionManager.getBranch walks it (parent links from the leaf).
 function branch(entries, leafId) {
