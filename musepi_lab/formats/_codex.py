@@ -35,7 +35,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from ..session._errors import ProblemLog, ReadProblem
+from ..session._errors import ProblemLog
 from ..session._model import Entry
 from ..session._session import CURRENT_SESSION_VERSION, Session
 from ._codex_items import (
@@ -65,7 +65,7 @@ from ._codex_items import (
     may_be_json as may_be_json,  # imported from here by tests and callers
 )
 from ._io import looks_binary, parse_jsonl, read_bytes_checked
-from ._records import epoch_ms, text_block
+from ._records import empty_session, epoch_ms, text_block
 
 SOURCE_FORMAT = "codex"
 CODEX_API = "openai-responses"
@@ -551,10 +551,10 @@ def read_codex(path: str | os.PathLike[str], *, strict: bool = False) -> Session
     log = ProblemLog(p, strict=strict, deferred=True)
     if looks_binary(data):
         log.add(None, "binary-file", "file holds NUL bytes: not a rollout")
-        return _empty_session(p, log.finish())
+        return empty_session(p, log.finish(), SOURCE_FORMAT, id=rollout_session_id(p), cwd="")
     if not data.removeprefix(_BOM).strip():
         log.add(None, "empty-file", "file is empty")
-        return _empty_session(p, log.finish())
+        return empty_session(p, log.finish(), SOURCE_FORMAT, id=rollout_session_id(p), cwd="")
     values = parse_jsonl(data, log)
     converter = _Converter(p, values, log)
     if not converter.has_meta and values:
@@ -569,14 +569,3 @@ def read_codex(path: str | os.PathLike[str], *, strict: bool = False) -> Session
         source_path=p,
         source_format=SOURCE_FORMAT,
     )
-
-
-def _empty_session(path: str, errors: tuple[ReadProblem, ...]) -> Session:
-    header = {
-        "type": "session",
-        "version": CURRENT_SESSION_VERSION,
-        "id": rollout_session_id(path),
-        "cwd": "",
-        "sourceFormat": SOURCE_FORMAT,
-    }
-    return Session(header, (), errors=errors, source_path=path, source_format=SOURCE_FORMAT)

@@ -48,6 +48,7 @@ from ._records import (
     IdAllocator,
     assistant_message,
     chain,
+    empty_session,
     epoch_ms,
     message_record,
     stable_id,
@@ -440,16 +441,6 @@ def sample_session(
     )
 
 
-def _empty_session(path: str, log: ProblemLog) -> Session:
-    header = {
-        "type": "session",
-        "version": CURRENT_SESSION_VERSION,
-        "id": Path(path).stem,
-        "sourceFormat": SOURCE_FORMAT,
-    }
-    return Session(header, (), errors=log.finish(), source_path=path, source_format=SOURCE_FORMAT)
-
-
 def iter_inspect(path: str | os.PathLike[str], *, strict: bool = False) -> Iterator[Session]:
     """Read every sample of an Inspect AI log, one session at a time.
 
@@ -474,7 +465,7 @@ def iter_inspect(path: str | os.PathLike[str], *, strict: bool = False) -> Itera
             yield session
             log = ProblemLog(p, strict=strict, deferred=True)
     if not yielded:
-        yield _empty_session(p, log)
+        yield empty_session(p, log.finish(), SOURCE_FORMAT)
 
 
 def read_inspect(path: str | os.PathLike[str], *, strict: bool = False) -> Session:
@@ -505,4 +496,4 @@ def read_inspect(path: str | os.PathLike[str], *, strict: bool = False) -> Sessi
         session = sample_session(p, evaluation, where, sample, log)
         if session is not None:
             return session
-    return _empty_session(p, log)
+    return empty_session(p, log.finish(), SOURCE_FORMAT)

@@ -62,6 +62,7 @@ from ._records import (
     IdAllocator,
     assistant_message,
     chain,
+    empty_session,
     message_record,
     text_block,
     token_count,
@@ -444,16 +445,6 @@ def stream_session(
     )
 
 
-def _empty_session(path: str, log: ProblemLog) -> Session:
-    header = {
-        "type": "session",
-        "version": CURRENT_SESSION_VERSION,
-        "id": Path(path).stem,
-        "sourceFormat": SOURCE_FORMAT,
-    }
-    return Session(header, (), errors=log.finish(), source_path=path, source_format=SOURCE_FORMAT)
-
-
 # -- public -----------------------------------------------------------------------------------
 def iter_openhands(path: str | os.PathLike[str], *, strict: bool = False) -> Iterator[Session]:
     """Read every session of an OpenHands file, one at a time.
@@ -476,7 +467,7 @@ def iter_openhands(path: str | os.PathLike[str], *, strict: bool = False) -> Ite
     log = ProblemLog(p, strict=strict, deferred=True)
     streams = parse_streams(data, log)
     if not streams:
-        yield _empty_session(p, log)
+        yield empty_session(p, log.finish(), SOURCE_FORMAT)
         return
     ids = unique_ids(p, streams)
     for k, stream in enumerate(streams):
@@ -503,7 +494,7 @@ def read_openhands(path: str | os.PathLike[str], *, strict: bool = False) -> Ses
     log = ProblemLog(p, strict=strict, deferred=True)
     streams = parse_streams(data, log)
     if not streams:
-        return _empty_session(p, log)
+        return empty_session(p, log.finish(), SOURCE_FORMAT)
     if len(streams) > 1:
         log.add(
             None,

@@ -10,9 +10,11 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
-from ..session._session import parse_timestamp_ms
+from ..session._errors import ReadProblem
+from ..session._session import CURRENT_SESSION_VERSION, Session, parse_timestamp_ms
 
 
 def stable_id(*parts: object) -> str:
@@ -187,3 +189,18 @@ def chain(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         prev = rec["id"]
         out.append(rec)
     return out
+
+
+def empty_session(
+    path: str, errors: Iterable[ReadProblem], source_format: str, **header: Any
+) -> Session:
+    """A session of no entries for a `source_format` file that holds none, carrying its
+    problems. `header` fields follow the session id (default: the file's stem)."""
+    fields = {
+        "type": "session",
+        "version": CURRENT_SESSION_VERSION,
+        "id": Path(path).stem,
+        **header,
+        "sourceFormat": source_format,
+    }
+    return Session(fields, (), errors=errors, source_path=path, source_format=source_format)
