@@ -21,29 +21,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from _harness import CORPUS, REPO, bench_parser
+from bench_scoring import BUDGETS, CORPUS_FILES, STRATEGIES, TARGET_SHARE  # the same grid
 
 from musepi_lab.bench import run_benchmark
 from musepi_lab.bench._cell import clear_worker_caches
 from musepi_lab.metrics._scoring import clear_scorers
 from musepi_lab.metrics._session_facts import clear_fact_cache
-
-STRATEGIES = (
-    "none",
-    "truncate",
-    "prune",
-    "observation-masking",
-    "extractive",
-    "snapcompact",
-    "hybrid:summary=extractive",
-)
-BUDGETS = (8000, 20000, 40000)
-TARGET_SHARE = 0.25
-CORPUS_FILES = (
-    ("pi", "large-session.jsonl"),
-    ("pi", "before-compaction.jsonl"),
-    ("pi", "oh-my-pi", "large-session.jsonl"),
-    ("pi", "oh-my-pi", "before-compaction.jsonl"),
-)
 
 
 def measure(paths: list[Path], budgets: tuple[int, ...]) -> dict[str, float]:
