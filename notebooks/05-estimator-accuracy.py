@@ -205,7 +205,7 @@ for ax, (source, group) in zip(axes[0], points.groupby("source", sort=False), st
 # Within 5%: `none` on cc/1af7fc5e and codex/2025-11-17 (median prompt error 3.2% and 1.1%),
 # `recorded` on cc/fa812bfe. What the model does not predict: the provider misses pi's whole
 # cache on 30 new user turns of pi/large-session with the same model, thinking level and
-# prefix, some 3 to 22 seconds after the request that cached it; Claude Code new
+# prefix, some 0 to 26 seconds after the reply of the request that cached it; Claude Code new
 # turns that find only the system prompt cached (258c7280 at 2.5 minutes, spotter_tool_heavy);
 # which TTL Claude Code asked for (the same author's sessions used 1-hour writes until
 # 2026-02-11 and 5-minute writes from 2026-02-12: an account setting the transcript does not
@@ -220,8 +220,8 @@ for ax, (source, group) in zip(axes[0], points.groupby("source", sort=False), st
 # replay read mostly from cache while the provider recorded a miss, `unpredicted_miss_cost_share`
 # is their share of the recorded cost, and `error_cost_usd_rest` is the cost error over the
 # other requests. On pi/large-session, 30 such misses carry 43% of the recorded cost; some
-# come 3 to 22 seconds after a request that cached the prefix they extend, while other prefixes are
-# still read after 4 minutes. No rule of context, timestamps and provider predicts them, and
+# come 0 to 26 seconds after the reply of a request that cached the prefix they extend, while
+# others are still read after 4 minutes (`python perf/calibration_table.py`). No rule of context, timestamps and provider predicts them, and
 # the model does not copy them from the record. These columns are diagnostics: the 5% check
 # uses the whole-session errors.
 

@@ -332,7 +332,7 @@ def test_one_hour_writes_of_a_corpus_session_match_the_raw_lines():
 MEASURED = {
     ("pi", "large-session.jsonl"): "cost -33.6%, cache read +15.3% of prompt: the provider "
     "missed the whole cache (system prompt included) on 30 new user turns with the same model, "
-    "thinking level and prefix, some 3 to 22 seconds after the request that cached it, which "
+    "thinking level and prefix, some 0 to 26 seconds after the reply of the request that cached it, which "
     "no rule here predicts (43% of the recorded cost)",
     ("pi", "before-compaction.jsonl"): "cost +100.4%, cache read +165.7%: `none` does not "
     "follow the two recorded compactions (`recorded`: cost -0.6%, cache read +16.3%)",
