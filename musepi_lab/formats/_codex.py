@@ -555,7 +555,13 @@ def read_codex(path: str | os.PathLike[str], *, strict: bool = False) -> Session
     if not data.removeprefix(_BOM).strip():
         log.add(None, "empty-file", "file is empty")
         return empty_session(p, log.finish(), SOURCE_FORMAT, id=rollout_session_id(p), cwd="")
-    values = parse_jsonl(data, log)
+    return session_from_codex_values(p, parse_jsonl(data, log), log)
+
+
+def session_from_codex_values(path: str, values: list[tuple[int, Any]], log: ProblemLog) -> Session:
+    """Build a `Session` from parsed rollout lines (`(line_number, value)` pairs); the
+    problems go to `log`, whose `finish()` gives the session's `errors`."""
+    p = path
     converter = _Converter(p, values, log)
     if not converter.has_meta and values:
         log.add(values[0][0], "missing-header", "rollout has no session_meta; header synthesized")

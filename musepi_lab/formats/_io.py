@@ -164,17 +164,19 @@ def within_nesting(value: Any, line: int | None, log: ProblemLog) -> Any:
     return value
 
 
-def parse_jsonl(data: bytes, log: ProblemLog) -> list[tuple[int, Any]]:
+def parse_jsonl(data: bytes, log: ProblemLog, *, first_line: int = 1) -> list[tuple[int, Any]]:
     """Parse JSONL bytes into `(line_number, value)` pairs; bad lines become problems.
 
-    Blank lines are skipped and a leading byte-order mark is ignored. A line that does not
+    Blank lines are skipped and a leading byte-order mark is ignored. `first_line` numbers
+    the first line of `data`: more than 1 for the later lines of a file read piece by piece
+    (`formats._tail`), where a byte-order mark is the line's content and not stripped. A line that does not
     parse is recorded as `truncated-line` when it is the last line, has no newline after
     it and the parser ran out of input (an interrupted write), else as `malformed-json`.
     Lines kept after a repair are recorded as `invalid-utf8`, `lone-surrogate` or
     `number-out-of-range` (kept as text), values nested past `MAX_NESTING` are cut there
     (`nested-too-deeply`), and a line deeper than the parsers go is dropped with that kind.
     """
-    lines = strip_bom(data).split(b"\n")
+    lines = (strip_bom(data) if first_line == 1 else data).split(b"\n")
     # The chunk after the final newline is the only line that can be an unfinished write.
     unterminated = len(lines) - 1
     loads = orjson.loads
@@ -191,10 +193,10 @@ def parse_jsonl(data: bytes, log: ProblemLog) -> list[tuple[int, Any]]:
         else:
             # `may_nest_deeper`, inlined: a call per line costs twice the counting itself.
             if len(raw) > MAX_NESTING and count(raw, b"[") + count(raw, b"{") > MAX_NESTING:
-                value = within_nesting(value, index + 1, log)
-            append((index + 1, value))
+                value = within_nesting(value, index + first_line, log)
+            append((index + first_line, value))
             continue
-        lineno = index + 1
+        lineno = index + first_line
         value, repairs, error, at_end = _parse_line_slowly(raw)
         if value is not _UNPARSED:
             for kind in repairs:

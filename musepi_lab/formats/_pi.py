@@ -34,7 +34,7 @@ from ._io import looks_binary, parse_jsonl, read_bytes_checked, strip_bom
 # -- migration ---------------------------------------------------------------------------
 
 
-def _fresh_id(seed: str, index: int, taken: set[str]) -> str:
+def fresh_id(seed: str, index: int, taken: set[str]) -> str:
     """A deterministic 8-hex id for a v1 entry (pi draws random ones; ours are stable)."""
     salt = 0
     while True:
@@ -69,7 +69,7 @@ def migrate_records(header: dict[str, Any], records: list[dict[str, Any]]) -> in
         for index, record in enumerate(records):
             entry_id = record.get("id")
             if not isinstance(entry_id, str):
-                entry_id = _fresh_id(seed, index, taken)
+                entry_id = fresh_id(seed, index, taken)
                 record["id"] = entry_id
                 record["parentId"] = prev_id
             ids.append(entry_id)
@@ -299,7 +299,8 @@ def synthetic_header(path: str, records: list[dict[str, Any]]) -> dict[str, Any]
     return header
 
 
-def _is_title_slot(lineno: int, value: Any) -> bool:
+def is_title_slot(lineno: int, value: Any) -> bool:
+    """Whether a parsed line is omp's title record (only ever the first physical line)."""
     # omp's fixed-width title record is only ever the first physical line (spec §1.11).
     return lineno == 1 and isinstance(value, dict) and value.get("type") == "title"
 
@@ -326,7 +327,7 @@ def session_from_values(path: str, values: list[tuple[int, Any]], log: ProblemLo
     earliest problem in strict mode).
     """
     title_slot: dict[str, Any] | None = None
-    if values and _is_title_slot(*values[0]):
+    if values and is_title_slot(*values[0]):
         title_slot = values[0][1]
         values = values[1:]
     header: dict[str, Any] | None = None
@@ -387,6 +388,13 @@ def read_pi_jsonl(path: str | os.PathLike[str], *, strict: bool = False) -> Sess
             has a problem. `str(err)` starts with `path:line`.
     """
     p, data = read_bytes_checked(path)
+    return session_from_pi_bytes(p, data, strict=strict)
+
+
+def session_from_pi_bytes(path: str, data: bytes, *, strict: bool = False) -> Session:
+    """The `Session` of a pi/MusePi JSONL file's bytes (what `read_pi_jsonl` returns for
+    a file holding `data`); no IO."""
+    p = path
     log = ProblemLog(p, strict=strict, deferred=True)
     if not strip_bom(data).strip():
         log.add(None, "empty-file", "file is empty")
