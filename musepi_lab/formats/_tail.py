@@ -429,7 +429,7 @@ def read_new_bytes(path: str | os.PathLike[str], state: TailState) -> FileRead:
 def follow(state: TailState, read: FileRead) -> TailState:
     """The state after a `read_new_bytes` result (pure): its bytes taken in, from a fresh
     start when the file was replaced, truncated or rotated."""
-    if read.missing:
+    if read.missing or (not read.restart and not read.data and read.identity == state.identity):
         return state
     if read.restart:
         fresh = empty_tail(state.path, state.format)
@@ -453,4 +453,8 @@ def start_tail(path: str | os.PathLike[str], *, format: str | None = None) -> Ta
         ValueError: The file is of a format a tail cannot follow.
     """
     p = check_session_path(path)
+    if format is None and os.path.getsize(p) > 0:
+        from ._registry import detect_format
+
+        format = detect_format(p)
     return poll(empty_tail(p, format))

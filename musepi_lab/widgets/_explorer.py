@@ -29,6 +29,7 @@ from ..session._model import Entry
 from ..session._session import Session
 from ..tokens._counter import TokenCounter
 from ._figures import escape_clip, one_line
+from ._live import DEFAULT_INTERVAL, LiveExplorerMixin, LiveFeed
 
 ENTRY_WINDOW = 400
 """Most path entries the entry list offers at once (those around the selection)."""
@@ -203,7 +204,7 @@ def session_files(source: Path) -> list[Path]:
     return siblings if source in siblings else [source, *siblings]
 
 
-class SessionExplorer(widgets.VBox):
+class SessionExplorer(LiveExplorerMixin, widgets.VBox):
     """Pick a session, a branch and an entry; see its content, tokens and the LLM's view.
 
     Controls (child widgets, settable from Python):
@@ -232,6 +233,12 @@ class SessionExplorer(widgets.VBox):
         max_chars: Longest text shown per content block.
         context_rows: Most context messages listed (the newest are kept).
         summarizer: The model seam for branch summaries (None: navigate without one).
+        live: Follow the session file while an agent writes it (`source` must be a file):
+            the tree, the context against the model's window, the next cut point and the
+            cost so far (`live_view`, `live_summary`) update within a second of a write,
+            from the new lines only (`widgets.LiveFeed`); `stop()` ends it, `refresh()`
+            looks once.
+        interval: Seconds between looks at the file in live mode.
     """
 
     def __init__(
@@ -243,6 +250,8 @@ class SessionExplorer(widgets.VBox):
         max_chars: int = 1500,
         context_rows: int = 60,
         summarizer: Summarizer | None = None,
+        live: bool = False,
+        interval: float = DEFAULT_INTERVAL,
     ) -> None:
         self.profile = profile
         self.summarizer = summarizer
@@ -260,12 +269,18 @@ class SessionExplorer(widgets.VBox):
         self._busy = False
 
         self._make_controls(summarizer)
-        self._open(source)
+        self.live_view = widgets.HTML()
+        self.live: LiveFeed | None = None
+        if live:
+            self._open_live(source, interval)
+        else:
+            self._open(source)
         self._connect()
 
         super().__init__(
             children=[
                 self.header,
+                self.live_view,
                 self.message,
                 self.file_picker,
                 self.branch_filter,

@@ -1,0 +1,75 @@
+"""`watch`: follow a session file an agent is still writing, one line per change."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from ..analysis._live import live_summary
+from ..compaction._settings import CompactionSettings
+from ..formats._tail import TailState, poll, start_tail
+from ..session._errors import SessionReadError
+from ..tokens._counter import TokenCounter
+from ._common import UsageError
+
+
+def watch_line(state: TailState, line: str) -> str:
+    """The printed line: the time, the live summary, and how the file was read."""
+    notes = f" · file read anew ({state.restarts}×)" if state.restarts else ""
+    return f"{time.strftime('%H:%M:%S')} {line}{notes}"
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    """Print the live figures of a session file, then a line each time it changes.
+
+    Only the bytes past the last offset are read; a truncated, rotated or replaced file is
+    read anew. Ctrl-C (or `--seconds`) ends it; `--once` prints the current state and ends.
+    """
+    if args.interval <= 0:
+        raise UsageError("--interval must be positive")
+    settings = CompactionSettings.for_profile(args.profile)
+    counter = TokenCounter.for_profile(args.profile)
+    try:
+        state = start_tail(args.file)
+    except ValueError as exc:
+        if isinstance(exc, SessionReadError):
+            raise
+        raise UsageError(f"{args.file}: {exc}") from None
+
+    def show(current: TailState) -> None:
+        summary = live_summary(
+            current.session,
+            settings=settings,
+            counter=counter,
+            window=args.window,
+            pending_bytes=current.pending_bytes,
+        )
+        print(watch_line(current, summary.line()), flush=True)
+
+    show(state)
+    if args.once:
+        return 0
+    deadline = time.monotonic() + args.seconds if args.seconds else None
+    try:
+        while deadline is None or time.monotonic() < deadline:
+            time.sleep(args.interval)
+            after = poll(state)
+            if after.session is not state.session or after.pending != state.pending:
+                show(after)
+            state = after
+    except KeyboardInterrupt:
+        print("stopped", file=sys.stderr)
+    return 0
+
+
+def add_watch_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """The `watch` subcommand's arguments."""
+    p = sub.add_parser("watch", help="follow a session file while an agent writes it")
+    p.add_argument("file", help="a pi/MusePi, Claude Code or Codex JSONL session file")
+    p.add_argument("--interval", type=float, default=0.25, help="seconds between looks")
+    p.add_argument("--once", action="store_true", help="print the current state and end")
+    p.add_argument("--seconds", type=float, default=None, help="end after this many seconds")
+    p.add_argument("--profile", choices=("musepi", "pi"), default="musepi")
+    p.add_argument("--window", type=int, default=None, help="the model's context window")
+    p.set_defaults(func=cmd_watch)

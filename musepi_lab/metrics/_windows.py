@@ -1,0 +1,66 @@
+"""Model context windows (tokens), per model, in one place.
+
+Source: the `contextWindow` of each model in pi-ai's generated model table
+(`@mariozechner/pi-ai` 0.58.3, `dist/models.generated.js`, providers `anthropic`, `openai`
+and `google`), the table the pi agent itself compacts against; read 2026-12-03. These are
+the providers' published windows: Anthropic's 200K for Claude 3.5 to 4.5 (the 1M beta
+needs a request header, so pi does not count on it), 1M for Claude Opus and Sonnet 4.6;
+OpenAI's 400K for the GPT-5 family (128K for the `-chat-latest` ids), 1,047,576 for GPT-4.1
+and 128K for GPT-4o; Google's 1,048,576 for Gemini 2.5. A session that records its own
+window (Codex rollouts: `model_context_window`, read into the header's `contextWindow`)
+needs none of this.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+
+DEFAULT_CONTEXT_WINDOW = 128_000
+"""The window assumed for a model the table does not know (as the package's other
+defaults, e.g. `compaction._branch.DEFAULT_CONTEXT_WINDOW`); shown as unknown."""
+
+MODEL_WINDOWS: Mapping[str, int] = MappingProxyType(
+    {
+        "claude-opus-4-6": 1_000_000,
+        "claude-sonnet-4-6": 1_000_000,
+        "claude-opus-4-5": 200_000,
+        "claude-opus-4-1": 200_000,
+        "claude-opus-4": 200_000,
+        "claude-sonnet-4-5": 200_000,
+        "claude-sonnet-4": 200_000,
+        "claude-haiku-4-5": 200_000,
+        "claude-3-7-sonnet": 200_000,
+        "claude-3-5-sonnet": 200_000,
+        "claude-3-5-haiku": 200_000,
+        "gpt-5.4-pro": 1_050_000,
+        "gpt-5.4": 272_000,
+        "gpt-5.3-codex-spark": 128_000,
+        "gpt-5.3-codex": 400_000,
+        "gpt-5.2-chat-latest": 128_000,
+        "gpt-5.2": 400_000,
+        "gpt-5.1-chat-latest": 128_000,
+        "gpt-5.1": 400_000,
+        "gpt-5-chat-latest": 128_000,
+        "gpt-5": 400_000,
+        "gpt-4.1": 1_047_576,
+        "gpt-4o": 128_000,
+        "gemini-2.5-pro": 1_048_576,
+        "gemini-2.5-flash": 1_048_576,
+        "gemini-3-pro-preview": 1_000_000,
+        "gemini-3-flash-preview": 1_048_576,
+    }
+)
+"""Context windows per model id (tokens), keyed by the id without a date; a key covers
+the ids it starts (`gpt-5.1` covers `gpt-5.1-codex`, whose window pi lists as the same)."""
+
+
+def context_window_for(model: str | None) -> int | None:
+    """The context window of a model id: the longest `MODEL_WINDOWS` key the id starts
+    with (so `claude-sonnet-4-5-20250929` is `claude-sonnet-4-5`), else None."""
+    if model:
+        name = model.rsplit("/", 1)[-1].lower()
+        matches = [key for key in MODEL_WINDOWS if name.startswith(key)]
+        if matches:
+            return MODEL_WINDOWS[max(matches, key=len)]
+    return None
