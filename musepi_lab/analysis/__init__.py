@@ -22,6 +22,7 @@ from ._composition import (
     context_composition_df,
     replay_composition_df,
 )
+from ._live import LiveSummary, live_summary
 from ._rows import EntryRow, SessionView, ToolCallRow
 from ._tables import (
     compactions_df,
@@ -44,12 +45,14 @@ __all__ = [
     "TOOL_CALL_COLUMNS",
     "Column",
     "EntryRow",
+    "LiveSummary",
     "SessionView",
     "ToolCallRow",
     "compactions_df",
     "context_composition",
     "context_composition_df",
     "entries_df",
+    "live_summary",
     "load_sessions",
     "messages_df",
     "replay_composition_df",

@@ -19,22 +19,42 @@ from ._registry import (
     read_sessions,
 )
 from ._swe_agent import read_swe_agent
+from ._tail import (
+    TAIL_FORMATS,
+    FileRead,
+    TailState,
+    advance,
+    empty_tail,
+    follow,
+    poll,
+    read_new_bytes,
+    start_tail,
+)
 
 __all__ = [
     "FORMATS",
+    "TAIL_FORMATS",
+    "FileRead",
+    "TailState",
+    "advance",
     "detect_format",
+    "empty_tail",
+    "follow",
     "iter_inspect",
     "iter_openhands",
     "iter_session_files",
     "iter_sessions",
     "migrate_records",
+    "poll",
     "read_claude_code",
     "read_codex",
     "read_inspect",
+    "read_new_bytes",
     "read_openhands",
     "read_pi_jsonl",
     "read_session",
     "read_sessions",
     "read_swe_agent",
     "records_to_session",
+    "start_tail",
 ]

@@ -20,11 +20,14 @@ from ._metrics import (
 from ._prices import DEFAULT_PRICES, MODEL_PRICES, prices_for
 from ._scoring import SessionScorer, session_scorer
 from ._session_facts import corpus_facts, entry_facts, facts_of_entries
+from ._windows import DEFAULT_CONTEXT_WINDOW, MODEL_WINDOWS, context_window_for
 
 __all__ = [
+    "DEFAULT_CONTEXT_WINDOW",
     "DEFAULT_PRICES",
     "FACT_KINDS",
     "MODEL_PRICES",
+    "MODEL_WINDOWS",
     "ArchiveText",
     "Fact",
     "FactMatcher",
@@ -33,6 +36,7 @@ __all__ = [
     "cache_prefix_kept",
     "cache_prefix_tokens",
     "context_text",
+    "context_window_for",
     "corpus_facts",
     "decay_curve",
     "entry_facts",

@@ -7,5 +7,6 @@ readable from Python (`.session`, `.selected_entry`, `.preparation`, `.results`)
 from ._comparer import StrategyComparer
 from ._cut import CutPointExplorer
 from ._explorer import SessionExplorer
+from ._live import LiveFeed
 
-__all__ = ["CutPointExplorer", "SessionExplorer", "StrategyComparer"]
+__all__ = ["CutPointExplorer", "LiveFeed", "SessionExplorer", "StrategyComparer"]

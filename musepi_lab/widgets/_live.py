@@ -72,7 +72,7 @@ class LiveFeed:
 
     Attributes:
         state: The tail's current `TailState` (its `session` is the latest).
-        summary: The live figures of that session.
+        summary: The live figures of that session (`snapshot()` gives both at once).
         interval: Seconds between looks at the file.
 
     Args:
@@ -103,8 +103,22 @@ class LiveFeed:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self.state = start_tail(path)
-        self.summary = self._summarize(self.state)
+        state = start_tail(path)
+        self._current = (state, self._summarize(state))
+
+    @property
+    def state(self) -> TailState:
+        """The tail's current state (its `session` is the latest)."""
+        return self._current[0]
+
+    @property
+    def summary(self) -> LiveSummary:
+        """The live figures of `state.session`."""
+        return self._current[1]
+
+    def snapshot(self) -> tuple[TailState, LiveSummary]:
+        """The state and its figures, taken together (the thread may move on meanwhile)."""
+        return self._current
 
     def _summarize(self, state: TailState) -> LiveSummary:
         return live_summary(
@@ -118,14 +132,13 @@ class LiveFeed:
     def poll_once(self) -> bool:
         """Look at the file once; True (and the listener told) when anything changed."""
         with self._lock:
-            before = self.state
+            before, summary = self._current
             after = poll(before)
             if after is before:
                 return False
-            self.state = after
             if after.session is not before.session or after.pending != before.pending:
-                self.summary = self._summarize(after)
-            summary = self.summary
+                summary = self._summarize(after)
+            self._current = (after, summary)  # one assignment: readers see a matching pair
         if self.listener is not None:
             self.listener(after, summary)
         return True
