@@ -497,5 +497,5 @@ def test_strict_returns_frame_lenient_returns_pair(pi_sessions: list[Any]) -> No
 
 
 def test_unsupported_item_type_is_rejected() -> None:
-    with pytest.raises(TypeError, match="Session or a path"):
+    with pytest.raises(TypeError, match="a Session, a path to a session file or folder"):
         entries_df([42], strict=True)  # type: ignore[list-item]

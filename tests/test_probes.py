@@ -28,7 +28,7 @@ from musepi_lab.probes import (
     probe_cells,
     probe_point,
     probe_score_table,
-    probes_df,
+    probes_frame,
     run_probe_answers,
 )
 from musepi_lab.strategies import available
@@ -194,7 +194,7 @@ def test_probes_are_deterministic_and_cover_every_kind(path: Path) -> None:
     assert {p.kind for p in first} == set(PROBE_KINDS)
     kinds = [p.kind for p in first]
     assert kinds == sorted(kinds, key=["recall", "artifact", "decision", "continuation"].index)
-    frame = probes_df(first)
+    frame = probes_frame(first)
     assert list(frame["probe_id"]) == ids and set(frame["scoring"]) == {"exact", "judge"}
 
 

@@ -8,8 +8,9 @@ rebuilt context (plus `system_tokens`, which sessions do not record).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal, overload
 
 import pandas as pd
 
@@ -17,10 +18,15 @@ from ..compaction._settings import CompactionSettings
 from ..context._build import UNSET, build_session_context
 from ..llm._summarizer import Summarizer
 from ..replay._result import ReplayResult
+from ..session._errors import ReadProblem
 from ..session._session import Session
 from ..strategies._base import compact
 from ..tokens._composition import COMPOSITION_KINDS, context_composition_of
 from ..tokens._counter import TokenCounter
+from ._live import session_model, session_window
+from ._rows import frame_session_ids
+from ._sources import EXPECTED_SOURCE, check_source, takes_sources
+from ._tables import SessionSource, load_sessions
 
 COMPOSITION_COLUMNS: tuple[str, ...] = (
     "session_id",
@@ -99,21 +105,49 @@ def _frame(records: list[dict[str, Any]], columns: Sequence[str]) -> pd.DataFram
     return frame
 
 
+@overload
 def context_composition_df(
-    session: Session,
+    sessions: SessionSource,
+    strategies: Iterable[str] = ...,
+    *,
+    strict: Literal[True],
+    budget: int | None = ...,
+    settings: CompactionSettings | None = ...,
+    counter: TokenCounter | None = ...,
+    summarizer: Summarizer | None = ...,
+    system_tokens: int = ...,
+) -> pd.DataFrame: ...
+@overload
+def context_composition_df(
+    sessions: SessionSource,
+    strategies: Iterable[str] = ...,
+    *,
+    strict: Literal[False] = ...,
+    budget: int | None = ...,
+    settings: CompactionSettings | None = ...,
+    counter: TokenCounter | None = ...,
+    summarizer: Summarizer | None = ...,
+    system_tokens: int = ...,
+) -> tuple[pd.DataFrame, list[ReadProblem]]: ...
+@takes_sources
+def context_composition_df(
+    sessions: SessionSource,
     strategies: Iterable[str] = DEFAULT_COMPOSITION_STRATEGIES,
     *,
+    strict: bool = False,
     budget: int | None = None,
     settings: CompactionSettings | None = None,
     counter: TokenCounter | None = None,
     summarizer: Summarizer | None = None,
     system_tokens: int = 0,
-) -> pd.DataFrame:
+) -> pd.DataFrame | tuple[pd.DataFrame, list[ReadProblem]]:
     """The context by kind before compaction and after each strategy at one budget.
 
     Args:
-        session: The session (not changed).
+        sessions: A `Session`, a session file or folder, or a list of those (as
+            `entries_df`); none is changed.
         strategies: Registry names; those that call a model need `summarizer`.
+        strict: Raise on read problems instead of returning them beside the frame.
         budget: The keep-recent budget (tokens) every strategy runs with (default: the
             settings' `keep_recent_tokens`), as `run_benchmark`'s `budget`.
         settings: Compaction settings (default: MusePi's).
@@ -122,16 +156,41 @@ def context_composition_df(
         system_tokens: Tokens of the system prompt and tools, added to every context.
 
     Returns:
-        A DataFrame with `COMPOSITION_COLUMNS`: one `before` context (strategy `""`), then
-        one `after` context per strategy (the context rebuilt from the applied result; the
-        same as `before` when the strategy has nothing to do).
+        A DataFrame with `COMPOSITION_COLUMNS`, per session: one `before` context (strategy
+        `""`), then one `after` context per strategy (the context rebuilt from the applied
+        result; the same as `before` when the strategy has nothing to do). With
+        `strict=False` (the default) a tuple `(frame, errors)`, as every frame function.
+
+    Raises:
+        TypeError: `sessions` is none of those.
+        SessionReadError: A path does not exist; with `strict=True`, a read problem.
     """
     settings = settings or CompactionSettings.musepi()
     if budget is not None:
         settings = settings.copy_with(keep_recent_tokens=budget)
     counter = counter or TokenCounter.for_profile(settings.profile)
+    names = list(strategies)
+    loaded, problems = load_sessions(sessions, strict=strict)
+    records: list[dict[str, Any]] = []
+    for session_id, session in zip(frame_session_ids(loaded), loaded, strict=True):
+        records += _session_composition(
+            session, session_id, names, settings, counter, summarizer, system_tokens
+        )
+    frame = _frame(records, COMPOSITION_COLUMNS)
+    return frame if strict else (frame, problems)
+
+
+def _session_composition(
+    session: Session,
+    session_id: str,
+    strategies: list[str],
+    settings: CompactionSettings,
+    counter: TokenCounter,
+    summarizer: Summarizer | None,
+    system_tokens: int,
+) -> list[dict[str, Any]]:
     keep = settings.keep_recent_tokens
-    base = {"session_id": session.id, "budget": keep}
+    base = {"session_id": session_id, "budget": keep}
     before = context_composition(
         session, profile=settings.profile, counter=counter, system_tokens=system_tokens
     )
@@ -150,32 +209,133 @@ def context_composition_df(
                 system_tokens=system_tokens,
             )
         records += _rows({**base, "strategy": name, "stage": "after"}, after)
-    return _frame(records, COMPOSITION_COLUMNS)
+    return records
 
 
+@overload
 def replay_composition_df(
-    replay: ReplayResult,
+    source: ReplayResult | Iterable[ReplayResult] | SessionSource,
     *,
+    strict: Literal[True],
+    strategy: str = ...,
+    window: int | None = ...,
+    settings: CompactionSettings | None = ...,
+    counter: TokenCounter | None = ...,
+    system_tokens: int = ...,
+    max_requests: int | None = ...,
+) -> pd.DataFrame: ...
+@overload
+def replay_composition_df(
+    source: ReplayResult | Iterable[ReplayResult] | SessionSource,
+    *,
+    strict: Literal[False] = ...,
+    strategy: str = ...,
+    window: int | None = ...,
+    settings: CompactionSettings | None = ...,
+    counter: TokenCounter | None = ...,
+    system_tokens: int = ...,
+    max_requests: int | None = ...,
+) -> tuple[pd.DataFrame, list[ReadProblem]]: ...
+def replay_composition_df(
+    source: ReplayResult | Iterable[ReplayResult] | SessionSource,
+    *,
+    strict: bool = False,
+    strategy: str = "none",
+    window: int | None = None,
+    settings: CompactionSettings | None = None,
     counter: TokenCounter | None = None,
     system_tokens: int = 0,
     max_requests: int | None = 200,
-) -> pd.DataFrame:
+) -> pd.DataFrame | tuple[pd.DataFrame, list[ReadProblem]]:
     """The context by kind at the requests of a replay.
 
     Each request's context is rebuilt from the replay's simulated session at the request's
     entry, so the compactions the replay fired show up as `summaries`.
 
     Args:
-        replay: A `ReplayResult`.
+        source: A `ReplayResult` (or a list of them), or sessions as every frame function
+            takes them (a `Session`, a session file or folder, or a list of those), each
+            replayed here with `strategy` under `window`.
+        strict: Raise on read problems instead of returning them beside the frame.
+        strategy: The strategy sessions are replayed with (not used for replay results).
+        window: The window sessions are replayed under (default: the one they record,
+            else their model's in `metrics.MODEL_WINDOWS`, else `DEFAULT_CONTEXT_WINDOW`).
+        settings: Compaction settings of those replays (default: MusePi's).
         counter: Token counter (default: the replay profile's estimator; pass the
             replay's own counter to match its `context_tokens`).
         system_tokens: As given to `replay` (sessions do not record it).
-        max_requests: At most this many requests, evenly spaced, always including the
-            first and the last (None: every request).
+        max_requests: At most this many requests per replay, evenly spaced, always
+            including the first and the last (None: every request).
 
     Returns:
-        A DataFrame with `REPLAY_COMPOSITION_COLUMNS`.
+        A DataFrame with `REPLAY_COMPOSITION_COLUMNS`; with `strict=False` (the default)
+        a tuple `(frame, errors)`, as every frame function.
+
+    Raises:
+        TypeError: `source` is none of those.
+        SessionReadError: A path does not exist; with `strict=True`, a read problem.
     """
+    replays, problems = _replays(source, strict, strategy, window, settings, counter, system_tokens)
+    ids = frame_session_ids([r.session for r in replays])
+    records: list[dict[str, Any]] = []
+    for session_id, result in zip(ids, replays, strict=True):
+        records += _replay_rows(result, session_id, counter, system_tokens, max_requests)
+    frame = _frame(records, REPLAY_COMPOSITION_COLUMNS)
+    return frame if strict else (frame, problems)
+
+
+def _replays(
+    source: Any,
+    strict: bool,
+    strategy: str,
+    window: int | None,
+    settings: CompactionSettings | None,
+    counter: TokenCounter | None,
+    system_tokens: int,
+) -> tuple[list[ReplayResult], list[ReadProblem]]:
+    """The replays a `replay_composition_df` call covers, and the read problems."""
+    if isinstance(source, ReplayResult):
+        return [source], []
+    if isinstance(source, (list, tuple)) and source and isinstance(source[0], ReplayResult):
+        bad = [type(r).__name__ for r in source if not isinstance(r, ReplayResult)]
+        if bad:
+            raise TypeError(f"replay_composition_df got a list mixing replays and {bad[0]}")
+        return list(source), []
+    if not isinstance(source, (Session, str, os.PathLike, list, tuple)):
+        try:
+            check_source(source, "replay_composition_df")
+        except TypeError:
+            raise TypeError(
+                "replay_composition_df expects a ReplayResult (or a list of them), "
+                f"or {EXPECTED_SOURCE}; got {type(source).__name__}"
+            ) from None
+    check_source(source, "replay_composition_df")
+    from ..replay._replay import replay
+
+    sessions, problems = load_sessions(source, strict=strict)
+    replays = []
+    for session in sessions:
+        size = window or session_window(session, session_model(session, None))[0]
+        replays.append(
+            replay(
+                session,
+                strategy,
+                window=size,
+                settings=settings,
+                counter=counter,
+                system_tokens=system_tokens,
+            )
+        )
+    return replays, problems
+
+
+def _replay_rows(
+    replay: ReplayResult,
+    session_id: str,
+    counter: TokenCounter | None,
+    system_tokens: int,
+    max_requests: int | None,
+) -> list[dict[str, Any]]:
     counter = counter or TokenCounter.for_profile(replay.profile)
     rows = list(zip(replay.timeline["request"], replay.timeline["entry_id"], strict=True))
     chosen = rows if max_requests is None else _evenly(rows, max_requests)
@@ -192,13 +352,13 @@ def replay_composition_df(
             system_tokens=system_tokens,
         )
         keys = {
-            "session_id": replay.session.id,
+            "session_id": session_id,
             "strategy": replay.strategy,
             "request": int(request),
             "entry_id": entry_id,
         }
         records += _rows(keys, composition)
-    return _frame(records, REPLAY_COMPOSITION_COLUMNS)
+    return records
 
 
 def _evenly(items: Sequence[Any], at_most: int) -> list[Any]:

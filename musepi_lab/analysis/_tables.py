@@ -40,6 +40,7 @@ from ._rows import (
     frame_session_ids,
     tool_result_entries,
 )
+from ._sources import EXPECTED_SOURCE, check_source, takes_sources
 
 StrPath: TypeAlias = str | os.PathLike[str]
 SessionSource: TypeAlias = Session | StrPath | Iterable[Session | StrPath]
@@ -93,6 +94,7 @@ def load_sessions(
     Raises:
         SessionReadError: A path that does not exist; in strict mode, any problem.
     """
+    check_source(source, "load_sessions")
     items: Iterable[Session | StrPath]
     items = [source] if isinstance(source, (Session, str, os.PathLike)) else source
     sessions: list[Session] = []
@@ -102,7 +104,9 @@ def load_sessions(
             sessions.append(item)
             continue
         if not isinstance(item, (str, os.PathLike)):
-            raise TypeError(f"expected a Session or a path, got {type(item).__name__}")
+            raise TypeError(
+                f"expected {EXPECTED_SOURCE}; got an item that is a {type(item).__name__}"
+            )
         for file in _files(item):
             read, failed = _read_file(file, strict)
             sessions.extend(read)
@@ -249,6 +253,7 @@ def entries_df(
     counter: CounterSpec = ...,
     columns: Sequence[Column[EntryRow]] = ...,
 ) -> tuple[pd.DataFrame, list[ReadProblem]]: ...
+@takes_sources
 @_frame_doc
 def entries_df(
     sessions: SessionSource,
@@ -283,6 +288,7 @@ def messages_df(
     counter: CounterSpec = ...,
     columns: Sequence[Column[EntryRow]] = ...,
 ) -> tuple[pd.DataFrame, list[ReadProblem]]: ...
+@takes_sources
 @_frame_doc
 def messages_df(
     sessions: SessionSource,
@@ -318,6 +324,7 @@ def tool_calls_df(
     counter: CounterSpec = ...,
     columns: Sequence[Column[ToolCallRow]] = ...,
 ) -> tuple[pd.DataFrame, list[ReadProblem]]: ...
+@takes_sources
 @_frame_doc
 def tool_calls_df(
     sessions: SessionSource,
@@ -353,6 +360,7 @@ def compactions_df(
     counter: CounterSpec = ...,
     columns: Sequence[Column[EntryRow]] = ...,
 ) -> tuple[pd.DataFrame, list[ReadProblem]]: ...
+@takes_sources
 @_frame_doc
 def compactions_df(
     sessions: SessionSource,
@@ -389,6 +397,7 @@ def sessions_df(
     counter: CounterSpec = ...,
     columns: Sequence[Column[SessionView]] = ...,
 ) -> tuple[pd.DataFrame, list[ReadProblem]]: ...
+@takes_sources
 @_frame_doc
 def sessions_df(
     sessions: SessionSource,

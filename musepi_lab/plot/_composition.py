@@ -8,7 +8,7 @@ areas along the requests. The table a figure is drawn from is a pure function of
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..analysis._composition import context_composition_df, replay_composition_df
 from ..replay._result import ReplayResult
@@ -56,12 +56,16 @@ def composition_table(frame: pd.DataFrame) -> pd.DataFrame:
     return table.reindex(columns=list(COMPOSITION_KINDS), fill_value=0).fillna(0).astype(int)
 
 
-def _as_frame(data: pd.DataFrame | Session | ReplayResult, **options: Any) -> pd.DataFrame:
+def _as_frame(data: Any, **options: Any) -> pd.DataFrame:
     if isinstance(data, Session):
-        return context_composition_df(data, **options)
-    if isinstance(data, ReplayResult):
-        return replay_composition_df(data, **options)
-    return data
+        frame, _ = context_composition_df(data, **options)
+    elif isinstance(data, ReplayResult):
+        frame, _ = replay_composition_df(data, **options)
+    elif isinstance(data, tuple):  # a frame function's `(frame, errors)`
+        frame = data[0]
+    else:
+        frame = data
+    return cast("pd.DataFrame", frame)
 
 
 def _bars(ax: Axes, table: pd.DataFrame) -> None:
@@ -108,7 +112,7 @@ def _areas(ax: Axes, table: pd.DataFrame) -> None:
 
 
 def plot_context_composition(
-    data: pd.DataFrame | Session | ReplayResult,
+    data: pd.DataFrame | tuple[pd.DataFrame, Any] | Session | ReplayResult,
     *,
     ax: Axes | None = None,
     title: str | None = None,
@@ -117,8 +121,9 @@ def plot_context_composition(
     """What the context holds by kind: before and after each strategy, or along a replay.
 
     Args:
-        data: A frame from `context_composition_df` or `replay_composition_df`, or a
-            `Session` / `ReplayResult` to make it from (with `options`).
+        data: A frame from `context_composition_df` or `replay_composition_df` (or their
+            `(frame, errors)`), or a `Session` / `ReplayResult` to make it from (with
+            `options`).
         ax: Axes to draw on (default: a new figure's).
         title: Title (default: says which kind of view it is).
         **options: Passed to the frame function when `data` is not a frame (e.g.

@@ -15,8 +15,9 @@ from ._ask import (
     parse_judgement,
     reader_request,
 )
+from ._frame import PROBE_COLUMNS, probes_df, probes_frame
 from ._loopback import echo_reader, overlap_judge
-from ._make import ProbeLimits, make_probes, probe_point, probes_df
+from ._make import ProbeLimits, make_probes, probe_point
 from ._model import PROBE_KINDS, Probe
 from ._run import (
     ProbeModels,
@@ -31,6 +32,7 @@ from ._run import (
 
 __all__ = [
     "JUDGE_DIMENSIONS",
+    "PROBE_COLUMNS",
     "PROBE_KINDS",
     "Judgement",
     "Probe",
@@ -48,6 +50,7 @@ __all__ = [
     "probe_point",
     "probe_score_table",
     "probes_df",
+    "probes_frame",
     "reader_request",
     "run_probe_answers",
     "run_probes",

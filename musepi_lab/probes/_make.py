@@ -436,27 +436,3 @@ def make_probes(
         *decision_probes(part, limits),
         *continuation_probes(part),
     )
-
-
-def probes_df(probes: Iterable[Probe]) -> Any:
-    """Probes as a DataFrame, one row each, in the order given."""
-    import pandas as pd
-
-    columns = (
-        "probe_id",
-        "session_id",
-        "leaf_id",
-        "first_kept_entry_id",
-        "kind",
-        "subkind",
-        "scoring",
-        "question",
-        "reference",
-        "exact",
-        "source",
-        "entry_id",
-    )
-    rows = [
-        {c: (list(p.exact) if c == "exact" else getattr(p, c)) for c in columns} for p in probes
-    ]
-    return pd.DataFrame(rows, columns=list(columns))
