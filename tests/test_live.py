@@ -469,6 +469,10 @@ def test_explorer_in_live_mode_follows_the_file(tmp_path: Path) -> None:
     assert f"{summary.context_tokens:,}" in explorer.live_view.value
     with pytest.raises(ValueError, match="follows a session file"):
         SessionExplorer(tmp_path, live=True)
+    again = SessionExplorer(live, live=True, interval=0.05)
+    assert again.live is not None and again.live.running
+    again.close()  # closing the widget stops its thread
+    assert not again.live.running
 
 
 def test_watch_command_prints_a_line_per_change_and_ends_on_ctrl_c(tmp_path: Path) -> None:

@@ -222,3 +222,8 @@ class LiveExplorerMixin:
         """Live mode: stop following the file (the view keeps what it shows)."""
         if self.live is not None:
             self.live.stop()
+
+    def close(self) -> None:
+        """Stop following the file, then close the widget."""
+        self.stop()
+        super().close()  # type: ignore[misc]  # the widget's own close
