@@ -18,6 +18,7 @@ from ._bench import (
 from ._common import UsageError
 from ._conformance import budget_list, cmd_conformance
 from ._sessions import cmd_convert, cmd_datasets, cmd_inspect, cmd_navigate
+from ._usage import add_usage_parser
 
 DESCRIPTION = """\
 A research workbench for context compaction in coding-agent sessions: read sessions of six
@@ -99,6 +100,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--json", default=None, metavar="OUT", help="also write the rows as JSON")
     p.set_defaults(func=cmd_conformance)
+
+    add_usage_parser(sub)
 
     p = sub.add_parser("demo", help="the main job: the bundled sample, model-free strategies")
     p.add_argument("--data", default=str(SAMPLE_DIR))

@@ -434,3 +434,17 @@ def agreement_table(rows: Iterable[AgreementRow], prices: Iterable[PriceRow] = (
     lines.append("")
     lines.extend(f"  {c}: {CAUSES.get(c, 'no known cause')}" for c in used)
     return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python conformance/run.py ccusage [CORPUS]`: print the agreement table; exit 1 when a
+    difference has no cause or a model is priced differently."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="conformance/run.py ccusage", description=__doc__)
+    default = Path(__file__).resolve().parents[3] / "shared" / "corpus"
+    parser.add_argument("corpus", nargs="?", default=os.environ.get("MUSEPI_LAB_CORPUS", default))
+    args = parser.parse_args(argv)
+    rows, prices = compare_corpus(args.corpus)
+    print(agreement_table(rows, prices))
+    return 0 if all(r.explained for r in rows) and all(p.equal for p in prices) else 1
