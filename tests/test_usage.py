@@ -8,7 +8,6 @@ assistant message's usage), from ccusage's block rule restated here, and from ha
 from __future__ import annotations
 
 import json
-from collections import defaultdict
 from pathlib import Path
 from typing import Any
 

@@ -232,16 +232,19 @@ def billing_blocks(timestamps: pd.Series, hours: float = BLOCK_HOURS) -> pd.Seri
     """The start of each request's billing block (ccusage's rule, see the module docstring),
     aligned with `timestamps` (UTC); a missing timestamp gets no block."""
     span = pd.Timedelta(hours=hours)
-    starts = pd.Series(pd.NaT, index=timestamps.index, dtype="datetime64[ns, UTC]")
     ordered = timestamps.dropna().sort_values(kind="stable")
+    labels: list[Any] = []
+    values: list[pd.Timestamp] = []
     start: pd.Timestamp | None = None
     last: pd.Timestamp | None = None
     for index, moment in ordered.items():
         if start is None or last is None or moment - start > span or moment - last > span:
             start = moment.floor("h")
-        starts[index] = start
+        labels.append(index)
+        values.append(start)
         last = moment
-    return starts
+    found = pd.Series(values, index=labels, dtype="datetime64[ns, UTC]")
+    return found.reindex(timestamps.index)
 
 
 def _day_key(value: str) -> str:
@@ -254,14 +257,14 @@ def _day_key(value: str) -> str:
 def _report_keys(frame: pd.DataFrame, by: Report, timezone: str) -> pd.Series:
     local = frame["timestamp"].dt.tz_convert(timezone)
     if by == "daily":
-        return local.dt.strftime("%Y-%m-%d")
+        return pd.Series(local.dt.strftime("%Y-%m-%d"), index=frame.index)
     if by == "monthly":
-        return local.dt.strftime("%Y-%m")
+        return pd.Series(local.dt.strftime("%Y-%m"), index=frame.index)
     if by == "session":
-        return frame["session_id"].astype(str)
+        return pd.Series(frame["session_id"].astype(str), index=frame.index)
     if by == "blocks":
         starts = billing_blocks(frame["timestamp"])
-        return starts.dt.strftime("%Y-%m-%dT%H:%M:%SZ")
+        return pd.Series(starts.dt.strftime("%Y-%m-%dT%H:%M:%SZ"), index=frame.index)
     raise ValueError(f"unknown report {by!r}; expected one of {', '.join(REPORTS)}")
 
 
@@ -313,13 +316,15 @@ def report_records(report: pd.DataFrame) -> list[dict[str, Any]]:
     """A report as JSON-ready records (NaN becomes None)."""
     records: list[dict[str, Any]] = []
     for record in report.to_dict(orient="records"):
-        clean = {
-            str(k): (None if isinstance(v, float) and math.isnan(v) else v)
-            for k, v in record.items()
-        }
-        records.append(
-            {k: int(v) if hasattr(v, "item") and k != "cost" else v for k, v in clean.items()}
-        )
+        clean: dict[str, Any] = {}
+        for key, value in record.items():
+            if key in ("key", "model"):
+                clean[str(key)] = str(value)
+            elif key == "cost":
+                clean[str(key)] = None if math.isnan(float(value)) else float(value)
+            else:
+                clean[str(key)] = int(value)
+        records.append(clean)
     return records
 
 

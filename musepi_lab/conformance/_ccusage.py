@@ -21,6 +21,7 @@ against the raw files by the tests); a difference no cause explains is "unexplai
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -32,7 +33,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ._reference import ReferenceRunError, ensure_installed
+from .._atomic import write_bytes_atomic
+from ._reference import (
+    ReferenceRunError,
+    _pins_digest,
+    ensure_installed,
+    reference,
+    results_dir,
+)
 
 Kind = Literal["claude-code", "codex", "pi"]
 TOKENS = ("input", "output", "cache_read", "cache_write")
@@ -126,7 +134,35 @@ def _layout(kind: Kind, files: Sequence[Path], root: Path) -> tuple[dict[str, st
     return {"PI_AGENT_DIR": str(root / "sessions")}, ["--piPath", str(root / "sessions")]
 
 
+def _cache_key(kind: str, files: Sequence[Path], report: str) -> str:
+    digest = hashlib.sha256(f"{kind}\0{report}\0{_pins_digest(reference('ccusage'))}".encode())
+    for file in files:
+        group = [file, *sorted((file.with_suffix("") / "subagents").glob("*.jsonl"))]
+        for part in group if kind == "claude-code" else [file]:
+            digest.update(part.name.encode() + b"\0" + hashlib.sha256(part.read_bytes()).digest())
+    return digest.hexdigest()[:32]
+
+
 def run_ccusage(
+    kind: Kind, files: Sequence[str | os.PathLike[str]], report: str, *, timeout: float = 300
+) -> dict[str, Any]:
+    """The pinned ccusage command's JSON report for `kind` on copies of `files`, cached in the
+    conformance cache per (files' bytes, pins, report); `run_ccusage_uncached` runs it.
+    """
+    paths = [Path(f) for f in files]
+    target = results_dir() / f"ccusage-{_cache_key(kind, paths, report)}.json"
+    try:
+        cached: dict[str, Any] = json.loads(target.read_text(encoding="utf-8"))
+        return cached
+    except (OSError, ValueError):
+        pass
+    document = run_ccusage_uncached(kind, paths, report, timeout=timeout)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    write_bytes_atomic(target, json.dumps(document).encode(), durable=False)
+    return document
+
+
+def run_ccusage_uncached(
     kind: Kind, files: Sequence[str | os.PathLike[str]], report: str, *, timeout: float = 300
 ) -> dict[str, Any]:
     """Run the pinned ccusage command for `kind` on copies of `files`; its JSON report.
@@ -287,6 +323,7 @@ class PriceRow:
     tokens, every cache write at the 5-minute rate as ccusage prices it."""
 
     kind: str
+    session: str
     model: str
     tokens: Mapping[str, float]
     theirs: float
@@ -301,7 +338,7 @@ class PriceRow:
 
 def _breakdowns(
     kind: str, document: Mapping[str, Any]
-) -> Iterable[tuple[str, dict[str, float], float]]:
+) -> Iterable[tuple[str, str, dict[str, float], float]]:
     for item in document.get("sessions") or []:
         if kind == "codex":
             models = item.get("models") or {}
@@ -313,7 +350,12 @@ def _breakdowns(
                     "cache_read": cached,
                     "cache_write": 0.0,
                 }
-                yield next(iter(models)), tokens, float(item.get("costUSD", 0.0))
+                yield (
+                    _ccusage_session_key(kind, item),
+                    next(iter(models)),
+                    tokens,
+                    float(item.get("costUSD", 0.0)),
+                )
             continue
         for part in item.get("modelBreakdowns") or []:
             tokens = {
@@ -322,7 +364,12 @@ def _breakdowns(
                 "cache_read": float(part.get("cacheReadTokens", 0)),
                 "cache_write": float(part.get("cacheCreationTokens", 0)),
             }
-            yield str(part.get("modelName")), tokens, float(part.get("cost", 0.0))
+            yield (
+                _ccusage_session_key(kind, item),
+                str(part.get("modelName")),
+                tokens,
+                float(part.get("cost", 0.0)),
+            )
 
 
 def price_rows(kind: Kind, files: Sequence[str | os.PathLike[str]]) -> list[PriceRow]:
@@ -333,7 +380,7 @@ def price_rows(kind: Kind, files: Sequence[str | os.PathLike[str]]) -> list[Pric
         return []
     document = run_ccusage(kind, [Path(f) for f in files], "session")
     rows: list[PriceRow] = []
-    for model, tokens, cost in _breakdowns(kind, document):
+    for session, model, tokens, cost in _breakdowns(kind, document):
         prices = known_prices(model)
         ours = (
             usage_cost(
@@ -346,7 +393,7 @@ def price_rows(kind: Kind, files: Sequence[str | os.PathLike[str]]) -> list[Pric
             if prices is not None
             else None
         )
-        rows.append(PriceRow(kind, model, tokens, cost, ours))
+        rows.append(PriceRow(kind, session, model, tokens, cost, ours))
     return rows
 
 
@@ -426,7 +473,9 @@ def agreement_table(rows: Iterable[AgreementRow], prices: Iterable[PriceRow] = (
         for p in prices:
             ours = "no price" if p.ours is None else f"${p.ours:,.6f}"
             verdict = "equal" if p.equal else "DIFFERENT [price-table]"
-            lines.append(f"  {p.kind} {p.model}: ccusage ${p.theirs:,.6f}, ours {ours}: {verdict}")
+            lines.append(
+                f"  {p.kind} {p.session[:36]} {p.model}: ccusage ${p.theirs:,.6f}, ours {ours}: {verdict}"
+            )
     used = sorted(
         {c for r in rows for c in r.causes}
         | ({"price-table"} if any(not p.equal for p in prices) else set())
