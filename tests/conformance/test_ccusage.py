@@ -257,3 +257,28 @@ def test_agreement_table_written_and_complete() -> None:
     for row in rows:
         by_folder[row.folder] += 1
     assert all(by_folder[f] >= 2 for f in folders)  # a day and a session at least
+
+
+def test_streamed_claude_code_usage_only_grows() -> None:
+    """Why ours keeps a reply's last line: on every reply of the corpus the lines' counts
+    never shrink, input and cache counts never change, and the output grows on some."""
+    grew = 0
+    for main in _files("claude-code", "claude-code"):
+        for file in [main, *sorted((main.with_suffix("") / "subagents").glob("*.jsonl"))]:
+            lines: dict[str, list[dict[str, Any]]] = defaultdict(list)
+            for record in _records(file):
+                message = record.get("message")
+                usage = message.get("usage") if isinstance(message, dict) else None
+                if isinstance(usage, dict) and message.get("id") is not None:
+                    lines[f"{message['id']}:{record.get('requestId')}"].append(usage)
+            for usages in lines.values():
+                outputs = [u.get("output_tokens", 0) for u in usages]
+                assert outputs == sorted(outputs), (file.name, outputs)
+                for name in (
+                    "input_tokens",
+                    "cache_read_input_tokens",
+                    "cache_creation_input_tokens",
+                ):
+                    assert len({u.get(name, 0) for u in usages}) == 1, (file.name, name)
+                grew += outputs[-1] > outputs[0]
+    assert grew > 0
