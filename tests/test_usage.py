@@ -115,6 +115,31 @@ def test_codex_requests_are_per_new_cumulative_total(name: str) -> None:
     path = CORPUS / "codex" / name
     frame = usage_df(path, strict=True)
     assert _sums(frame) == codex_new_total_requests(path)
+    # Request by request, in file order: the deltas of the cumulative `total_token_usage`.
+    deltas = codex_cumulative_deltas(path)
+    got = frame.sort_values("line")[["input", "cache_read", "output"]]
+    assert [tuple(int(v) for v in row) for row in got.itertuples(index=False)] == deltas
+
+
+def codex_cumulative_deltas(path: Path) -> list[tuple[int, int, int]]:
+    """(uncached input, cached input, output) of each request, as the difference between
+    consecutive distinct `total_token_usage` values (never `last_token_usage`)."""
+    previous: dict[str, int] = {}
+    out = []
+    for record in _lines(path):
+        payload = record.get("payload")
+        info = payload.get("info") if isinstance(payload, dict) else None
+        if record.get("type") != "event_msg" or not isinstance(info, dict):
+            continue
+        total = info.get("total_token_usage")
+        if payload.get("type") != "token_count" or not isinstance(total, dict) or total == previous:
+            continue
+        delta = {k: total.get(k, 0) - previous.get(k, 0) for k in total}
+        previous = total
+        if delta.get("input_tokens", 0) or delta.get("output_tokens", 0):
+            cached = delta.get("cached_input_tokens", 0)
+            out.append((delta["input_tokens"] - cached, cached, delta.get("output_tokens", 0)))
+    return out
 
 
 @needs_corpus

@@ -30,6 +30,7 @@ from _corpus import CORPUS, REPO_ROOT, needs_corpus
 
 from musepi_lab.conformance import _ccusage as cc
 from musepi_lab.conformance import _reference as runner
+from musepi_lab.metrics import known_prices
 
 pytestmark = [pytest.mark.corpus, needs_corpus]
 
@@ -202,6 +203,25 @@ def test_ours_against_ccusage_every_difference_has_its_cause(kind: str, folder: 
         for row in (r for r in rows if r.report == "session"):
             for name in KINDS:
                 assert row.theirs[name] - row.ours[name] == repeats[row.key][name]
+            # and the cost difference is those repeats at the model's list prices
+            prices = known_prices(codex_model(CORPUS / "codex" / f"{row.key}.jsonl"))
+            assert prices is not None
+            extra = repeats[row.key]
+            surplus = (
+                extra["input"] * prices["input"]
+                + extra["cache_read"] * prices["cache_read"]
+                + extra["output"] * prices["output"]
+            ) / 1e6
+            assert row.theirs["cost"] - row.ours["cost"] == pytest.approx(surplus, rel=1e-9)
+
+
+def codex_model(path: Path) -> str:
+    """The model the rollout's first `turn_context` names."""
+    for record in _records(path):
+        payload = record.get("payload")
+        if record.get("type") == "turn_context" and isinstance(payload, dict):
+            return str(payload.get("model"))
+    raise AssertionError(f"no turn_context in {path}")
 
 
 def codex_repeated_events(files: list[Path]) -> dict[str, dict[str, int]]:
@@ -282,3 +302,38 @@ def test_streamed_claude_code_usage_only_grows() -> None:
                     assert len({u.get(name, 0) for u in usages}) == 1, (file.name, name)
                 grew += outputs[-1] > outputs[0]
     assert grew > 0
+
+
+def test_claude_code_cost_differences_are_exactly_their_causes() -> None:
+    """Per session, our cost minus ccusage's is the streamed output it missed plus the
+    1-hour writes' surcharge, each priced at the table's list prices (which ccusage shares,
+    `test_same_tokens_same_price`), counted from the raw lines."""
+    files = _files("claude-code", "claude-code")
+    rows = cc.compare_usage("claude-code", "claude-code", files)
+    expected: dict[str, float] = defaultdict(float)
+    for main in files:
+        for file in [main, *sorted((main.with_suffix("") / "subagents").glob("*.jsonl"))]:
+            replies: dict[str, list[tuple[str, dict[str, Any]]]] = defaultdict(list)
+            for record in _records(file):
+                message = record.get("message")
+                usage = message.get("usage") if isinstance(message, dict) else None
+                if isinstance(usage, dict) and message.get("id") is not None:
+                    key = f"{message['id']}:{record.get('requestId')}"
+                    replies[key].append((str(message.get("model")), usage))
+            for lines in replies.values():
+                model, first = lines[0]
+                last = lines[-1][1]
+                prices = known_prices(model)
+                if prices is None:  # <synthetic>: no tokens
+                    continue
+                missed = last.get("output_tokens", 0) - first.get("output_tokens", 0)
+                split = last.get("cache_creation") or {}
+                one_hour = split.get("ephemeral_1h_input_tokens", 0)
+                surcharge = one_hour * (prices["cache_write_1h"] - prices["cache_write"])
+                expected[main.stem] += (missed * prices["output"] + surcharge) / 1e6
+    sessions = [r for r in rows if r.report == "session"]
+    assert sessions
+    for row in sessions:
+        assert row.ours["cost"] - row.theirs["cost"] == pytest.approx(
+            expected[row.key], rel=1e-9, abs=1e-9
+        ), row.key
