@@ -308,6 +308,7 @@ def test_claude_code_cost_differences_are_exactly_their_causes() -> None:
     """Per session, our cost minus ccusage's is the streamed output it missed plus the
     1-hour writes' surcharge, each priced at the table's list prices (which ccusage shares,
     `test_same_tokens_same_price`), counted from the raw lines."""
+    theirs("claude-code", "claude-code", "session")  # skips or fails when the tools are missing
     files = _files("claude-code", "claude-code")
     rows = cc.compare_usage("claude-code", "claude-code", files)
     expected: dict[str, float] = defaultdict(float)
