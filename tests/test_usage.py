@@ -294,3 +294,13 @@ def test_cli_json_report_options_anywhere(
     assert main(["usage", "blocks", str(path)]) == 0
     table = capsys.readouterr().out
     assert "2026-01-01T23:00:00Z" in table and "2026-01-03T00:00:00Z" in table
+
+
+def test_a_request_without_an_entry_timestamp_uses_its_message_time(tmp_path: Path) -> None:
+    path = _pi_file(tmp_path / "s.jsonl", [("2026-01-01T10:00:00.000Z", "gpt-4o", {"input": 3})])
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    del records[1]["timestamp"]
+    records[1]["message"]["timestamp"] = 1767261600000  # 2026-01-01T10:00:00Z
+    path.write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    frame, _ = usage_df(path)
+    assert frame["timestamp"].tolist() == [pd.Timestamp("2026-01-01T10:00:00Z")]

@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, Literal, overload
 
 import pandas as pd
@@ -113,7 +114,21 @@ def _requests(sessions: Iterable[Session]) -> Iterator[_Request]:
             counts = (usage.get(k) for k in ("input", "output", "cacheRead", "cacheWrite"))
             if not any(_count(c) for c in counts):
                 continue
-            yield _Request(session, root, entry.line, entry.id, entry.timestamp, message)
+            when = entry.timestamp or _message_time(message)
+            yield _Request(session, root, entry.line, entry.id, when, message)
+
+
+def _message_time(message: Mapping[str, Any]) -> str | None:
+    """The message's own `timestamp` (epoch milliseconds) as ISO text, for an entry without
+    one."""
+    ms = message.get("timestamp")
+    if not isinstance(ms, (int, float)) or isinstance(ms, bool) or not math.isfinite(ms):
+        return None
+    try:
+        moment = datetime.fromtimestamp(ms / 1000, tz=UTC)
+    except (OverflowError, OSError, ValueError):
+        return None
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _row(request: _Request) -> dict[str, Any]:
