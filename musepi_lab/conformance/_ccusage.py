@@ -218,44 +218,73 @@ def _ccusage_session_key(kind: str, item: Mapping[str, Any]) -> str:
 def their_figures(
     kind: str, report: str, document: Mapping[str, Any]
 ) -> dict[str, dict[str, float]]:
-    """ccusage's JSON report as key → {input (uncached), output, cache_read, cache_write, cost},
-    summing the rows that fall on one key (a Claude Code session and its subagents)."""
+    """ccusage's JSON report as key → {input (uncached), output, cache_read, cache_write, cost}
+    (and `requests` for blocks), summing the rows that fall on one key (a Claude Code session
+    and its subagents). Gap blocks are left out."""
+    if report == "blocks":
+        return {
+            str(item["id"]).replace(".000Z", "Z"): _block_figures(item)
+            for item in document.get("blocks") or []
+            if not item.get("isGap")
+        }
     items = document.get("daily" if report == "daily" else "sessions") or []
     out: dict[str, dict[str, float]] = {}
     for item in items:
         key = _day(str(item["date"])) if report == "daily" else _ccusage_session_key(kind, item)
-        if kind == "codex":
-            cached = float(item.get("cachedInputTokens", 0))
-            figures = {
-                "input": float(item.get("inputTokens", 0)) - cached,
-                "output": float(item.get("outputTokens", 0)),
-                "cache_read": cached,
-                "cache_write": 0.0,
-                "cost": float(item.get("costUSD", 0.0)),
-            }
-        else:
-            figures = {
-                "input": float(item.get("inputTokens", 0)),
-                "output": float(item.get("outputTokens", 0)),
-                "cache_read": float(item.get("cacheReadTokens", 0)),
-                "cache_write": float(item.get("cacheCreationTokens", 0)),
-                "cost": float(item.get("totalCost", 0.0)),
-            }
+        figures = _item_figures(kind, item)
         total = out.setdefault(key, dict.fromkeys(figures, 0.0))
         for name, value in figures.items():
             total[name] += value
     return out
 
 
+def _item_figures(kind: str, item: Mapping[str, Any]) -> dict[str, float]:
+    if kind == "codex":
+        cached = float(item.get("cachedInputTokens", 0))
+        return {
+            "input": float(item.get("inputTokens", 0)) - cached,
+            "output": float(item.get("outputTokens", 0)),
+            "cache_read": cached,
+            "cache_write": 0.0,
+            "cost": float(item.get("costUSD", 0.0)),
+        }
+    return {
+        "input": float(item.get("inputTokens", 0)),
+        "output": float(item.get("outputTokens", 0)),
+        "cache_read": float(item.get("cacheReadTokens", 0)),
+        "cache_write": float(item.get("cacheCreationTokens", 0)),
+        "cost": float(item.get("totalCost", 0.0)),
+    }
+
+
+def _block_figures(item: Mapping[str, Any]) -> dict[str, float]:
+    counts = item.get("tokenCounts") or {}
+    return {
+        "input": float(counts.get("inputTokens", 0)),
+        "output": float(counts.get("outputTokens", 0)),
+        "cache_read": float(counts.get("cacheReadInputTokens", 0)),
+        "cache_write": float(counts.get("cacheCreationInputTokens", 0)),
+        "cost": float(item.get("costUSD", 0.0)),
+        "requests": float(item.get("entries", 0)),
+    }
+
+
+def reports_for(kind: str) -> tuple[str, ...]:
+    """The reports compared: daily and session, and blocks for Claude Code (the only
+    ccusage command of the three with a blocks report)."""
+    return ("daily", "session", "blocks") if kind == "claude-code" else ("daily", "session")
+
+
 # -- our side and the comparison ------------------------------------------------------------
 
 
 def our_figures(files: Sequence[Path]) -> dict[str, dict[str, dict[str, float]]]:
-    """Our `usage_df` of each file, summed per UTC day and per file stem (a session with its
-    subagents): report → key → figures (plus the 1-hour writes and unrecorded costs)."""
+    """Our `usage_df` of each file, summed per UTC day, per file stem (a session with its
+    subagents) and per billing block: report → key → figures (plus the 1-hour writes, the
+    unrecorded costs and the requests)."""
     import pandas as pd
 
-    from ..analysis._usage import usage_df
+    from ..analysis._usage import billing_blocks, usage_df
 
     frames = []
     for file in files:
@@ -263,10 +292,12 @@ def our_figures(files: Sequence[Path]) -> dict[str, dict[str, dict[str, float]]]
         frames.append(frame.assign(stem=file.stem))
     frame = pd.concat(frames, ignore_index=True)
     frame["day"] = frame["timestamp"].dt.strftime("%Y-%m-%d")
+    frame["block"] = billing_blocks(frame["timestamp"]).dt.strftime("%Y-%m-%dT%H:%M:%SZ")
     frame["priced_unrecorded"] = (frame["cost_source"] == "priced").astype(int)
-    names = [*TOKENS, "cache_write_1h", "cost", "priced_unrecorded"]
+    frame["requests"] = 1
+    names = [*TOKENS, "cache_write_1h", "cost", "priced_unrecorded", "requests"]
     result: dict[str, dict[str, dict[str, float]]] = {}
-    for report, column in (("daily", "day"), ("session", "stem")):
+    for report, column in (("daily", "day"), ("session", "stem"), ("blocks", "block")):
         sums = frame.groupby(column)[names].sum()
         result[report] = {
             str(key): {n: float(row[n]) for n in names} for key, row in sums.iterrows()
@@ -304,11 +335,11 @@ def _causes(kind: str, theirs: Mapping[str, float], ours: Mapping[str, float]) -
 def compare_usage(
     kind: Kind, folder: str, files: Sequence[str | os.PathLike[str]]
 ) -> list[AgreementRow]:
-    """Run ccusage (daily and session reports) and ours on `files`; one row per key."""
+    """Run ccusage (the `reports_for(kind)`) and ours on `files`; one row per key."""
     paths = [Path(f) for f in files]
     ours = our_figures(paths)
     rows: list[AgreementRow] = []
-    for report in ("daily", "session"):
+    for report in reports_for(kind):
         theirs = their_figures(kind, report, run_ccusage(kind, paths, report))
         for key in sorted(set(theirs) | set(ours[report])):
             a = theirs.get(key, dict.fromkeys([*TOKENS, "cost"], 0.0))

@@ -338,3 +338,57 @@ def test_claude_code_cost_differences_are_exactly_their_causes() -> None:
         assert row.ours["cost"] - row.theirs["cost"] == pytest.approx(
             expected[row.key], rel=1e-9, abs=1e-9
         ), row.key
+
+
+def test_billing_blocks_are_ccusages() -> None:
+    """ccusage's Claude Code blocks: the block rule restated over its own first-line entries
+    gives its blocks; ours start at the same hours with the same requests, and only the
+    streamed output differs."""
+    got = theirs("claude-code", "claude-code", "blocks")
+    entries: list[tuple[datetime, int, int]] = []  # (time, input, cache read) per entry
+    seen: set[str] = set()
+    for main in _files("claude-code", "claude-code"):
+        for file in [main, *sorted((main.with_suffix("") / "subagents").glob("*.jsonl"))]:
+            for record in _records(file):
+                message = record.get("message")
+                usage = message.get("usage") if isinstance(message, dict) else None
+                if not isinstance(usage, dict):
+                    continue
+                key = f"{message.get('id')}:{record.get('requestId')}"
+                if key in seen:
+                    continue
+                seen.add(key)
+                when = datetime.fromisoformat(record["timestamp"].replace("Z", "+00:00"))
+                entries.append(
+                    (when, usage.get("input_tokens", 0), usage.get("cache_read_input_tokens", 0))
+                )
+    entries.sort()
+    blocks: dict[str, list[int]] = {}
+    start = last = None
+    for when, inp, read in entries:
+        span = 5 * 3600
+        if (
+            start is None
+            or (when - start).total_seconds() > span
+            or (when - last).total_seconds() > span
+        ):
+            start = when.replace(minute=0, second=0, microsecond=0)
+        row = blocks.setdefault(start.strftime("%Y-%m-%dT%H:%M:%SZ"), [0, 0, 0])
+        row[0] += 1
+        row[1] += inp
+        row[2] += read
+        last = when
+    assert {
+        k: [int(v["requests"]), int(v["input"]), int(v["cache_read"])] for k, v in got.items()
+    } == blocks
+    rows = [
+        r
+        for r in cc.compare_usage(
+            "claude-code", "claude-code", _files("claude-code", "claude-code")
+        )
+        if r.report == "blocks"
+    ]
+    assert {r.key for r in rows} == set(blocks)
+    for row in rows:
+        assert row.ours["requests"] == row.theirs["requests"], row.key
+        assert all(row.ours[n] == row.theirs[n] for n in ("input", "cache_read", "cache_write"))
