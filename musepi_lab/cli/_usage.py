@@ -129,15 +129,15 @@ def cmd_usage(args: argparse.Namespace) -> int:
 def _compare(corpus: str) -> int:
     """Run the ccusage comparison; exit 0 when every difference has a cause, 1 otherwise,
     3 when node or npm is missing."""
-    from ..conformance._ccusage import agreement_table, compare_corpus
+    from ..conformance._ccusage import compare_usage_corpus, usage_agreement_table
     from ..conformance._reference import ReferenceRunError, ReferenceToolMissing
 
     if not corpus or not Path(corpus).is_dir():
         raise UsageError("--compare-ccusage needs a corpus folder (claude-code/, codex/, pi/)")
     try:
-        rows, prices = compare_corpus(corpus)
+        rows, prices = compare_usage_corpus(corpus)
     except (ReferenceToolMissing, ReferenceRunError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 3
-    print(agreement_table(rows, prices))
+    print(usage_agreement_table(rows, prices))
     return 0 if all(r.explained for r in rows) and all(p.equal for p in prices) else 1

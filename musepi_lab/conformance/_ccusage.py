@@ -452,7 +452,9 @@ def corpus_usage_folders(corpus: str | os.PathLike[str]) -> list[tuple[Kind, str
     return found
 
 
-def compare_corpus(corpus: str | os.PathLike[str]) -> tuple[list[AgreementRow], list[PriceRow]]:
+def compare_usage_corpus(
+    corpus: str | os.PathLike[str],
+) -> tuple[list[AgreementRow], list[PriceRow]]:
     """`compare_usage` and `price_rows` over every folder `corpus_usage_folders` finds."""
     rows: list[AgreementRow] = []
     prices: list[PriceRow] = []
@@ -462,7 +464,7 @@ def compare_corpus(corpus: str | os.PathLike[str]) -> tuple[list[AgreementRow], 
     return rows, prices
 
 
-def agreement_table(rows: Iterable[AgreementRow], prices: Iterable[PriceRow] = ()) -> str:
+def usage_agreement_table(rows: Iterable[AgreementRow], prices: Iterable[PriceRow] = ()) -> str:
     """The agreement table: per folder and report, how many keys agree on tokens and on cost,
     every difference with its cause, then each model's tokens priced by both."""
     rows = list(rows)
@@ -525,6 +527,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     default = Path(__file__).resolve().parents[3] / "shared" / "corpus"
     parser.add_argument("corpus", nargs="?", default=os.environ.get("MUSEPI_LAB_CORPUS", default))
     args = parser.parse_args(argv)
-    rows, prices = compare_corpus(args.corpus)
-    print(agreement_table(rows, prices))
+    rows, prices = compare_usage_corpus(args.corpus)
+    print(usage_agreement_table(rows, prices))
     return 0 if all(r.explained for r in rows) and all(p.equal for p in prices) else 1

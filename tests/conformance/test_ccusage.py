@@ -263,8 +263,8 @@ def test_same_tokens_same_price(kind: str, folder: str) -> None:
 def test_agreement_table_written_and_complete() -> None:
     """The whole comparison over the corpus: the table the README quotes."""
     theirs("pi", "pi", "daily")
-    rows, prices = cc.compare_corpus(CORPUS)
-    table = cc.agreement_table(rows, prices)
+    rows, prices = cc.compare_usage_corpus(CORPUS)
+    table = cc.usage_agreement_table(rows, prices)
     AGREEMENT_FILE.parent.mkdir(exist_ok=True)
     AGREEMENT_FILE.write_text(
         f"{datetime.now().isoformat(timespec='seconds')}\n{table}\n", encoding="utf-8"
