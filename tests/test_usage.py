@@ -13,13 +13,14 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from _corpus import CORPUS, needs_corpus
+from _corpus import CORPUS, REPO_ROOT, needs_corpus
 
 from musepi_lab.analysis import billing_blocks, usage_df, usage_report
 from musepi_lab.cli import main
 from musepi_lab.metrics import MODEL_PRICES, PRICES_DATE, PRICES_SOURCE, known_prices
 
 KINDS = ("input", "output", "cache_read", "cache_write")
+SAMPLE = REPO_ROOT / "datasets" / "sample"
 
 
 def _lines(path: Path) -> list[dict[str, Any]]:
@@ -304,3 +305,12 @@ def test_a_request_without_an_entry_timestamp_uses_its_message_time(tmp_path: Pa
     path.write_text("\n".join(json.dumps(r) for r in records) + "\n")
     frame, _ = usage_df(path)
     assert frame["timestamp"].tolist() == [pd.Timestamp("2026-01-01T10:00:00Z")]
+
+
+def test_cli_bad_arguments_are_named(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["usage", "weekly", str(SAMPLE)]) == 2
+    assert "the reports are daily, monthly, session, blocks" in capsys.readouterr().err
+    assert main(["usage", "--since", "2026-3-1", str(SAMPLE)]) == 2
+    assert "YYYYMMDD" in capsys.readouterr().err
+    assert main(["usage"]) == 2
+    assert "at least one session file or folder" in capsys.readouterr().err

@@ -43,7 +43,8 @@ def _reparse(args: argparse.Namespace) -> argparse.Namespace:
     parser.add_argument("paths", nargs="*")
     _add_options(parser)
     try:
-        return parser.parse_intermixed_args(list(args.paths), namespace=args)
+        given = argparse.Namespace(**{k: v for k, v in vars(args).items() if k != "paths"})
+        return parser.parse_intermixed_args(list(args.paths), namespace=given)
     except SystemExit as exit_:
         raise UsageError(f"usage: cannot read the arguments {' '.join(args.paths)}") from exit_
 
@@ -83,7 +84,8 @@ def cmd_usage(args: argparse.Namespace) -> int:
 
     for path in args.paths:
         if not Path(path).exists():
-            raise UsageError(f"no such file or folder: {path}")
+            hint = f" (the reports are {', '.join(REPORTS)})" if path.isalpha() else ""
+            raise UsageError(f"no such file or folder: {path}{hint}")
     frame, problems = usage_df([Path(p) for p in args.paths])
     print_problems(problems, args.max_problems, file=sys.stderr)
     if frame.empty:
