@@ -47,12 +47,14 @@ PRICES_SOURCE = (
     "The providers' published list prices: https://www.anthropic.com/pricing (Claude API; "
     "cache writes 1.25x input for 5 minutes, 2x for 1 hour, reads 0.1x) and "
     "https://openai.com/api/pricing (input, cached input, output). Standard tier only: no "
-    "batch discount, no long-context (>200k) surcharge, no regional uplift."
+    "batch discount, no long-context (>200k) surcharge, no regional uplift. Cross-checked "
+    "on PRICES_DATE against the LiteLLM prices bundled in ccusage 18.0.11 for every model of "
+    "the corpus (the same cost to 1e-9 relative; tests/conformance/test_ccusage.py)."
 )
 """Where the figures in `MODEL_PRICES` come from."""
 
-PRICES_DATE = "2026-02-23"
-"""The day the figures in `MODEL_PRICES` were last checked against `PRICES_SOURCE`."""
+PRICES_DATE = "2026-12-03"
+"""The day the figures in `MODEL_PRICES` were written into this table and cross-checked."""
 
 DEFAULT_PRICES: Mapping[str, float] = _anthropic(3.0, 15.0)
 """USD per million tokens (Anthropic Sonnet-class list prices); pass your own `prices=`."""
