@@ -18,6 +18,7 @@ from _corpus import CORPUS, REPO_ROOT, needs_corpus
 from musepi_lab.analysis import billing_blocks, usage_df, usage_report
 from musepi_lab.cli import main
 from musepi_lab.metrics import MODEL_PRICES, PRICES_DATE, PRICES_SOURCE, known_prices
+from musepi_lab.session import SessionReadError
 
 KINDS = ("input", "output", "cache_read", "cache_write")
 SAMPLE = REPO_ROOT / "datasets" / "sample"
@@ -314,3 +315,26 @@ def test_cli_bad_arguments_are_named(capsys: pytest.CaptureFixture[str]) -> None
     assert "YYYYMMDD" in capsys.readouterr().err
     assert main(["usage"]) == 2
     assert "at least one session file or folder" in capsys.readouterr().err
+
+
+@needs_corpus
+def test_codex_requests_without_an_assistant_item_are_reported(tmp_path: Path) -> None:
+    """A rollout cut down to its metadata, user message and token_count events: no item can
+    carry the requests' usage, so the report says how many it could not place."""
+    source = sorted((CORPUS / "codex").glob("*.jsonl"))[0]
+    kept = []
+    for line in source.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        payload = record.get("payload") or {}
+        if record["type"] != "response_item" or payload.get("role") == "user":
+            kept.append(line)
+    path = tmp_path / source.name
+    path.write_text("\n".join(kept) + "\n", encoding="utf-8")
+    frame, problems = usage_df(path)
+    expected = len(codex_cumulative_deltas(path))
+    assert expected > 0
+    unplaced = [p for p in problems if p.kind == "unassigned-usage"]
+    assert len(unplaced) == 1 and unplaced[0].path == str(path)
+    assert f"{expected - len(frame)} of {expected} Codex requests" in unplaced[0].message
+    with pytest.raises(SessionReadError, match="no assistant item"):
+        usage_df(path, strict=True)

@@ -31,7 +31,7 @@ from typing import Any, Literal, overload
 import pandas as pd
 
 from ..metrics._prices import known_prices, usage_cost
-from ..session._errors import ReadProblem
+from ..session._errors import ReadProblem, SessionReadError
 from ..session._session import Session
 from ._tables import SessionSource, load_sessions
 
@@ -104,18 +104,23 @@ def _sessions_with_linked(sessions: Iterable[Session]) -> Iterator[tuple[Session
 
 def _requests(sessions: Iterable[Session]) -> Iterator[_Request]:
     for session, root in _sessions_with_linked(sessions):
-        for entry in session.entries:
-            message = entry.message
-            if entry.type != "message" or message is None or message.get("role") != "assistant":
-                continue
-            usage = message.get("usage")
-            if not isinstance(usage, Mapping):
-                continue
-            counts = (usage.get(k) for k in ("input", "output", "cacheRead", "cacheWrite"))
-            if not any(_count(c) for c in counts):
-                continue
-            when = entry.timestamp or _message_time(message)
-            yield _Request(session, root, entry.line, entry.id, when, message)
+        yield from _session_requests(session, root)
+
+
+def _session_requests(session: Session, root: Session) -> Iterator[_Request]:
+    """The billed requests of one session (not of its linked ones)."""
+    for entry in session.entries:
+        message = entry.message
+        if entry.type != "message" or message is None or message.get("role") != "assistant":
+            continue
+        usage = message.get("usage")
+        if not isinstance(usage, Mapping):
+            continue
+        counts = (usage.get(k) for k in ("input", "output", "cacheRead", "cacheWrite"))
+        if not any(_count(c) for c in counts):
+            continue
+        when = entry.timestamp or _message_time(message)
+        yield _Request(session, root, entry.line, entry.id, when, message)
 
 
 def _message_time(message: Mapping[str, Any]) -> str | None:
@@ -219,7 +224,9 @@ def usage_df(
     `total_tokens`, `recorded_cost` (the harness's, missing where none), `priced_cost` (the
     price table's, missing for an unknown model), `cost` (recorded, else priced) and
     `cost_source` ("recorded", "priced" or "unpriced"). `frame.attrs["unpriced_models"]`
-    lists the models without a price.
+    lists the models without a price. A Codex session that records more requests
+    (`token_count` events) than its assistant items carry gets an `unassigned-usage` problem
+    saying how many are in no row.
 
     Args:
         sessions: A `Session`, a session file or folder (read with `iter_sessions`), or a
@@ -237,7 +244,53 @@ def usage_df(
     """
     read, problems = load_sessions(sessions, strict=strict)
     frame = usage_frame(read)
-    return frame if strict else (frame, problems)
+    uncarried = [p for session, _ in _sessions_with_linked(read) for p in unassigned_usage(session)]
+    if strict and uncarried:
+        raise SessionReadError.from_problem(uncarried[0], uncarried)
+    return frame if strict else (frame, [*problems, *uncarried])
+
+
+def _codex_requests(session: Session) -> list[int | None]:
+    """The lines of a Codex session's `token_count` events that are requests, by the reader's
+    rule: a new cumulative total, and input or output above zero."""
+    lines: list[int | None] = []
+    previous: Any = None
+    for entry in session.entries:
+        if entry.type != "custom" or entry.record.get("customType") != "codex:token_count":
+            continue
+        data = entry.record.get("data")
+        info = data.get("info") if isinstance(data, Mapping) else None
+        last = info.get("last_token_usage") if isinstance(info, Mapping) else None
+        if not isinstance(last, Mapping):
+            continue
+        total = info.get("total_token_usage") if isinstance(info, Mapping) else None
+        if total is not None and total == previous:
+            continue
+        previous = total
+        if _count(last.get("input_tokens")) or _count(last.get("output_tokens")):
+            lines.append(entry.line)
+    return lines
+
+
+def unassigned_usage(session: Session) -> list[ReadProblem]:
+    """A problem when a Codex session records more requests (`token_count` events) than
+    its assistant items carry usage for: those requests' tokens are in no row."""
+    requests = _codex_requests(session)
+    if not requests:
+        return []
+    carried = sum(1 for _ in _session_requests(session, session))
+    if carried >= len(requests):
+        return []
+    missing = len(requests) - carried
+    return [
+        ReadProblem(
+            session.source_path or session.id,
+            requests[-1],
+            "unassigned-usage",
+            f"{missing} of {len(requests)} Codex requests (token_count events) have no "
+            "assistant item to carry their usage; their tokens are in no usage row",
+        )
+    ]
 
 
 # -- reports -------------------------------------------------------------------------------
