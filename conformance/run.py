@@ -8,4 +8,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from musepi_lab.conformance._reference import main
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["ccusage"]:  # the usage reports against ccusage (issue 22)
+        from musepi_lab.conformance._ccusage import main as ccusage_main
+
+        sys.exit(ccusage_main(sys.argv[2:]))
     sys.exit(main())

@@ -44,6 +44,8 @@ _LAZY: dict[str, str] = {
     "compactions_df": "musepi_lab.analysis",
     "context_composition_df": "musepi_lab.analysis",
     "sessions_df": "musepi_lab.analysis",
+    "usage_df": "musepi_lab.analysis",
+    "usage_report": "musepi_lab.analysis",
     "run_benchmark": "musepi_lab.bench",
 }
 _SUBMODULES = (
@@ -104,6 +106,8 @@ __all__ = [
     "should_compact",
     "tool_calls_df",
     "transcript",
+    "usage_df",
+    "usage_report",
 ]
 
 

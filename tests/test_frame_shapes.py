@@ -25,6 +25,7 @@ from musepi_lab.analysis import (
     replay_composition_df,
     sessions_df,
     tool_calls_df,
+    usage_df,
 )
 from musepi_lab.formats import read_session
 from musepi_lab.probes import make_probes, probe_point, probes_df, probes_frame
@@ -63,6 +64,18 @@ def raw_compactions(path: Path) -> int:
     return sum(1 for r in raw_records(path) if r.get("type") == "compaction")
 
 
+def raw_usage(path: Path) -> int:
+    """Assistant replies that recorded a token count (what `usage_df` bills)."""
+    keys = ("input", "output", "cacheRead", "cacheWrite")
+    return sum(
+        1
+        for r in raw_records(path)
+        if r.get("type") == "message"
+        and r["message"].get("role") == "assistant"
+        and any((r["message"].get("usage") or {}).get(k, 0) > 0 for k in keys)
+    )
+
+
 def header_id(path: Path) -> str:
     return str(raw_records(path)[0]["id"])
 
@@ -79,6 +92,7 @@ FRAMES: list[tuple[Callable[..., Any], dict[str, Any], Callable[[Path], int]]] =
     (compactions_df, {}, raw_compactions),
     (sessions_df, {}, lambda _: 1),
     (context_composition_df, {"strategies": ["none"], "budget": 8000}, composition_rows),
+    (usage_df, {}, raw_usage),
 ]
 
 

@@ -18,6 +18,7 @@ from ._bench import (
 from ._common import UsageError
 from ._conformance import budget_list, cmd_conformance
 from ._sessions import cmd_convert, cmd_datasets, cmd_inspect, cmd_navigate
+from ._usage import add_usage_parser
 from ._watch import add_watch_parser
 
 DESCRIPTION = """\
@@ -26,6 +27,21 @@ agent formats, run compaction strategies at any token budget, replay whole sessi
 window and compare what each strategy costs and loses.
 
 Start with `musepi-lab demo` (the bundled sample, every model-free strategy)."""
+
+
+def _add_navigate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """The `navigate` command: move a session's leaf, summarizing what is left."""
+    p = sub.add_parser("navigate", help="move a session's leaf, summarizing what is left")
+    p.add_argument("file")
+    p.add_argument("target", metavar="TARGET_ID")
+    p.add_argument("--summarize", action="store_true", help="ask the model for a branch summary")
+    p.add_argument("--out", default=None, help="write the navigated session here (JSONL)")
+    p.add_argument("--profile", choices=("musepi", "pi"), default="musepi")
+    p.add_argument("--label", default=None)
+    p.add_argument("--instructions", default=None, help="custom summary instructions")
+    p.add_argument("--cache-dir", default=None, help="summary cache folder")
+    p.add_argument("--strict", action="store_true")
+    p.set_defaults(func=cmd_navigate)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -75,17 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("dir")
     p.set_defaults(func=cmd_report)
 
-    p = sub.add_parser("navigate", help="move a session's leaf, summarizing what is left")
-    p.add_argument("file")
-    p.add_argument("target", metavar="TARGET_ID")
-    p.add_argument("--summarize", action="store_true", help="ask the model for a branch summary")
-    p.add_argument("--out", default=None, help="write the navigated session here (JSONL)")
-    p.add_argument("--profile", choices=("musepi", "pi"), default="musepi")
-    p.add_argument("--label", default=None)
-    p.add_argument("--instructions", default=None, help="custom summary instructions")
-    p.add_argument("--cache-dir", default=None, help="summary cache folder")
-    p.add_argument("--strict", action="store_true")
-    p.set_defaults(func=cmd_navigate)
+    _add_navigate_parser(sub)
 
     p = sub.add_parser(
         "conformance", help="compare the profiles with the agents' published packages"
@@ -102,6 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_conformance)
 
     add_watch_parser(sub)
+    add_usage_parser(sub)
 
     p = sub.add_parser("demo", help="the main job: the bundled sample, model-free strategies")
     p.add_argument("--data", default=str(SAMPLE_DIR))

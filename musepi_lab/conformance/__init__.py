@@ -13,9 +13,21 @@ the same shape, and the field-by-field comparison.
   summarizer input in every dialect (`compare_dialects`, registered) and snapcompact's
   archives and frames (`snapcompact_rows`, run by `compare_file` on a reference that wrote
   its frames);
+- `compare_usage`, `compare_usage_corpus`, `usage_agreement_table` (`_ccusage`): ccusage's
+  usage reports (pinned 18.0.11) on corpus folders against `analysis.usage_df`, each
+  difference with its cause (`CAUSES`);
 - `compare_file`, `format_table` (`_run`): the IO edge the `musepi-lab conformance` command uses.
 """
 
+from ._ccusage import (
+    CAUSES,
+    AgreementRow,
+    PriceRow,
+    compare_usage,
+    compare_usage_corpus,
+    run_ccusage,
+    usage_agreement_table,
+)
 from ._compare import (
     COMPARISONS,
     SEED_BOUNDARY_REASON,
@@ -40,11 +52,14 @@ from ._snapcompact import compare_snapcompact
 from ._texts import compare_dialects, snapcompact_rows
 
 __all__ = [
+    "CAUSES",
     "COMPARISONS",
     "DEFAULT_BUDGETS",
     "SEED_BOUNDARY_REASON",
+    "AgreementRow",
     "FileReport",
     "MeasureRow",
+    "PriceRow",
     "ReferenceRunError",
     "ReferenceToolMissing",
     "cached_reference",
@@ -55,11 +70,15 @@ __all__ = [
     "compare_seed_boundary",
     "compare_snapcompact",
     "compare_summarizer_inputs",
+    "compare_usage",
+    "compare_usage_corpus",
     "ensure_installed",
     "format_table",
     "merge_rows",
     "our_budgets",
     "our_document",
+    "run_ccusage",
     "run_reference",
     "snapcompact_rows",
+    "usage_agreement_table",
 ]

@@ -94,7 +94,7 @@ class ReferenceRunError(RuntimeError):
 class Reference:
     """One reference agent: its pins, the package that names its cache folder, its driver."""
 
-    agent: Agent
+    agent: str
     pins: str
     main_package: str
     cache_prefix: str
@@ -132,6 +132,16 @@ REFERENCES: dict[str, Reference] = {
         runtime="bun",
         driver="omp.ts",
     ),
+    # The usage reports (ccusage, @ccusage/codex, @ccusage/pi): run through their own command
+    # lines by `_ccusage.py`, so no driver.
+    "ccusage": Reference(
+        agent="ccusage",
+        pins="ccusage",
+        main_package="ccusage",
+        cache_prefix="ccusage",
+        runtime="node",
+        driver="",
+    ),
 }
 
 
@@ -145,7 +155,7 @@ def cache_root() -> Path:
 
 
 def reference(agent: str) -> Reference:
-    """The reference for `agent` ("pi" or "musepi")."""
+    """The reference for `agent` ("pi", "musepi" or "ccusage")."""
     try:
         return REFERENCES[agent]
     except KeyError:

@@ -17,7 +17,15 @@ from ._metrics import (
     tool_pairing_problems,
     tool_pairing_valid,
 )
-from ._prices import DEFAULT_PRICES, MODEL_PRICES, prices_for
+from ._prices import (
+    DEFAULT_PRICES,
+    MODEL_PRICES,
+    PRICES_DATE,
+    PRICES_SOURCE,
+    known_prices,
+    prices_for,
+    usage_cost,
+)
 from ._scoring import SessionScorer, session_scorer
 from ._session_facts import corpus_facts, entry_facts, facts_of_entries
 from ._windows import DEFAULT_CONTEXT_WINDOW, MODEL_WINDOWS, context_window_for
@@ -28,6 +36,8 @@ __all__ = [
     "FACT_KINDS",
     "MODEL_PRICES",
     "MODEL_WINDOWS",
+    "PRICES_DATE",
+    "PRICES_SOURCE",
     "ArchiveText",
     "Fact",
     "FactMatcher",
@@ -45,6 +55,7 @@ __all__ = [
     "facts_of_entries",
     "imaged_text",
     "instruction_survival",
+    "known_prices",
     "prices_for",
     "retained",
     "retention_bounds",
@@ -56,4 +67,5 @@ __all__ = [
     "token_reduction",
     "tool_pairing_problems",
     "tool_pairing_valid",
+    "usage_cost",
 ]

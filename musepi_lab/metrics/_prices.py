@@ -6,6 +6,11 @@ writes at 1.25x input (5 minutes) or 2x (1 hour) and reads at 0.1x; OpenAI bills
 (a write costs what uncached input costs) and reads at the model's cached-input price.
 Figures are the providers' list prices; the pi fixtures' recorded `usage.cost` agrees with
 them for `claude-opus-4-5` and `claude-sonnet-4-5`.
+
+This is the package's one price table (`PRICES_SOURCE`, `PRICES_DATE`): replay, calibration
+and the usage reports (`analysis.usage_df`) read it. Nothing is ever fetched. `prices_for`
+falls back to `DEFAULT_PRICES` for replays; `known_prices` does not (a usage report flags a
+model it cannot price instead of guessing).
 """
 
 from __future__ import annotations
@@ -38,6 +43,19 @@ def _openai(input_: float, cached: float, output: float) -> Mapping[str, float]:
     )
 
 
+PRICES_SOURCE = (
+    "The providers' published list prices: https://www.anthropic.com/pricing (Claude API; "
+    "cache writes 1.25x input for 5 minutes, 2x for 1 hour, reads 0.1x) and "
+    "https://openai.com/api/pricing (input, cached input, output). Standard tier only: no "
+    "batch discount, no long-context (>200k) surcharge, no regional uplift. Cross-checked "
+    "on PRICES_DATE against the LiteLLM prices bundled in ccusage 18.0.11 for every model of "
+    "the corpus (the same cost to 1e-9 relative; tests/conformance/test_ccusage.py)."
+)
+"""Where the figures in `MODEL_PRICES` come from."""
+
+PRICES_DATE = "2026-12-03"
+"""The day the figures in `MODEL_PRICES` were written into this table and cross-checked."""
+
 DEFAULT_PRICES: Mapping[str, float] = _anthropic(3.0, 15.0)
 """USD per million tokens (Anthropic Sonnet-class list prices); pass your own `prices=`."""
 
@@ -67,12 +85,37 @@ MODEL_PRICES: Mapping[str, Mapping[str, float]] = MappingProxyType(
 """List prices per model id (USD per million tokens), keyed by the id without a date."""
 
 
-def prices_for(model: str | None) -> Mapping[str, float]:
+def known_prices(model: str | None) -> Mapping[str, float] | None:
     """The price set of a model id: the longest `MODEL_PRICES` key the id starts with
-    (so `claude-sonnet-4-20250514` is `claude-sonnet-4`), else `DEFAULT_PRICES`."""
+    (so `claude-sonnet-4-20250514` is `claude-sonnet-4`, `openai/gpt-5` is `gpt-5`), else
+    None: the table has no price for it."""
     if model:
         name = model.rsplit("/", 1)[-1].lower()
         matches = [key for key in MODEL_PRICES if name.startswith(key)]
         if matches:
             return MODEL_PRICES[max(matches, key=len)]
-    return DEFAULT_PRICES
+    return None
+
+
+def prices_for(model: str | None) -> Mapping[str, float]:
+    """The price set of a model id (`known_prices`), else `DEFAULT_PRICES`."""
+    return known_prices(model) or DEFAULT_PRICES
+
+
+def usage_cost(
+    prices: Mapping[str, float],
+    *,
+    input: int,
+    output: int,
+    cache_read: int,
+    cache_write_5m: int,
+    cache_write_1h: int = 0,
+) -> float:
+    """USD for one request's token counts at `prices` (USD per million tokens)."""
+    return (
+        input * prices["input"]
+        + output * prices["output"]
+        + cache_read * prices["cache_read"]
+        + cache_write_5m * prices["cache_write"]
+        + cache_write_1h * prices.get("cache_write_1h", prices["cache_write"])
+    ) / 1e6

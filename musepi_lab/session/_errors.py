@@ -32,7 +32,8 @@ class ReadProblem:
             when no parser goes that deep), `number-out-of-range` (kept as its text),
             `bad-usage` (a usage count read as 0, the original kept). OpenHands:
             `inferred-source` (older events without `source`), `no-messages`. A file a
-            lenient folder read could not read at all: `reader-error`.
+            lenient folder read could not read at all: `reader-error`. `analysis.usage_df` adds
+            `unassigned-usage` (Codex requests no assistant item carries).
         message: A human-readable explanation.
     """
 

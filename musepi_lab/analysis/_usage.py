@@ -1,0 +1,434 @@
+"""Usage and cost reports: one row per billed request, and sums per day, month, session or
+5-hour billing block.
+
+A *billed request* is an assistant reply whose message records usage (pi's `usage` shape,
+which every reader fills: Claude Code from the Anthropic `usage` of the reply's last streamed
+line, Codex from each `token_count` event's `last_token_usage`, pi and MusePi as written).
+Replies whose counts are all zero (Claude Code's `<synthetic>` replies, Codex items no
+request was assigned to) are no request.
+
+Cost: the cost the harness recorded (`usage.cost.total`, pi and MusePi record it) where it is
+above zero (`cost_source` "recorded"), else the tokens priced with the package's one price
+table (`metrics.MODEL_PRICES`, `PRICES_SOURCE`, `PRICES_DATE`; `cost_source` "priced"). A
+model the table does not know is never priced with a default: its rows have `cost_source`
+"unpriced" and a missing cost, and the frame's `attrs["unpriced_models"]` lists them (the CLI
+prints them). Nothing is fetched from the network, ever.
+
+Billing blocks follow ccusage 18.0.11 (`identifySessionBlocks` in its data loader): requests
+sorted by time; the first opens a block starting at its time floored to the UTC hour; a
+request more than 5 hours after the block's start, or more than 5 hours after the previous
+request, opens a new block (floored the same way).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal, overload
+
+import pandas as pd
+
+from ..metrics._prices import known_prices, usage_cost
+from ..session._errors import ReadProblem, SessionReadError
+from ..session._session import Session
+from ._sources import takes_sources
+from ._tables import SessionSource, load_sessions
+
+REPORTS = ("daily", "monthly", "session", "blocks")
+"""The aggregations `usage_report` makes."""
+
+BLOCK_HOURS = 5
+"""The length of a billing block (ccusage's `DEFAULT_SESSION_DURATION_HOURS`)."""
+
+USAGE_COLUMNS = (
+    "session_id",
+    "root_session_id",
+    "file",
+    "line",
+    "entry_id",
+    "timestamp",
+    "model",
+    "provider",
+    "input",
+    "output",
+    "cache_read",
+    "cache_write",
+    "cache_write_5m",
+    "cache_write_1h",
+    "total_tokens",
+    "recorded_cost",
+    "priced_cost",
+    "cost",
+    "cost_source",
+)
+"""The columns of `usage_df`, in order."""
+
+TOKEN_COLUMNS = ("input", "output", "cache_read", "cache_write", "cache_write_1h", "total_tokens")
+"""The token columns a report sums."""
+
+Report = Literal["daily", "monthly", "session", "blocks"]
+
+
+@dataclass(frozen=True)
+class _Request:
+    session: Session
+    root: Session
+    entry_line: int | None
+    entry_id: str | None
+    timestamp: str | None
+    message: Mapping[str, Any]
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def _recorded_cost(usage: Mapping[str, Any]) -> float:
+    cost = usage.get("cost")
+    total = cost.get("total") if isinstance(cost, Mapping) else None
+    if isinstance(total, (int, float)) and not isinstance(total, bool) and math.isfinite(total):
+        return float(total) if total > 0 else 0.0
+    return 0.0
+
+
+def _sessions_with_linked(sessions: Iterable[Session]) -> Iterator[tuple[Session, Session]]:
+    """(session, its root session) for every session and, depth first, its linked ones."""
+    for root in sessions:
+        stack = [root]
+        while stack:
+            session = stack.pop(0)
+            yield session, root
+            stack[:0] = list(session.linked)
+
+
+def _requests(sessions: Iterable[Session]) -> Iterator[_Request]:
+    for session, root in _sessions_with_linked(sessions):
+        yield from _session_requests(session, root)
+
+
+def _session_requests(session: Session, root: Session) -> Iterator[_Request]:
+    """The billed requests of one session (not of its linked ones)."""
+    for entry in session.entries:
+        message = entry.message
+        if entry.type != "message" or message is None or message.get("role") != "assistant":
+            continue
+        usage = message.get("usage")
+        if not isinstance(usage, Mapping):
+            continue
+        counts = (usage.get(k) for k in ("input", "output", "cacheRead", "cacheWrite"))
+        if not any(_count(c) for c in counts):
+            continue
+        when = entry.timestamp or _message_time(message)
+        yield _Request(session, root, entry.line, entry.id, when, message)
+
+
+def _message_time(message: Mapping[str, Any]) -> str | None:
+    """The message's own `timestamp` (epoch milliseconds) as ISO text, for an entry without
+    one."""
+    ms = message.get("timestamp")
+    if not isinstance(ms, (int, float)) or isinstance(ms, bool) or not math.isfinite(ms):
+        return None
+    try:
+        moment = datetime.fromtimestamp(ms / 1000, tz=UTC)
+    except (OverflowError, OSError, ValueError):
+        return None
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _row(request: _Request) -> dict[str, Any]:
+    message = request.message
+    usage: Mapping[str, Any] = message["usage"]
+    model = str(message.get("model") or "") or None
+    inp, out = _count(usage.get("input")), _count(usage.get("output"))
+    read, write = _count(usage.get("cacheRead")), _count(usage.get("cacheWrite"))
+    write_1h = min(_count(usage.get("cacheWrite1h")), write)
+    prices = known_prices(model)
+    priced = (
+        usage_cost(
+            prices,
+            input=inp,
+            output=out,
+            cache_read=read,
+            cache_write_5m=write - write_1h,
+            cache_write_1h=write_1h,
+        )
+        if prices is not None
+        else math.nan
+    )
+    recorded = _recorded_cost(usage)
+    if recorded > 0:
+        cost, source = recorded, "recorded"
+    elif prices is not None:
+        cost, source = priced, "priced"
+    else:
+        cost, source = math.nan, "unpriced"
+    return {
+        "session_id": request.session.id,
+        "root_session_id": request.root.id,
+        "file": request.session.source_path,
+        "line": request.entry_line,
+        "entry_id": request.entry_id,
+        "timestamp": request.timestamp,
+        "model": model,
+        "provider": str(message.get("provider") or "") or None,
+        "input": inp,
+        "output": out,
+        "cache_read": read,
+        "cache_write": write,
+        "cache_write_5m": write - write_1h,
+        "cache_write_1h": write_1h,
+        "total_tokens": inp + out + read + write,
+        "recorded_cost": recorded if recorded > 0 else math.nan,
+        "priced_cost": priced,
+        "cost": cost,
+        "cost_source": source,
+    }
+
+
+def usage_frame(sessions: Iterable[Session]) -> pd.DataFrame:
+    """The `usage_df` frame of sessions already read (and of their linked sessions)."""
+    frame = pd.DataFrame.from_records([_row(r) for r in _requests(sessions)], columns=USAGE_COLUMNS)
+    frame["timestamp"] = pd.to_datetime(
+        frame["timestamp"], utc=True, format="ISO8601", errors="coerce"
+    )
+    for name in ("input", "output", "cache_read", "cache_write", "cache_write_5m"):
+        frame[name] = frame[name].astype("int64")
+    frame["cache_write_1h"] = frame["cache_write_1h"].astype("int64")
+    frame["total_tokens"] = frame["total_tokens"].astype("int64")
+    frame["line"] = frame["line"].astype("Int64")
+    for name in ("recorded_cost", "priced_cost", "cost"):
+        frame[name] = frame[name].astype("float64")
+    unpriced = frame.loc[frame["cost_source"] == "unpriced", "model"]
+    frame.attrs["unpriced_models"] = sorted({str(m) for m in unpriced})
+    return frame
+
+
+@overload
+def usage_df(sessions: SessionSource, *, strict: Literal[True]) -> pd.DataFrame: ...
+@overload
+def usage_df(
+    sessions: SessionSource, *, strict: Literal[False] = ...
+) -> tuple[pd.DataFrame, list[ReadProblem]]: ...
+@takes_sources
+def usage_df(
+    sessions: SessionSource, *, strict: bool = False
+) -> pd.DataFrame | tuple[pd.DataFrame, list[ReadProblem]]:
+    """One row per billed request (an assistant reply with recorded usage) of every session
+    and of the subagent sessions linked to it (Claude Code's `subagents/`).
+
+    Columns are `USAGE_COLUMNS`: `session_id` (the reading session's header id) and
+    `root_session_id` (the main session a subagent belongs to, else the same), `file`, `line`,
+    `entry_id`, `timestamp` (UTC), `model`, `provider`, the token counts `input` (uncached),
+    `output`, `cache_read`, `cache_write` (all writes) split into `cache_write_5m` and
+    `cache_write_1h` (Claude Code records the split; elsewhere every write counts as 5-minute),
+    `total_tokens`, `recorded_cost` (the harness's, missing where none), `priced_cost` (the
+    price table's, missing for an unknown model), `cost` (recorded, else priced) and
+    `cost_source` ("recorded", "priced" or "unpriced"). `frame.attrs["unpriced_models"]`
+    lists the models without a price. A Codex session that records more requests
+    (`token_count` events) than its assistant items carry gets an `unassigned-usage` problem
+    saying how many are in no row.
+
+    Args:
+        sessions: A `Session`, a session file or folder (read with `iter_sessions`), or a
+            list of those.
+        strict: Raise on read problems instead of returning them beside the frame.
+
+    Returns:
+        With `strict=False` (the default) a tuple `(frame, errors)` (every `ReadProblem` met,
+        each naming file and line; the frame keeps every valid record). With `strict=True`,
+        the frame alone.
+
+    Raises:
+        SessionReadError: A path does not exist; with `strict=True`, a file cannot be read or
+            a session has read problems.
+    """
+    read, problems = load_sessions(sessions, strict=strict)
+    frame = usage_frame(read)
+    uncarried = [p for session, _ in _sessions_with_linked(read) for p in unassigned_usage(session)]
+    if strict and uncarried:
+        raise SessionReadError.from_problem(uncarried[0], uncarried)
+    return frame if strict else (frame, [*problems, *uncarried])
+
+
+def _codex_requests(session: Session) -> list[int | None]:
+    """The lines of a Codex session's `token_count` events that are requests, by the reader's
+    rule: a new cumulative total, and input or output above zero."""
+    lines: list[int | None] = []
+    previous: Any = None
+    for entry in session.entries:
+        if entry.type != "custom" or entry.record.get("customType") != "codex:token_count":
+            continue
+        data = entry.record.get("data")
+        info = data.get("info") if isinstance(data, Mapping) else None
+        last = info.get("last_token_usage") if isinstance(info, Mapping) else None
+        if not isinstance(last, Mapping):
+            continue
+        total = info.get("total_token_usage") if isinstance(info, Mapping) else None
+        if total is not None and total == previous:
+            continue
+        previous = total
+        if _count(last.get("input_tokens")) or _count(last.get("output_tokens")):
+            lines.append(entry.line)
+    return lines
+
+
+def unassigned_usage(session: Session) -> list[ReadProblem]:
+    """A problem when a Codex session records more requests (`token_count` events) than
+    its assistant items carry usage for: those requests' tokens are in no row."""
+    requests = _codex_requests(session)
+    if not requests:
+        return []
+    carried = sum(1 for _ in _session_requests(session, session))
+    if carried >= len(requests):
+        return []
+    missing = len(requests) - carried
+    return [
+        ReadProblem(
+            session.source_path or session.id,
+            requests[-1],
+            "unassigned-usage",
+            f"{missing} of {len(requests)} Codex requests (token_count events) have no "
+            "assistant item to carry their usage; their tokens are in no usage row",
+        )
+    ]
+
+
+# -- reports -------------------------------------------------------------------------------
+
+
+def billing_blocks(timestamps: pd.Series, hours: float = BLOCK_HOURS) -> pd.Series:
+    """The start of each request's billing block (ccusage's rule, see the module docstring),
+    aligned with `timestamps` (UTC); a missing timestamp gets no block."""
+    span = pd.Timedelta(hours=hours)
+    ordered = timestamps.dropna().sort_values(kind="stable")
+    labels: list[Any] = []
+    values: list[pd.Timestamp] = []
+    start: pd.Timestamp | None = None
+    last: pd.Timestamp | None = None
+    for index, moment in ordered.items():
+        if start is None or last is None or moment - start > span or moment - last > span:
+            start = moment.floor("h")
+        labels.append(index)
+        values.append(start)
+        last = moment
+    found = pd.Series(values, index=labels, dtype="datetime64[ns, UTC]")
+    return found.reindex(timestamps.index)
+
+
+def _day_key(value: str) -> str:
+    text = value.replace("-", "")
+    if len(text) != 8 or not text.isdigit():
+        raise ValueError(f"expected a date as YYYYMMDD or YYYY-MM-DD, got {value!r}")
+    return f"{text[:4]}-{text[4:6]}-{text[6:]}"
+
+
+def _report_keys(frame: pd.DataFrame, by: Report, timezone: str) -> pd.Series:
+    local = frame["timestamp"].dt.tz_convert(timezone)
+    if by == "daily":
+        return pd.Series(local.dt.strftime("%Y-%m-%d"), index=frame.index)
+    if by == "monthly":
+        return pd.Series(local.dt.strftime("%Y-%m"), index=frame.index)
+    if by == "session":
+        return pd.Series(frame["session_id"].astype(str), index=frame.index)
+    if by == "blocks":
+        starts = billing_blocks(frame["timestamp"])
+        return pd.Series(starts.dt.strftime("%Y-%m-%dT%H:%M:%SZ"), index=frame.index)
+    raise ValueError(f"unknown report {by!r}; expected one of {', '.join(REPORTS)}")
+
+
+def usage_report(
+    frame: pd.DataFrame,
+    by: Report = "daily",
+    *,
+    timezone: str = "UTC",
+    since: str | None = None,
+    until: str | None = None,
+    per_model: bool = True,
+) -> pd.DataFrame:
+    """Sums of a `usage_df` frame per day, month, session or billing block (and per model).
+
+    Args:
+        frame: A `usage_df` frame.
+        by: "daily" and "monthly" (the request's date in `timezone`), "session"
+            (`session_id`) or "blocks" (5-hour billing blocks, `billing_blocks`).
+        timezone: An IANA zone name for the dates (default UTC).
+        since, until: Keep requests whose date in `timezone` is on or after / on or before
+            this day (YYYYMMDD or YYYY-MM-DD).
+        per_model: One row per (key, model) rather than per key.
+
+    Returns:
+        Columns `key` (the date, month, session id or block start), `model` (with
+        `per_model`), `requests`, the `TOKEN_COLUMNS`, `cost` (the sum over priced and
+        recorded requests) and `unpriced` (requests without a cost), sorted by key.
+    """
+    if by not in REPORTS:
+        raise ValueError(f"unknown report {by!r}; expected one of {', '.join(REPORTS)}")
+    days = frame["timestamp"].dt.tz_convert(timezone).dt.strftime("%Y-%m-%d")
+    keep = pd.Series(True, index=frame.index)
+    if since is not None:
+        keep &= days >= _day_key(since)
+    if until is not None:
+        keep &= days <= _day_key(until)
+    rows = frame.loc[keep].copy()
+    rows["key"] = _report_keys(rows, by, timezone) if len(rows) else pd.Series(dtype=str)
+    rows["requests"] = 1
+    rows["unpriced"] = rows["cost"].isna().astype("int64")
+    rows["model"] = rows["model"].fillna("unknown")
+    keys = ["key", "model"] if per_model else ["key"]
+    sums = ["requests", *TOKEN_COLUMNS, "cost", "unpriced"]
+    out = rows.groupby(keys, sort=True, dropna=False)[sums].sum(min_count=0).reset_index()
+    return out[[*keys, *sums]]
+
+
+def report_records(report: pd.DataFrame) -> list[dict[str, Any]]:
+    """A report as JSON-ready records (NaN becomes None)."""
+    records: list[dict[str, Any]] = []
+    for record in report.to_dict(orient="records"):
+        clean: dict[str, Any] = {}
+        for key, value in record.items():
+            if key in ("key", "model"):
+                clean[str(key)] = str(value)
+            elif key == "cost":
+                clean[str(key)] = None if math.isnan(float(value)) else float(value)
+            else:
+                clean[str(key)] = int(value)
+        records.append(clean)
+    return records
+
+
+def format_report(report: pd.DataFrame, *, columns: Sequence[str] | None = None) -> str:
+    """A report as a plain-text table with thousands separators and a total row."""
+    names = list(columns or report.columns)
+    numeric = [n for n in names if n not in ("key", "model")]
+    rows = [[_cell(record[n], n) for n in names] for record in report.to_dict(orient="records")]
+    if len(report):
+        total = {n: report[n].sum() for n in numeric}
+        rows.append(
+            [
+                ("total" if n == "key" else "") if n in ("key", "model") else _cell(total[n], n)
+                for n in names
+            ]
+        )
+    widths = [max([len(n), *(len(r[i]) for r in rows)]) for i, n in enumerate(names)]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(
+            c.ljust(w) if n in ("key", "model") else c.rjust(w)
+            for c, w, n in zip(cells, widths, names, strict=True)
+        )
+
+    return "\n".join([line(names), line(["-" * w for w in widths]), *(line(r) for r in rows)])
+
+
+def _cell(value: Any, name: str) -> str:
+    if name in ("key", "model"):
+        return str(value)
+    if name == "cost":
+        return (
+            ""
+            if value is None or (isinstance(value, float) and math.isnan(value))
+            else f"${value:,.2f}"
+        )
+    return f"{int(value):,}"
