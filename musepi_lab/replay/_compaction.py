@@ -34,6 +34,7 @@ class WalkOutput:
     rows: list[dict[str, Any]] = field(default_factory=list)
     events: list[CompactionEvent] = field(default_factory=list)
     failures: list[CompactionFailure] = field(default_factory=list)
+    pricing: list[RequestPricing] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,213 @@
+"""`calibrate`: fit the free parameters of the replay's cache and token model on a set of
+sessions (the train split), and return them as one frozen `Calibration`.
+
+What is fitted, per tokenizer family (`anthropic`, `openai`), from the sessions' recorded
+usage, in this order (each step replays the sessions under what the steps before fitted,
+strategy `recorded`, so a recorded compaction rebuilds the context the agent sent):
+
+1. The token ratio and the system prompt: one weighted least-squares line per family,
+   recorded prompt tokens = system prompt of the harness version + ratio x the replay's
+   billed estimate, over the requests before any recorded compaction whose estimate is at
+   least `MIN_CACHED_PREFIX`; each request weighted by 1 / recorded² (relative error) and
+   each session's requests by 1 / their number (every session counts once). The ratio's
+   spread: the standard deviation of the natural log of each session's own ratio (the
+   median of its requests' `(recorded - system prompt) / estimate`) around the line's.
+2. The warm prefix per harness version: the median over its sessions of the first
+   request's recorded cache read (0 below `MIN_CACHED_PREFIX`).
+3. OpenAI's TTL, which the documentation leaves between 5 and 10 minutes: of
+   `TTL_CANDIDATES`, the one under which the replay and the record agree most often on
+   whether a request read its prompt from cache (ties: nearest the middle).
+4. The miss rate: of the requests the replay reads mostly from cache, the share the
+   provider recorded mostly as a miss.
+
+A session enters the fit once (copies, by session id, are dropped) and is recorded in the
+result's `sessions`, so a judgement of one of them is refused.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+from collections.abc import Collection, Iterable
+from typing import TYPE_CHECKING
+
+from ..session._session import Session
+from ._cache import MIN_CACHED_PREFIX, harness_version
+from ._calibrated import DEFAULT_CALIBRATION, FAMILIES, Calibration, TokenTable
+from ._calibration import calibration_rows
+from ._replay import replay
+from ._result import ReplayResult
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+FIT_STRATEGY = "recorded"
+"""The strategy a calibration replays with (follows the agent's own compactions)."""
+TTL_CANDIDATES: tuple[float, ...] = (300.0, 450.0, 600.0)
+"""OpenAI TTLs tried (the documented 5 to 10 minutes and its middle), in seconds."""
+OPENAI_TTL_MIDDLE = 450.0
+"""The tie-break of the TTL fit, and the TTL kept when no OpenAI session is fitted."""
+PROMPT_PARTS: tuple[str, ...] = ("input", "cache_read", "cache_write")
+
+UNIT_CALIBRATION = Calibration(
+    models=tuple(
+        dataclasses.replace(m, token_ratio=1.0, ratio_spread=0.0, miss_rate=0.0)
+        for m in DEFAULT_CALIBRATION.models
+    )
+)
+"""Nothing fitted: ratio 1, no system prompt, no warm prefix, no misses (step 1's replay
+bills the plain billed estimate, which the line is fitted against)."""
+
+
+def fit_rows(session: Session, calibration: Calibration) -> pd.DataFrame:
+    """`result_rows` of a `FIT_STRATEGY` replay of the session under `calibration`."""
+    result = replay(session, FIT_STRATEGY, window=10**9, calibration=calibration)
+    return result_rows(session, result)
+
+
+def result_rows(session: Session, result: ReplayResult) -> pd.DataFrame:
+    """`calibration_rows` of a replay, with the request's `family`, the session's
+    `session_id`, harness `group` and `first` (its first request with usage),
+    `recorded_prompt`, `replayed_prompt` and whether each read its prompt mostly from
+    cache (`recorded_hit`, `replayed_hit`)."""
+    calibration = result.calibration
+    rows = calibration_rows(session, result)
+    harness, version = harness_version(session.header)
+    recorded = rows[[f"recorded_{p}" for p in PROMPT_PARTS]].sum(axis=1)
+    replayed = rows[[f"replayed_{p}" for p in PROMPT_PARTS]].sum(axis=1)
+    return rows.assign(
+        family=[calibration.model(str(n)).provider for n in rows["cache_model"]],
+        session_id=session.id,
+        group=[(harness, version[:2])] * len(rows),
+        first=[i == 0 for i in range(len(rows))],
+        recorded_prompt=recorded,
+        replayed_prompt=replayed,
+        recorded_hit=(rows["recorded_cache_read"] * 2 >= recorded) & (recorded > 0),
+        replayed_hit=(rows["replayed_cache_read"] * 2 >= replayed) & (replayed > 0),
+    )
+
+
+def _lines(rows: pd.DataFrame) -> tuple[dict[str, float], dict[tuple[str, tuple[int, ...]], int]]:
+    """Step 1's weighted least squares: the ratio per family, the intercept per group."""
+    import numpy as np
+
+    usable = rows[
+        ~rows["after_recorded_compaction"]
+        & (rows["replayed_prompt"] >= MIN_CACHED_PREFIX)
+        & (rows["recorded_prompt"] > 0)
+    ]
+    ratios: dict[str, float] = {}
+    intercepts: dict[tuple[str, tuple[int, ...]], int] = {}
+    for family, part in usable.groupby("family", sort=True):
+        groups = sorted(set(part["group"]))
+        design = np.zeros((len(part), 1 + len(groups)))
+        design[:, 0] = part["replayed_prompt"].to_numpy(dtype=float)
+        for j, g in enumerate(groups):
+            design[:, 1 + j] = (part["group"] == g).to_numpy(dtype=float)
+        target = part["recorded_prompt"].to_numpy(dtype=float)
+        per_session = part.groupby("session_id")["session_id"].transform("size").to_numpy()
+        weight = np.sqrt(1.0 / (per_session * target**2))
+        solution = np.linalg.lstsq(design * weight[:, None], target * weight, rcond=None)[0]
+        ratios[str(family)] = float(solution[0])
+        for j, g in enumerate(groups):
+            intercepts.setdefault(g, max(0, round(float(solution[1 + j]))))
+    return ratios, intercepts
+
+
+def _spreads(
+    rows: pd.DataFrame, ratios: dict[str, float], intercepts: dict[tuple[str, tuple[int, ...]], int]
+) -> dict[str, float]:
+    """Per family, the standard deviation of log(session ratio / family ratio)."""
+    import numpy as np
+
+    usable = rows[
+        ~rows["after_recorded_compaction"] & (rows["replayed_prompt"] >= MIN_CACHED_PREFIX)
+    ]
+    logs: dict[str, list[float]] = {}
+    for (family, _), part in usable.groupby(["family", "session_id"], sort=True):
+        system = np.array([intercepts.get(g, 0) for g in part["group"]], dtype=float)
+        own = np.median(
+            (part["recorded_prompt"].to_numpy(dtype=float) - system) / part["replayed_prompt"]
+        )
+        if own > 0 and str(family) in ratios:
+            logs.setdefault(str(family), []).append(float(np.log(own / ratios[str(family)])))
+    return {f: float(np.std(v, ddof=1)) if len(v) > 1 else 0.0 for f, v in logs.items()}
+
+
+def _table(values: dict[tuple[str, tuple[int, ...]], int]) -> TokenTable:
+    """`(harness, from version, tokens)` rows, newest version first per harness; the
+    oldest row of a harness applies to every older version too (from `()`)."""
+    out = []
+    for harness in sorted({h for h, _ in values}):
+        versions = sorted((v for h, v in values if h == harness), reverse=True)
+        for i, version in enumerate(versions):
+            since = version if i < len(versions) - 1 else ()
+            out.append((harness, since, values[(harness, version)]))
+    return tuple(out)
+
+
+def _agreement(rows: pd.DataFrame) -> float:
+    return float((rows["recorded_hit"] == rows["replayed_hit"]).mean()) if len(rows) else 0.0
+
+
+def calibrate(
+    sessions: Iterable[Session], *, fitted: str | None = None, exclude: Collection[str] = ()
+) -> Calibration:
+    """Fit the cache and token model's free parameters on `sessions` (module notes).
+
+    Args:
+        sessions: The sessions to fit on (the train split); they must record usage.
+        fitted: The fit's date (default: today, UTC).
+        exclude: Session ids that must not enter the fit (the judged ones).
+
+    Returns:
+        The calibration, its `sessions` the ids fitted on.
+
+    Raises:
+        ValueError: No session, a session of `exclude`, or no request with usage.
+    """
+    import pandas as pd
+
+    unique = list({s.id: s for s in sessions}.values())
+    if not unique:
+        raise ValueError("calibrate needs at least one session")
+    refused = sorted({s.id for s in unique} & set(exclude))
+    if refused:
+        raise ValueError(f"sessions {refused} are excluded from the fit (judged on)")
+    rows = pd.concat([fit_rows(s, UNIT_CALIBRATION) for s in unique], ignore_index=True)
+    if rows.empty:
+        raise ValueError("no request of these sessions recorded usage: nothing to fit")
+    ratios, intercepts = _lines(rows)
+    spreads = _spreads(rows, ratios, intercepts)
+    firsts = rows[rows["first"]].groupby("group")["recorded_cache_read"].median()
+    warm = {g: round(float(v)) if v >= MIN_CACHED_PREFIX else 0 for g, v in firsts.items()}
+    fit = UNIT_CALIBRATION.copy_with(system_prompt=_table(intercepts), warm_prefix=_table(warm))
+    for family in FAMILIES:
+        if family in ratios:
+            fit = fit.with_family(
+                family, token_ratio=ratios[family], ratio_spread=spreads.get(family, 0.0)
+            )
+    fit = _fit_ttl(fit, unique, set(rows.loc[rows["family"] == "openai", "session_id"]))
+    final = pd.concat([fit_rows(s, fit) for s in unique], ignore_index=True)
+    for family, part in final.groupby("family", sort=True):
+        hits = part[part["replayed_hit"]]
+        rate = float((~hits["recorded_hit"]).mean()) if len(hits) else 0.0
+        fit = fit.with_family(str(family), miss_rate=rate)
+    day = fitted if fitted is not None else datetime.datetime.now(datetime.UTC).date().isoformat()
+    return fit.copy_with(sessions=tuple(sorted(s.id for s in unique)), fitted=day)
+
+
+def _fit_ttl(fit: Calibration, sessions: list[Session], openai_ids: set[str]) -> Calibration:
+    """Step 3: OpenAI's TTL of `TTL_CANDIDATES` with the best hit agreement."""
+    import pandas as pd
+
+    chosen = [s for s in sessions if s.id in openai_ids]
+    if not chosen:
+        return fit.with_family("openai", ttl_seconds=OPENAI_TTL_MIDDLE)
+    scores = []
+    for ttl in TTL_CANDIDATES:
+        trial = fit.with_family("openai", ttl_seconds=ttl)
+        rows = pd.concat([fit_rows(s, trial) for s in chosen], ignore_index=True)
+        openai = rows[rows["family"] == "openai"]
+        scores.append((-_agreement(openai), abs(ttl - OPENAI_TTL_MIDDLE), ttl))
+    return fit.with_family("openai", ttl_seconds=min(scores)[2])
