@@ -10,8 +10,10 @@ strategy `recorded`, so a recorded compaction rebuilds the context the agent sen
    billed estimate, over the requests before any recorded compaction whose estimate is at
    least `MIN_CACHED_PREFIX`; each request weighted by 1 / recorded² (relative error) and
    each session's requests by 1 / their number (every session counts once). The ratio's
-   spread: the standard deviation of the natural log of each session's own ratio (the
-   median of its requests' `(recorded - system prompt) / estimate`) around the line's.
+   spread: the pooled standard deviation of the natural log of each session's own ratio
+   (the median of its requests' `(recorded - system prompt) / estimate`) around its
+   family's line, over the sessions with at least `MIN_FIT_REQUESTS` such requests
+   (`_spread`).
 2. The warm prefix per harness version: the median over its sessions of the first
    request's recorded cache read (0 below `MIN_CACHED_PREFIX`).
 3. OpenAI's TTL, which the documentation leaves between 5 and 10 minutes: of
@@ -47,6 +49,9 @@ TTL_CANDIDATES: tuple[float, ...] = (300.0, 450.0, 600.0)
 """OpenAI TTLs tried (the documented 5 to 10 minutes and its middle), in seconds."""
 OPENAI_TTL_MIDDLE = 450.0
 """The tie-break of the TTL fit, and the TTL kept when no OpenAI session is fitted."""
+MIN_FIT_REQUESTS = 5
+"""Requests a session needs for its own ratio to enter the spread (the median of fewer,
+beside a system prompt that dwarfs them, says little about a ratio)."""
 PROMPT_PARTS: tuple[str, ...] = ("input", "cache_read", "cache_write")
 
 UNIT_CALIBRATION = Calibration(
@@ -91,11 +96,7 @@ def _lines(rows: pd.DataFrame) -> tuple[dict[str, float], dict[tuple[str, tuple[
     """Step 1's weighted least squares: the ratio per family, the intercept per group."""
     import numpy as np
 
-    usable = rows[
-        ~rows["after_recorded_compaction"]
-        & (rows["replayed_prompt"] >= MIN_CACHED_PREFIX)
-        & (rows["recorded_prompt"] > 0)
-    ]
+    usable = _usable(rows)
     ratios: dict[str, float] = {}
     intercepts: dict[tuple[str, tuple[int, ...]], int] = {}
     for family, part in usable.groupby("family", sort=True):
@@ -114,24 +115,39 @@ def _lines(rows: pd.DataFrame) -> tuple[dict[str, float], dict[tuple[str, tuple[
     return ratios, intercepts
 
 
-def _spreads(
+def _usable(rows: pd.DataFrame, least: int = 1) -> pd.DataFrame:
+    """Step 1's requests: before any recorded compaction, an estimate of at least
+    `MIN_CACHED_PREFIX`, in a session with at least `least` of them."""
+    usable = rows[
+        ~rows["after_recorded_compaction"]
+        & (rows["replayed_prompt"] >= MIN_CACHED_PREFIX)
+        & (rows["recorded_prompt"] > 0)
+    ]
+    sizes = usable.groupby("session_id")["session_id"].transform("size")
+    return usable[sizes >= least]
+
+
+def _spread(
     rows: pd.DataFrame, ratios: dict[str, float], intercepts: dict[tuple[str, tuple[int, ...]], int]
-) -> dict[str, float]:
-    """Per family, the standard deviation of log(session ratio / family ratio)."""
+) -> float:
+    """The pooled standard deviation of log(session ratio / its family's ratio): the
+    squared deviations of every session over (sessions - families), one figure for every
+    family (two or three sessions a family cannot estimate a spread of their own)."""
     import numpy as np
 
-    usable = rows[
-        ~rows["after_recorded_compaction"] & (rows["replayed_prompt"] >= MIN_CACHED_PREFIX)
-    ]
-    logs: dict[str, list[float]] = {}
-    for (family, _), part in usable.groupby(["family", "session_id"], sort=True):
+    deviations: list[float] = []
+    families: set[str] = set()
+    for (family, _), part in _usable(rows, MIN_FIT_REQUESTS).groupby(
+        ["family", "session_id"], sort=True
+    ):
         system = np.array([intercepts.get(g, 0) for g in part["group"]], dtype=float)
-        own = np.median(
-            (part["recorded_prompt"].to_numpy(dtype=float) - system) / part["replayed_prompt"]
-        )
+        recorded = part["recorded_prompt"].to_numpy(dtype=float)
+        own = float(np.median((recorded - system) / part["replayed_prompt"].to_numpy(dtype=float)))
         if own > 0 and str(family) in ratios:
-            logs.setdefault(str(family), []).append(float(np.log(own / ratios[str(family)])))
-    return {f: float(np.std(v, ddof=1)) if len(v) > 1 else 0.0 for f, v in logs.items()}
+            deviations.append(float(np.log(own / ratios[str(family)])))
+            families.add(str(family))
+    freedom = len(deviations) - len(families)
+    return float(np.sqrt(np.sum(np.square(deviations)) / freedom)) if freedom > 0 else 0.0
 
 
 def _table(values: dict[tuple[str, tuple[int, ...]], int]) -> TokenTable:
@@ -178,15 +194,13 @@ def calibrate(
     if rows.empty:
         raise ValueError("no request of these sessions recorded usage: nothing to fit")
     ratios, intercepts = _lines(rows)
-    spreads = _spreads(rows, ratios, intercepts)
+    spread = _spread(rows, ratios, intercepts)
     firsts = rows[rows["first"]].groupby("group")["recorded_cache_read"].median()
     warm = {g: round(float(v)) if v >= MIN_CACHED_PREFIX else 0 for g, v in firsts.items()}
     fit = UNIT_CALIBRATION.copy_with(system_prompt=_table(intercepts), warm_prefix=_table(warm))
     for family in FAMILIES:
         if family in ratios:
-            fit = fit.with_family(
-                family, token_ratio=ratios[family], ratio_spread=spreads.get(family, 0.0)
-            )
+            fit = fit.with_family(family, token_ratio=ratios[family], ratio_spread=spread)
     fit = _fit_ttl(fit, unique, set(rows.loc[rows["family"] == "openai", "session_id"]))
     final = pd.concat([fit_rows(s, fit) for s in unique], ignore_index=True)
     for family, part in final.groupby("family", sort=True):
@@ -211,3 +225,36 @@ def _fit_ttl(fit: Calibration, sessions: list[Session], openai_ids: set[str]) ->
         openai = rows[rows["family"] == "openai"]
         scores.append((-_agreement(openai), abs(ttl - OPENAI_TTL_MIDDLE), ttl))
     return fit.with_family("openai", ttl_seconds=min(scores)[2])
+
+
+def fitted_source(calibration: Calibration, paths: Iterable[str]) -> str:
+    """The text of `_fitted.py` for a calibration (what `perf/calibration_judge.py
+    --write-defaults` writes), listing the corpus files it was fitted on."""
+
+    def family_map(field: str) -> str:
+        values = {f: getattr(calibration.family(f), field) for f in FAMILIES}
+        return "{" + ", ".join(f"{f!r}: {v!r}" for f, v in values.items()) + "}"
+
+    def table(rows: TokenTable) -> str:
+        return "(\n" + "".join(f"    {row!r},\n" for row in rows) + ")"
+
+    listed = "".join(f"#   {p}\n" for p in paths)
+    sessions = "".join(f"    {s!r},\n" for s in calibration.sessions)
+    ttl = calibration.model("openai").ttl_seconds
+    return (
+        '"""The shipped calibration\'s fitted values: `replay.calibrate` on the train split of\n'
+        "`replay.CALIBRATION_SPLIT`. Generated by `python perf/calibration_judge.py\n"
+        '--write-defaults`; do not edit by hand (a test refits and compares)."""\n\n'
+        "# Fitted on these corpus files (relative to the corpus root):\n"
+        f"{listed}\n"
+        f"FIT_DATE = {calibration.fitted!r}\n"
+        f"FIT_SESSIONS: tuple[str, ...] = (\n{sessions})\n"
+        f"TOKEN_RATIO: dict[str, float] = {family_map('token_ratio')}\n"
+        f"RATIO_SPREAD: dict[str, float] = {family_map('ratio_spread')}\n"
+        f"MISS_RATE: dict[str, float] = {family_map('miss_rate')}\n"
+        f"OPENAI_TTL_SECONDS = {ttl!r}\n"
+        "SYSTEM_PROMPT_TOKENS: tuple[tuple[str, tuple[int, ...], int], ...] = "
+        f"{table(calibration.system_prompt)}\n"
+        "WARM_PREFIX_TOKENS: tuple[tuple[str, tuple[int, ...], int], ...] = "
+        f"{table(calibration.warm_prefix)}\n"
+    )
