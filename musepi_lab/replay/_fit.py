@@ -229,17 +229,21 @@ def _fit_ttl(fit: Calibration, sessions: list[Session], openai_ids: set[str]) ->
 
 def fitted_source(calibration: Calibration, paths: Iterable[str]) -> str:
     """The text of `_fitted.py` for a calibration (what `perf/calibration_judge.py
-    --write-defaults` writes), listing the corpus files it was fitted on."""
+    --write-defaults` writes, already in ruff's format), listing the corpus files it was
+    fitted on."""
 
     def family_map(field: str) -> str:
-        values = {f: getattr(calibration.family(f), field) for f in FAMILIES}
-        return "{" + ", ".join(f"{f!r}: {v!r}" for f, v in values.items()) + "}"
+        items = "".join(
+            f'    "{f}": {getattr(calibration.family(f), field)!r},\n' for f in FAMILIES
+        )
+        return "{\n" + items + "}"
 
     def table(rows: TokenTable) -> str:
-        return "(\n" + "".join(f"    {row!r},\n" for row in rows) + ")"
+        lines = "".join(f'    ("{h}", {v!r}, {t:_}),\n' for h, v, t in rows)
+        return "(\n" + lines + ")" if rows else "()"
 
     listed = "".join(f"#   {p}\n" for p in paths)
-    sessions = "".join(f"    {s!r},\n" for s in calibration.sessions)
+    sessions = "".join(f'    "{s}",\n' for s in calibration.sessions)
     ttl = calibration.model("openai").ttl_seconds
     return (
         '"""The shipped calibration\'s fitted values: `replay.calibrate` on the train split of\n'
@@ -247,7 +251,7 @@ def fitted_source(calibration: Calibration, paths: Iterable[str]) -> str:
         '--write-defaults`; do not edit by hand (a test refits and compares)."""\n\n'
         "# Fitted on these corpus files (relative to the corpus root):\n"
         f"{listed}\n"
-        f"FIT_DATE = {calibration.fitted!r}\n"
+        f'FIT_DATE = "{calibration.fitted}"\n'
         f"FIT_SESSIONS: tuple[str, ...] = (\n{sessions})\n"
         f"TOKEN_RATIO: dict[str, float] = {family_map('token_ratio')}\n"
         f"RATIO_SPREAD: dict[str, float] = {family_map('ratio_spread')}\n"

@@ -12,32 +12,44 @@
 #   codex/rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl
 #   codex/rollout-2026-02-23T12-40-23-019c8a4c-ed82-79a1-aa28-7738fc5ab61a.jsonl
 
-FIT_DATE = '2026-12-03'
+FIT_DATE = "2026-12-03"
 FIT_SESSIONS: tuple[str, ...] = (
-    '019a93b9-f380-7600-98ff-940e6b99603c',
-    '019c8a4c-ed82-79a1-aa28-7738fc5ab61a',
-    '1af7fc5e-8455-4414-9ccd-011d40f70b2a',
-    '55604662-cf2a-4331-851a-ec234028f8ca',
-    'ae4a77f8-aedd-4bc1-888f-c94edc91af04',
-    'd6e0bada-1959-4eec-a9d2-0bfade768d8f',
-    'd703a1a9-1b7b-4fb1-b512-c9738b1fe617',
-    'replay-session-1',
+    "019a93b9-f380-7600-98ff-940e6b99603c",
+    "019c8a4c-ed82-79a1-aa28-7738fc5ab61a",
+    "1af7fc5e-8455-4414-9ccd-011d40f70b2a",
+    "55604662-cf2a-4331-851a-ec234028f8ca",
+    "ae4a77f8-aedd-4bc1-888f-c94edc91af04",
+    "d6e0bada-1959-4eec-a9d2-0bfade768d8f",
+    "d703a1a9-1b7b-4fb1-b512-c9738b1fe617",
+    "replay-session-1",
 )
-TOKEN_RATIO: dict[str, float] = {'anthropic': 1.5941874126734092, 'openai': 0.8747471741724752, 'neutral': 1.0}
-RATIO_SPREAD: dict[str, float] = {'anthropic': 0.1494084703199365, 'openai': 0.1494084703199365, 'neutral': 0.0}
-MISS_RATE: dict[str, float] = {'anthropic': 0.04885496183206107, 'openai': 0.04201680672268908, 'neutral': 0.0}
+TOKEN_RATIO: dict[str, float] = {
+    "anthropic": 1.5941874126734092,
+    "openai": 0.8747471741724752,
+    "neutral": 1.0,
+}
+RATIO_SPREAD: dict[str, float] = {
+    "anthropic": 0.1494084703199365,
+    "openai": 0.1494084703199365,
+    "neutral": 0.0,
+}
+MISS_RATE: dict[str, float] = {
+    "anthropic": 0.04885496183206107,
+    "openai": 0.04201680672268908,
+    "neutral": 0.0,
+}
 OPENAI_TTL_SECONDS = 450.0
 SYSTEM_PROMPT_TOKENS: tuple[tuple[str, tuple[int, ...], int], ...] = (
-    ('claude-code', (2, 1), 26707),
-    ('claude-code', (), 15174),
-    ('codex', (0, 104), 11521),
-    ('codex', (), 11279),
-    ('pi', (), 0),
+    ("claude-code", (2, 1), 26_707),
+    ("claude-code", (), 15_174),
+    ("codex", (0, 104), 11_521),
+    ("codex", (), 11_279),
+    ("pi", (), 0),
 )
 WARM_PREFIX_TOKENS: tuple[tuple[str, tuple[int, ...], int], ...] = (
-    ('claude-code', (2, 1), 17842),
-    ('claude-code', (), 4734),
-    ('codex', (0, 104), 3456),
-    ('codex', (), 0),
-    ('pi', (), 0),
+    ("claude-code", (2, 1), 17_842),
+    ("claude-code", (), 4_734),
+    ("codex", (0, 104), 3_456),
+    ("codex", (), 0),
+    ("pi", (), 0),
 )
