@@ -18,13 +18,13 @@ from _corpus import CORPUS, corpus_file, needs_corpus
 from musepi_lab import read_session
 from musepi_lab.formats._claude_code_blocks import usage_from_anthropic
 from musepi_lab.metrics import DEFAULT_PRICES, prices_for
-from musepi_lab.replay import replay
 from musepi_lab.replay import (
     CALIBRATION_SPLIT,
     DEFAULT_CALIBRATION,
     calibrate,
     judge_session,
     read_split,
+    replay,
     session_digest,
     split_sides,
 )
@@ -43,7 +43,6 @@ from musepi_lab.replay._cache import (
     warm_prefix_tokens,
 )
 from musepi_lab.replay._calibration import (
-    calibration_rows,
     calibration_summary,
     recorded_bill,
     within,

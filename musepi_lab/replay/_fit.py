@@ -31,7 +31,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 from collections.abc import Collection, Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 from ..session._session import Session
 from ._cache import MIN_CACHED_PREFIX, harness_version
@@ -42,6 +42,9 @@ from ._result import ReplayResult
 
 if TYPE_CHECKING:
     import pandas as pd
+
+Group = tuple[str, tuple[int, ...]]
+"""A harness and its version's major.minor: what one system prompt is fitted for."""
 
 FIT_STRATEGY = "recorded"
 """The strategy a calibration replays with (follows the agent's own compactions)."""
@@ -83,7 +86,7 @@ def result_rows(session: Session, result: ReplayResult) -> pd.DataFrame:
     return rows.assign(
         family=[calibration.model(str(n)).provider for n in rows["cache_model"]],
         session_id=session.id,
-        group=[(harness, version[:2])] * len(rows),
+        group=cast(Any, [(harness, version[:2])] * len(rows)),
         first=[i == 0 for i in range(len(rows))],
         recorded_prompt=recorded,
         replayed_prompt=replayed,
@@ -92,13 +95,13 @@ def result_rows(session: Session, result: ReplayResult) -> pd.DataFrame:
     )
 
 
-def _lines(rows: pd.DataFrame) -> tuple[dict[str, float], dict[tuple[str, tuple[int, ...]], int]]:
+def _lines(rows: pd.DataFrame) -> tuple[dict[str, float], dict[Group, int]]:
     """Step 1's weighted least squares: the ratio per family, the intercept per group."""
     import numpy as np
 
     usable = _usable(rows)
     ratios: dict[str, float] = {}
-    intercepts: dict[tuple[str, tuple[int, ...]], int] = {}
+    intercepts: dict[Group, int] = {}
     for family, part in usable.groupby("family", sort=True):
         groups = sorted(set(part["group"]))
         design = np.zeros((len(part), 1 + len(groups)))
@@ -127,9 +130,7 @@ def _usable(rows: pd.DataFrame, least: int = 1) -> pd.DataFrame:
     return usable[sizes >= least]
 
 
-def _spread(
-    rows: pd.DataFrame, ratios: dict[str, float], intercepts: dict[tuple[str, tuple[int, ...]], int]
-) -> float:
+def _spread(rows: pd.DataFrame, ratios: dict[str, float], intercepts: dict[Group, int]) -> float:
     """The pooled standard deviation of log(session ratio / its family's ratio): the
     squared deviations of every session over (sessions - families), one figure for every
     family (two or three sessions a family cannot estimate a spread of their own)."""
@@ -150,7 +151,7 @@ def _spread(
     return float(np.sqrt(np.sum(np.square(deviations)) / freedom)) if freedom > 0 else 0.0
 
 
-def _table(values: dict[tuple[str, tuple[int, ...]], int]) -> TokenTable:
+def _table(values: dict[Group, int]) -> TokenTable:
     """`(harness, from version, tokens)` rows, newest version first per harness; the
     oldest row of a harness applies to every older version too (from `()`)."""
     out = []
@@ -196,17 +197,19 @@ def calibrate(
     ratios, intercepts = _lines(rows)
     spread = _spread(rows, ratios, intercepts)
     firsts = rows[rows["first"]].groupby("group")["recorded_cache_read"].median()
-    warm = {g: round(float(v)) if v >= MIN_CACHED_PREFIX else 0 for g, v in firsts.items()}
+    warm = {
+        cast(Group, g): round(float(v)) if v >= MIN_CACHED_PREFIX else 0 for g, v in firsts.items()
+    }
     fit = UNIT_CALIBRATION.copy_with(system_prompt=_table(intercepts), warm_prefix=_table(warm))
     for family in FAMILIES:
         if family in ratios:
             fit = fit.with_family(family, token_ratio=ratios[family], ratio_spread=spread)
     fit = _fit_ttl(fit, unique, set(rows.loc[rows["family"] == "openai", "session_id"]))
     final = pd.concat([fit_rows(s, fit) for s in unique], ignore_index=True)
-    for family, part in final.groupby("family", sort=True):
+    for name, part in final.groupby("family", sort=True):
         hits = part[part["replayed_hit"]]
         rate = float((~hits["recorded_hit"]).mean()) if len(hits) else 0.0
-        fit = fit.with_family(str(family), miss_rate=rate)
+        fit = fit.with_family(str(name), miss_rate=rate)
     day = fitted if fitted is not None else datetime.datetime.now(datetime.UTC).date().isoformat()
     return fit.copy_with(sessions=tuple(sorted(s.id for s in unique)), fitted=day)
 

@@ -116,23 +116,21 @@ def replay(
             every request's `context_tokens` and billed; None (default) bills the
             calibration's estimate for the harness version (`Calibration.system_prompt`)
             and leaves `context_tokens` the conversation alone.
-        cache: The prompt-cache model: "auto" (from each reply's recorded provider),
-            "anthropic", "anthropic-1h", "openai" or "neutral".
+        cache: The prompt-cache model: "auto" (from each reply's provider) or a name of
+            `CACHE_MODELS`.
         leaf_id: Replay the path to this leaf (default: the session leaf).
         hooks: The seed's touchpoints: `session_before_compact` and `session_compacting`
             are asked at every compaction attempt, `session_compact` is told each
             compaction the replay keeps.
-        calibration: The fitted token ratios, miss rates, OpenAI TTL and harness tables
-            (`replay.calibrate`; default `DEFAULT_CALIBRATION`, the fit shipped).
+        calibration: The fitted parameters (`calibrate`; default `DEFAULT_CALIBRATION`).
         **params: Strategy parameters when `strategy` is a name.
 
     Returns:
-        A `ReplayResult` whose timeline has one row per request, with the columns
-        `COLUMNS` (each described there).
+        A `ReplayResult`: a timeline of one row per request (`COLUMNS`), the bill's
+        expected value and 90% interval (`cost`, `cost_interval`).
 
     Raises:
-        ValueError: Unknown triggers, an unknown cache model, or a strategy window that
-            contradicts `window`.
+        ValueError: Unknown triggers or cache model, or a contradicting strategy window.
     """
     fit = calibration or DEFAULT_CALIBRATION
     config = configure(
@@ -147,9 +145,9 @@ def replay(
         system_tokens=system_tokens or 0,
         params=params,
         cache=cache,
-        billed_system_tokens=(
-            fit.system_prompt_tokens(session.header) if system_tokens is None else system_tokens
-        ),
+        billed_system_tokens=fit.system_prompt_tokens(session.header)
+        if system_tokens is None
+        else system_tokens,
         hooks=hooks,
         warm_tokens=fit.warm_prefix_tokens(session.header),
         split_replies=session.header.get("sourceFormat") in SPLIT_REPLY_HARNESSES,

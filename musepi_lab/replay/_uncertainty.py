@@ -109,7 +109,8 @@ def cost_draws(
     missed = (u < miss_rate) & hit
     moved = np.maximum(read - warm, 0.0) * premium
     per_request = scale * (cost - out + missed * moved) + out
-    return per_request[:, keep].sum(axis=1) + extra
+    bills: np.ndarray = per_request[:, keep].sum(axis=1) + extra
+    return bills
 
 
 def prediction_interval(draws: np.ndarray, level: float = PREDICTION_LEVEL) -> tuple[float, float]:
