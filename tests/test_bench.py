@@ -420,6 +420,7 @@ def test_replay_cells_walk_every_request():
     assert table.loc[("truncate", 24000), "cost_baseline"] == "none"
 
 
+@pytest.mark.filterwarnings("ignore:No artists with labels")  # `none` has no retention to draw
 def test_a_replay_report_draws_the_cost_with_its_interval(tmp_path):
     df = run_benchmark(SMALL, ["none"], [24000], executor="serial", progress=False, mode="replay")
     written = write_benchmark_report(tmp_path, df)
