@@ -94,6 +94,8 @@ def test_calibrate_recovers_a_known_ratio_system_prompt_and_miss_rate(tmp_path):
     # Every request after the first is a hit by the documented rules; 8 of 40 missed.
     assert anthropic.miss_rate == pytest.approx(8 / 40)
     assert anthropic.ratio_spread == pytest.approx(0.0, abs=1e-3)  # one ratio in both
+    # Both sessions miss at the same rate: no more spread between them than chance.
+    assert anthropic.miss_concentration == 0.0
     assert fit.warm_prefix_tokens(sessions[0].header) == 0  # first requests read nothing
     assert fit.sessions == ("s0", "s1") and fit.fitted == "2025-01-01"
     # The OpenAI parameters saw no session: the unit ratio and the documented middle TTL.
@@ -104,7 +106,8 @@ def test_calibrate_recovers_a_known_ratio_system_prompt_and_miss_rate(tmp_path):
 def test_calibrate_measures_the_spread_of_session_ratios(tmp_path):
     # Two sessions at 1.3 / 1.1 and 1.3 * 1.1: each deviates by log(1.1) from a line
     # between them, so the pooled spread over 2 - 1 degrees of freedom is about
-    # sqrt(2) * log(1.1).
+    # sqrt(2) * log(1.1); a new session's spreads wider, by sqrt(1 + 1/2), and is drawn
+    # from Student's t with that one degree of freedom.
     sessions = [
         synthetic_session(tmp_path, "low", ratio=1.3 / 1.1, system=3_000, misses=set()),
         synthetic_session(tmp_path, "high", ratio=1.3 * 1.1, system=3_000, misses=set()),
@@ -112,9 +115,29 @@ def test_calibrate_measures_the_spread_of_session_ratios(tmp_path):
     fit = calibrate(sessions)
     assert fit.family("anthropic").token_ratio == pytest.approx(1.3, rel=0.02)
     assert fit.family("anthropic").ratio_spread == pytest.approx(
-        math.sqrt(2) * math.log(1.1), rel=0.15
+        math.sqrt(2) * math.log(1.1) * math.sqrt(1.5), rel=0.15
     )
+    assert fit.family("anthropic").ratio_freedom == 1
     assert fit.family("anthropic").miss_rate == 0.0
+
+
+def test_calibrate_measures_how_much_sessions_miss_rates_differ(tmp_path):
+    # One session misses 4 of its 40 hits (10%), the other 16 (40%): pooled 25%. Each
+    # deviates by 0.15 from it, where chance alone (binomial, 40 hits) gives a variance of
+    # 0.25 * 0.75 / 40; the excess over m (1 - m), over 2 - 1 degrees of freedom, is rho,
+    # and the beta concentration is 1 / rho - 1.
+    few = {k for k in range(1, 41) if k % 10 == 0}
+    many = set(range(1, 17))
+    assert (len(few), len(many)) == (4, 16)
+    sessions = [
+        synthetic_session(tmp_path, "few", ratio=1.3, system=3_000, misses=few),
+        synthetic_session(tmp_path, "many", ratio=1.3, system=3_000, misses=many),
+    ]
+    fit = calibrate(sessions)
+    m = 20 / 80
+    rho = 2 * (0.15**2 - m * (1 - m) / 40) / (m * (1 - m))
+    assert fit.family("anthropic").miss_rate == pytest.approx(m)
+    assert fit.family("anthropic").miss_concentration == pytest.approx(1 / rho - 1, rel=1e-6)
 
 
 def test_calibrate_refuses_an_excluded_session_and_records_what_it_saw(tmp_path):

@@ -130,11 +130,16 @@ class CacheModel:
         block: Cached prefixes are whole multiples of this many tokens.
         min_prefix: Shortest prefix that is cached at all.
         token_ratio: Provider tokens per billed-estimate token (`TOKENIZER_RATIO`).
-        ratio_spread: Standard deviation of the natural log of a session's own token
-            ratio around `token_ratio` (fitted across sessions; 0: exact).
+        ratio_spread: Scale of the natural log of a new session's own token ratio around
+            `token_ratio` (the predictive spread, fitted across sessions; 0: exact).
+        ratio_freedom: Degrees of freedom of that spread's estimate: a session's log
+            ratio is drawn from Student's t with them (0: from a normal distribution).
         miss_rate: Share of the requests this model reads mostly from cache that the
             provider nevertheless misses, which no documented rule predicts (fitted;
             the replay bills none of them, `ReplayResult.cost_interval` draws them).
+        miss_concentration: How alike sessions' own miss rates are: each session's
+            rate is drawn from a beta distribution of mean `miss_rate` and this
+            concentration (0: every session misses at `miss_rate` exactly).
     """
 
     name: str
@@ -146,7 +151,9 @@ class CacheModel:
     min_prefix: int
     token_ratio: float = 1.0
     ratio_spread: float = 0.0
+    ratio_freedom: float = 0.0
     miss_rate: float = 0.0
+    miss_concentration: float = 0.0
 
 
 def _fitted_model(model: CacheModel) -> CacheModel:
@@ -154,7 +161,9 @@ def _fitted_model(model: CacheModel) -> CacheModel:
         model,
         token_ratio=_fitted.TOKEN_RATIO.get(model.provider, 1.0),
         ratio_spread=_fitted.RATIO_SPREAD.get(model.provider, 0.0),
+        ratio_freedom=getattr(_fitted, "RATIO_FREEDOM", {}).get(model.provider, 0.0),
         miss_rate=_fitted.MISS_RATE.get(model.provider, 0.0),
+        miss_concentration=getattr(_fitted, "MISS_CONCENTRATION", {}).get(model.provider, 0.0),
     )
 
 

@@ -29,6 +29,15 @@ TokenTable = tuple[tuple[str, tuple[int, ...], int], ...]
 FAMILIES: tuple[str, ...] = ("anthropic", "openai", "neutral")
 """The tokenizer families a calibration fits one token ratio and miss rate for."""
 
+FITTED_FIELDS: tuple[str, ...] = (
+    "token_ratio",
+    "ratio_spread",
+    "ratio_freedom",
+    "miss_rate",
+    "miss_concentration",
+)
+"""The `CacheModel` fields a calibration fits per family."""
+
 
 @dataclass(frozen=True)
 class Calibration:
@@ -95,14 +104,13 @@ class Calibration:
         return dataclasses.replace(self, **changes)
 
     def parameters(self) -> dict[str, float]:
-        """The fitted numbers, flat: `<family>_token_ratio`, `<family>_ratio_spread`,
-        `<family>_miss_rate`, `openai_ttl_seconds`."""
+        """The fitted numbers, flat: per family `<family>_<field>` of `FITTED_FIELDS`, then
+        `openai_ttl_seconds`."""
         out: dict[str, float] = {}
         for family in FAMILIES:
             model = self.family(family)
-            out[f"{family}_token_ratio"] = model.token_ratio
-            out[f"{family}_ratio_spread"] = model.ratio_spread
-            out[f"{family}_miss_rate"] = model.miss_rate
+            for name in FITTED_FIELDS:
+                out[f"{family}_{name}"] = float(getattr(model, name))
         out["openai_ttl_seconds"] = float(self.model("openai").ttl_seconds or 0.0)
         return out
 

@@ -13,14 +13,16 @@ strategy `recorded`, so a recorded compaction rebuilds the context the agent sen
    spread: the pooled standard deviation of the natural log of each session's own ratio
    (the median of its requests' `(recorded - system prompt) / estimate`) around its
    family's line, over the sessions with at least `MIN_FIT_REQUESTS` such requests
-   (`_spread`).
+   (`_spread`), widened to a new session's (times `sqrt(1 + 1/n)` for n sessions) and
+   drawn from Student's t with the estimate's degrees of freedom (`ratio_freedom`).
 2. The warm prefix per harness version: the median over its sessions of the first
    request's recorded cache read (0 below `MIN_CACHED_PREFIX`).
 3. OpenAI's TTL, which the documentation leaves between 5 and 10 minutes: of
    `TTL_CANDIDATES`, the one under which the replay and the record agree most often on
    whether a request read its prompt from cache (ties: nearest the middle).
 4. The miss rate: of the requests the replay reads mostly from cache, the share the
-   provider recorded mostly as a miss.
+   provider recorded mostly as a miss; and how much sessions' own rates differ beyond
+   chance (`_miss_concentration`, the beta concentration the simulation draws them from).
 
 A session enters the fit once (copies, by session id, are dropped) and is recorded in the
 result's `sessions`, so a judgement of one of them is refused.
@@ -52,6 +54,8 @@ TTL_CANDIDATES: tuple[float, ...] = (300.0, 450.0, 600.0)
 """OpenAI TTLs tried (the documented 5 to 10 minutes and its middle), in seconds."""
 OPENAI_TTL_MIDDLE = 450.0
 """The tie-break of the TTL fit, and the TTL kept when no OpenAI session is fitted."""
+MIN_MISS_HITS = 20
+"""Replayed hits a session needs for its own miss rate to enter `_miss_concentration`."""
 MIN_FIT_REQUESTS = 5
 """Requests a session needs for its own ratio to enter the spread (the median of fewer,
 beside a system prompt that dwarfs them, says little about a ratio)."""
@@ -59,7 +63,14 @@ PROMPT_PARTS: tuple[str, ...] = ("input", "cache_read", "cache_write")
 
 UNIT_CALIBRATION = Calibration(
     models=tuple(
-        dataclasses.replace(m, token_ratio=1.0, ratio_spread=0.0, miss_rate=0.0)
+        dataclasses.replace(
+            m,
+            token_ratio=1.0,
+            ratio_spread=0.0,
+            ratio_freedom=0.0,
+            miss_rate=0.0,
+            miss_concentration=0.0,
+        )
         for m in DEFAULT_CALIBRATION.models
     )
 )
@@ -130,14 +141,17 @@ def _usable(rows: pd.DataFrame, least: int = 1) -> pd.DataFrame:
     return usable[sizes >= least]
 
 
-def _spread(rows: pd.DataFrame, ratios: dict[str, float], intercepts: dict[Group, int]) -> float:
+def _spread(
+    rows: pd.DataFrame, ratios: dict[str, float], intercepts: dict[Group, int]
+) -> tuple[float, int, dict[str, int]]:
     """The pooled standard deviation of log(session ratio / its family's ratio): the
     squared deviations of every session over (sessions - families), one figure for every
-    family (two or three sessions a family cannot estimate a spread of their own)."""
+    family (two or three sessions a family cannot estimate a spread of their own); with
+    its degrees of freedom and the sessions of each family."""
     import numpy as np
 
     deviations: list[float] = []
-    families: set[str] = set()
+    families: dict[str, int] = {}
     for (family, _), part in _usable(rows, MIN_FIT_REQUESTS).groupby(
         ["family", "session_id"], sort=True
     ):
@@ -146,9 +160,32 @@ def _spread(rows: pd.DataFrame, ratios: dict[str, float], intercepts: dict[Group
         own = float(np.median((recorded - system) / part["replayed_prompt"].to_numpy(dtype=float)))
         if own > 0 and str(family) in ratios:
             deviations.append(float(np.log(own / ratios[str(family)])))
-            families.add(str(family))
+            families[str(family)] = families.get(str(family), 0) + 1
     freedom = len(deviations) - len(families)
-    return float(np.sqrt(np.sum(np.square(deviations)) / freedom)) if freedom > 0 else 0.0
+    if freedom <= 0:
+        return 0.0, 0, families
+    return float(np.sqrt(np.sum(np.square(deviations)) / freedom)), freedom, families
+
+
+def _miss_concentration(final: pd.DataFrame, rates: dict[str, float]) -> float:
+    """How alike the sessions' own miss rates are: the beta concentration `1 / rho - 1`
+    of the intra-session correlation `rho` (method of moments, pooled over families: per
+    session with at least `MIN_MISS_HITS` replayed hits, the squared deviation of its rate
+    from its family's beyond the binomial part, over `m (1 - m)`, summed over (sessions -
+    families)); 0 when the sessions vary no more than chance (every one at the rate)."""
+    excess, families, sessions = 0.0, set(), 0
+    for (family, _), part in final.groupby(["family", "session_id"], sort=True):
+        hits = part[part["replayed_hit"]]
+        m = rates.get(str(family), 0.0)
+        if len(hits) < MIN_MISS_HITS or not 0 < m < 1:
+            continue
+        own = float((~hits["recorded_hit"]).mean())
+        excess += ((own - m) ** 2 - m * (1 - m) / len(hits)) / (m * (1 - m))
+        families.add(str(family))
+        sessions += 1
+    freedom = sessions - len(families)
+    rho = excess / freedom if freedom > 0 else 0.0
+    return 1.0 / rho - 1.0 if 0 < rho < 1 else 0.0
 
 
 def _table(values: dict[Group, int]) -> TokenTable:
@@ -195,7 +232,7 @@ def calibrate(
     if rows.empty:
         raise ValueError("no request of these sessions recorded usage: nothing to fit")
     ratios, intercepts = _lines(rows)
-    spread = _spread(rows, ratios, intercepts)
+    spread, freedom, counts = _spread(rows, ratios, intercepts)
     firsts = rows[rows["first"]].groupby("group")["recorded_cache_read"].median()
     warm = {
         cast(Group, g): round(float(v)) if v >= MIN_CACHED_PREFIX else 0 for g, v in firsts.items()
@@ -203,13 +240,23 @@ def calibrate(
     fit = UNIT_CALIBRATION.copy_with(system_prompt=_table(intercepts), warm_prefix=_table(warm))
     for family in FAMILIES:
         if family in ratios:
-            fit = fit.with_family(family, token_ratio=ratios[family], ratio_spread=spread)
+            # The spread of a new session around a ratio fitted on n: sigma sqrt(1 + 1/n).
+            predictive = spread * (1.0 + 1.0 / max(1, counts.get(family, 1))) ** 0.5
+            fit = fit.with_family(
+                family,
+                token_ratio=ratios[family],
+                ratio_spread=predictive,
+                ratio_freedom=float(freedom),
+            )
     fit = _fit_ttl(fit, unique, set(rows.loc[rows["family"] == "openai", "session_id"]))
     final = pd.concat([fit_rows(s, fit) for s in unique], ignore_index=True)
+    rates = {}
     for name, part in final.groupby("family", sort=True):
         hits = part[part["replayed_hit"]]
-        rate = float((~hits["recorded_hit"]).mean()) if len(hits) else 0.0
-        fit = fit.with_family(str(name), miss_rate=rate)
+        rates[str(name)] = float((~hits["recorded_hit"]).mean()) if len(hits) else 0.0
+    concentration = _miss_concentration(final, rates)
+    for name, rate in rates.items():
+        fit = fit.with_family(name, miss_rate=rate, miss_concentration=concentration)
     day = fitted if fitted is not None else datetime.datetime.now(datetime.UTC).date().isoformat()
     return fit.copy_with(sessions=tuple(sorted(s.id for s in unique)), fitted=day)
 
@@ -258,7 +305,9 @@ def fitted_source(calibration: Calibration, paths: Iterable[str]) -> str:
         f"FIT_SESSIONS: tuple[str, ...] = (\n{sessions})\n"
         f"TOKEN_RATIO: dict[str, float] = {family_map('token_ratio')}\n"
         f"RATIO_SPREAD: dict[str, float] = {family_map('ratio_spread')}\n"
+        f"RATIO_FREEDOM: dict[str, float] = {family_map('ratio_freedom')}\n"
         f"MISS_RATE: dict[str, float] = {family_map('miss_rate')}\n"
+        f"MISS_CONCENTRATION: dict[str, float] = {family_map('miss_concentration')}\n"
         f"OPENAI_TTL_SECONDS = {ttl!r}\n"
         "SYSTEM_PROMPT_TOKENS: tuple[tuple[str, tuple[int, ...], int], ...] = "
         f"{table(calibration.system_prompt)}\n"

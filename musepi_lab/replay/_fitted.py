@@ -29,13 +29,23 @@ TOKEN_RATIO: dict[str, float] = {
     "neutral": 1.0,
 }
 RATIO_SPREAD: dict[str, float] = {
-    "anthropic": 0.1494084703199365,
-    "openai": 0.1494084703199365,
+    "anthropic": 0.18298725776680466,
+    "openai": 0.18298725776680466,
+    "neutral": 0.0,
+}
+RATIO_FREEDOM: dict[str, float] = {
+    "anthropic": 2.0,
+    "openai": 2.0,
     "neutral": 0.0,
 }
 MISS_RATE: dict[str, float] = {
     "anthropic": 0.04885496183206107,
     "openai": 0.04201680672268908,
+    "neutral": 0.0,
+}
+MISS_CONCENTRATION: dict[str, float] = {
+    "anthropic": 145.59668680912137,
+    "openai": 145.59668680912137,
     "neutral": 0.0,
 }
 OPENAI_TTL_SECONDS = 450.0

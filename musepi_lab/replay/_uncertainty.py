@@ -5,11 +5,14 @@ leave open are fitted on the train split (`replay.calibrate`) and drawn here, se
 result's interval is the same every time:
 
 - the session's own token ratio: one draw per tokenizer family and session, the fitted
-  ratio times `exp(ratio_spread * z)` with `z` standard normal, scaling the conversation
-  part of every prompt (the system prompt is a separate fitted figure);
-- the provider's unpredicted misses: each request the replay reads mostly from cache
-  misses with the family's fitted `miss_rate`, independently, and then pays its cache
-  read beyond the warm prefix as a write (as input, for OpenAI).
+  ratio times `exp(ratio_spread * t)`, `t` from Student's t with `ratio_freedom` degrees
+  of freedom (the spread is estimated from a few sessions; normal when 0), scaling the
+  conversation part of every prompt (the system prompt is a separate fitted figure);
+- the provider's unpredicted misses: the session's own miss rate is drawn from a beta
+  distribution of mean `miss_rate` and concentration `miss_concentration` (sessions miss
+  at very different rates; exactly `miss_rate` when 0); each request the replay reads
+  mostly from cache then misses at that rate, independently, and pays its cache read
+  beyond the warm prefix as a write (as input, for OpenAI).
 
 The draws depend only on the seed and the number of requests, so two replays of the same
 session (two strategies) share them: their per-draw difference is a paired simulation of
@@ -90,27 +93,45 @@ def cost_draws(
     if len(pricing) != n:
         return np.full(draws, float(cost[keep].sum()) + extra)
     rng = np.random.default_rng(seed)
-    z = rng.standard_normal((draws, len(FAMILIES)))
-    u = rng.random((draws, n))
+    t, rates = session_draws(calibration, rng, draws)
+    u = rng.random((draws, n))  # last: the session draws above do not depend on n
     read = timeline["cache_read"].to_numpy(dtype=float)
     prompt = read + timeline[["input_tokens", "cache_write"]].to_numpy(dtype=float).sum(axis=1)
     models = [calibration.model(p.cache_model) for p in pricing]
     family = np.array([FAMILIES.index(m.provider) for m in models], dtype=int)
     spread = np.array([m.ratio_spread for m in models])
-    miss_rate = np.array([m.miss_rate for m in models])
     system = np.array([p.system_tokens for p in pricing], dtype=float)
     warm = np.array([p.warm_tokens for p in pricing], dtype=float)
     out = timeline["output_tokens"].to_numpy(dtype=float) * [p.output / 1e6 for p in pricing]
     premium = np.array([(p.miss - p.cache_read) / 1e6 for p in pricing])
-    factor = np.exp(spread * z[:, family])
+    factor = np.exp(spread * t[:, family])
     conversation = np.maximum(prompt - system, 0.0)
     scale = np.where(prompt > 0, (system + factor * conversation) / np.maximum(prompt, 1.0), 1.0)
     hit = (read * 2 >= prompt) & (prompt > 0)
-    missed = (u < miss_rate) & hit
+    missed = (u < rates[:, family]) & hit
     moved = np.maximum(read - warm, 0.0) * premium
     per_request = scale * (cost - out + missed * moved) + out
     bills: np.ndarray = per_request[:, keep].sum(axis=1) + extra
     return bills
+
+
+def session_draws(
+    calibration: Calibration, rng: np.random.Generator, draws: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per draw and family: the session's log-ratio deviate (Student's t with the family's
+    `ratio_freedom`, else standard normal) and its own miss rate (beta of mean `miss_rate`
+    and concentration `miss_concentration`, else `miss_rate`)."""
+    import numpy as np
+
+    t = np.zeros((draws, len(FAMILIES)))
+    rates = np.zeros((draws, len(FAMILIES)))
+    for j, name in enumerate(FAMILIES):
+        model = calibration.family(name)
+        dof = model.ratio_freedom
+        t[:, j] = rng.standard_t(dof, draws) if dof > 0 else rng.standard_normal(draws)
+        m, k = model.miss_rate, model.miss_concentration
+        rates[:, j] = rng.beta(m * k, (1 - m) * k, draws) if k > 0 and 0 < m < 1 else m
+    return t, rates
 
 
 def prediction_interval(draws: np.ndarray, level: float = PREDICTION_LEVEL) -> tuple[float, float]:
