@@ -327,8 +327,9 @@ if sessions_judged is not None:
 #
 # The intervals draw a new session's ratio from Student's t (the spread, 0.18 in log, is
 # estimated from four sessions with two degrees of freedom) and its own miss rate around
-# the fitted 4.9% of hits (mostly pi/large-session's 30 misses; the judged sessions miss
-# 0.6% to 2%), so they are wide and their expected bill sits above the rules' bill. The two
+# the fitted 4.9% of hits (mostly pi/large-session's 30 misses; the judged Anthropic
+# sessions miss 0.6% to 2%), so they are wide and their expected bill sits above the
+# rules' bill. The two
 # they miss: fe5e1c67, whose first request finds the previous session's whole prompt
 # cached (an unpredicted hit, which the simulation does not draw), and spotter_subagent
 # (12 requests), just below its interval. That interval method (t and the between-session
