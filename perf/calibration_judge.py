@@ -92,8 +92,9 @@ def print_families(figures: pd.DataFrame) -> None:
     print("|---|---|---|---|---|---|---|")
     for family, row in figures.iterrows():
         print(
-            f"| {family} | {row['sessions']} | {row['requests']} | {row['documented_share']:.1%} "
-            f"| {row['documented_cost_error_median']:.1%} | {row['unpredicted_misses']} | "
+            f"| {family} | {int(row['sessions'])} | {int(row['requests'])} | "
+            f"{row['documented_share']:.1%} | {row['documented_cost_error_median']:.1%} | "
+            f"{int(row['unpredicted_misses'])} | "
             f"{row['coverage']:.0%} |"
         )
 
