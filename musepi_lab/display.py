@@ -207,7 +207,14 @@ def replay_pairs(replay: Any) -> list[tuple[str, Any]]:
         ("compactions", replay.compactions),
         ("peak context", f"{replay.peak_context:,}"),
         ("cost", f"${replay.total_cost:.4f}"),
+        ("expected cost, 90% interval", _interval(replay)),
     ]
+
+
+def _interval(replay: Any) -> str:
+    """`$expected [$low, $high]` of a replay's bill (`ReplayResult.cost_interval`)."""
+    low, high = replay.cost_interval
+    return f"${replay.cost:.4f} [${low:.4f}, ${high:.4f}]"
 
 
 def replay_html(replay: Any) -> str:

@@ -30,7 +30,8 @@ from musepi_lab.bench import (
 from musepi_lab.compaction._result import CompactionResult
 from musepi_lab.compaction._settings import CompactionSettings
 from musepi_lab.formats._registry import read_session
-from musepi_lab.plot import write_benchmark_report
+from musepi_lab.plot import REPLAY_REPORT_FIGURES, write_benchmark_report
+from musepi_lab.replay._uncertainty import COST_DRAWS
 from musepi_lab.strategies._base import CompactionContext, Strategy, compact, register
 
 SAMPLE = Path(__file__).resolve().parents[1] / "datasets" / "sample"
@@ -408,6 +409,23 @@ def test_replay_cells_walk_every_request():
     table = summary_table(df)
     assert table.loc[("truncate", 24000), "compactions"] == by.loc["truncate", "compactions"]
     assert "replay_cost_usd" in table.columns
+    # The bill's prediction interval (issue 23): the draws behind it, their mean, the
+    # difference from `none` paired draw by draw.
+    for _, row in df.iterrows():
+        draws = json.loads(row["replay_cost_draws"])
+        assert len(draws) == COST_DRAWS
+        assert row["replay_cost_expected"] == pytest.approx(sum(draws) / len(draws))
+        assert row["replay_cost_low"] <= row["replay_cost_expected"] <= row["replay_cost_high"]
+    assert table.loc[("none", 24000), "cost_difference"] == 0.0
+    assert table.loc[("truncate", 24000), "cost_baseline"] == "none"
+
+
+@pytest.mark.filterwarnings("ignore:No artists with labels")  # `none` has no retention to draw
+def test_a_replay_report_draws_the_cost_with_its_interval(tmp_path):
+    df = run_benchmark(SMALL, ["none"], [24000], executor="serial", progress=False, mode="replay")
+    written = write_benchmark_report(tmp_path, df)
+    assert set(REPLAY_REPORT_FIGURES) <= set(written)
+    assert (tmp_path / "replay_cost.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 # -- output --------------------------------------------------------------------------------

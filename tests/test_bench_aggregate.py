@@ -4,6 +4,8 @@ is worked out by hand from the small frame below."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -99,3 +101,70 @@ def test_markdown_shows_counts_and_intervals():
     markdown = table_markdown(table)
     assert "| strategy | budget | cells | errors | compacted | with facts |" in markdown
     assert "| none | 1,000 | 2 | 0 | 0 | 2 | n=0 | 1.000 [1.000, 1.000] n=2 |" in markdown
+
+
+# -- the replay model's uncertainty of a cost difference (issue 23) ------------------------
+COST_METRICS = ("replay_cost_expected", "replay_cost_low", "replay_cost_high")
+
+
+def _replay_cell(session, strategy, draws, expected=None):
+    return {
+        **_cell(session, strategy, 64000, compacted=True, reduction=0.5, facts=0, retention=None),
+        "mode": "replay",
+        "compactions": 1,
+        "replay_cost_usd": min(draws),
+        "replay_cost_expected": float(np.mean(draws)) if expected is None else expected,
+        "replay_cost_low": min(draws),
+        "replay_cost_high": max(draws),
+        "replay_cost_draws": json.dumps(draws),
+    }
+
+
+def test_cost_difference_is_paired_draw_by_draw():
+    # Two sessions, four draws each. `cheap` is 1.0 below `none` in every draw of s1 and
+    # 0.5 below in s2, while each strategy's own draws spread over 10: paired, the mean
+    # difference is -0.75 in every draw, so the interval is [-0.75, -0.75] (outside 0);
+    # `same` differs from `none` by +1, -1, +1, -1 (s1) and 0 (s2): means +0.5, -0.5, ...,
+    # an interval around 0.
+    base1, base2 = [10.0, 20.0, 15.0, 12.0], [5.0, 7.0, 6.0, 9.0]
+    frame = pd.DataFrame(
+        [
+            _replay_cell("s1", "none", base1),
+            _replay_cell("s2", "none", base2),
+            _replay_cell("s1", "cheap", [b - 1.0 for b in base1]),
+            _replay_cell("s2", "cheap", [b - 0.5 for b in base2]),
+            _replay_cell("s1", "same", [b + d for b, d in zip(base1, [1, -1, 1, -1], strict=True)]),
+            _replay_cell("s2", "same", base2),
+        ]
+    )
+    table = summary_table(frame, COST_METRICS)
+    cheap = table.loc[("cheap", 64000)]
+    assert cheap["cost_baseline"] == "none"
+    assert cheap["cost_difference"] == pytest.approx(-0.75)
+    assert (cheap["cost_difference_low"], cheap["cost_difference_high"]) == pytest.approx(
+        (-0.75, -0.75)
+    )
+    assert not cheap["cost_difference_within_uncertainty"]
+    same = table.loc[("same", 64000)]
+    assert same["cost_difference"] == pytest.approx(0.0)
+    assert same["cost_difference_low"] < 0 < same["cost_difference_high"]
+    assert same["cost_difference_within_uncertainty"]
+    assert table.loc[("none", 64000), "cost_difference"] == 0.0
+    # The unpaired intervals of `cheap` and `none` overlap widely, which is why the
+    # difference is taken draw by draw.
+    assert (
+        table.loc[("cheap", 64000), "replay_cost_high_ci_high"]
+        > table.loc[("none", 64000), "replay_cost_low_ci_low"]
+    )
+    text = table_markdown(table)
+    assert "cost vs none [90%]" in text and "(within uncertainty)" in text
+    assert "-0.7500 [-0.7500, -0.7500]" in text
+
+
+def test_cost_difference_against_a_chosen_baseline_and_without_draws():
+    frame = pd.DataFrame([_replay_cell("s1", "a", [1.0, 2.0]), _replay_cell("s1", "b", [3.0, 5.0])])
+    table = summary_table(frame, COST_METRICS, baseline="b")
+    assert table.loc[("a", 64000), "cost_difference"] == pytest.approx(-2.5)
+    assert table.loc[("a", 64000), "cost_baseline"] == "b"
+    # Compact frames carry no draws, hence no difference columns.
+    assert "cost_difference" not in summary_table(FRAME, ("token_reduction",)).columns

@@ -207,3 +207,27 @@ def test_budget_labels_name_every_point_of_every_series():
     budgets = sorted({r[2] for r in ROWS})
     strategies = {r[1] for r in ROWS}
     assert len(labels) == len(budgets) * len(strategies)
+
+
+def test_replay_cost_bars_carry_the_prediction_interval():
+    # Expected bills and interval ends per cell; the bar is the mean expected bill, the
+    # error bar runs from the mean low end to the mean high end (both sessions).
+    df = frame(
+        replay_cost_usd=[1.0] * len(ROWS),
+        replay_cost_expected=[1.0, 3.0, 2.0, 2.0, 4.0, 6.0, 5.0, 5.0],
+        replay_cost_low=[0.5, 2.5, 1.0, 1.0, 3.0, 5.0, 4.0, 4.0],
+        replay_cost_high=[2.0, 4.0, 3.0, 5.0, 6.0, 8.0, 7.0, 9.0],
+    )
+    ax = plot_cost(df)
+    heights = [p.get_height() for c in ax.containers if hasattr(c, "patches") for p in c.patches]
+    # llm-summary 2k, 2k truncate... one container per budget: [llm@2k, trunc@2k], [llm@8k, trunc@8k]
+    assert heights == pytest.approx([5.0, 2.0, 5.0, 2.0])
+    segments = [
+        seg
+        for coll in ax.collections
+        for seg in coll.get_segments()  # the error bars
+    ]
+    spans = sorted((round(s[0][1], 6), round(s[1][1], 6)) for s in segments)
+    assert spans == sorted([(4.0, 7.0), (1.5, 3.0), (4.0, 8.0), (1.0, 4.0)])
+    assert "90% interval" in ax.get_ylabel()
+    plt.close(ax.figure)

@@ -13,7 +13,7 @@ from _corpus import corpus_file
 
 from musepi_lab import read_session
 from musepi_lab.replay import replay
-from musepi_lab.replay._calibration import calibration_rows, calibration_summary, within
+from musepi_lab.replay._calibration import calibration_rows
 from musepi_lab.strategies import available, compact
 
 
@@ -89,37 +89,37 @@ def test_compact_recorded_gives_the_newest_recorded_summary_or_none():
     assert compact(read_session(corpus_file("pi", "large-session.jsonl")), "recorded") is None
 
 
-# Calibration with the agent's own compactions followed (the bill `none` cannot reproduce
-# once the recorded agent compacted). Measured errors in the reasons.
-CALIBRATION = {
-    ("claude-code", "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"): None,
-    ("claude-code", "258c7280-ae70-4798-800f-63464d01a85d.jsonl"): "cost -14.5% with tokens "
-    "within 1%: its cache writes are 1-hour writes (twice the input price, 1.25x for the "
-    "5-minute model used) and a new turn 2.5 minutes after the last finds only the system "
-    "prompt cached (89,928 written), which no rule here predicts",
-    ("pi", "before-compaction.jsonl"): "cost -0.6% but cache read +16.3% of the prompt",
-    ("claude-code", "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"): "cost -14.3%, cache read "
-    "-15.8% of the prompt: this session's tokens per estimate (1.86) is far from the declared 1.5",
-    ("codex", "rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl"): "cost "
-    "-24.6% (output -33.6% with hidden reasoning counted from the encrypted length), cache "
-    "read +13.7% of the prompt (redacted text counted from its length)",
-}
+# Sessions in which the recorded agent compacted. How close a replay's bill comes to the
+# recorded one is judged on the split (issue 23, `perf/calibration_judge.py`); what holds
+# here is that `recorded` rebuilds the context the agent sent after its compactions.
+COMPACTED = [
+    ("claude-code", "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"),
+    ("claude-code", "258c7280-ae70-4798-800f-63464d01a85d.jsonl"),
+    ("pi", "before-compaction.jsonl"),
+    ("claude-code", "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"),
+    ("codex", "rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl"),
+]
 
 
-@pytest.mark.parametrize(
-    "parts",
-    [
-        pytest.param(
-            parts,
-            marks=[pytest.mark.xfail(strict=True, reason=reason)] if reason else [],
-            id="/".join(parts),
-        )
-        for parts, reason in CALIBRATION.items()
-    ],
-)
-def test_recorded_replay_reproduces_the_recorded_bill(parts):
+def prompt_drift(session, strategy):
+    """log(median replayed / recorded prompt after the recorded compactions ÷ the same
+    before them): the token ratio divides out, what is left is the context's change."""
+    import math
+
+    rows = calibration_rows(session, replay(session, strategy, window=10**9))
+    parts = ("input", "cache_read", "cache_write")
+    q = rows[[f"replayed_{p}" for p in parts]].sum(axis=1) / rows[
+        [f"recorded_{p}" for p in parts]
+    ].sum(axis=1)
+    after = rows["after_recorded_compaction"]
+    return math.log(q[after].median() / q[~after].median())
+
+
+@pytest.mark.parametrize("parts", COMPACTED, ids="/".join)
+def test_recorded_replay_sends_the_context_the_agent_sent_after_its_compactions(parts):
     session = read_session(corpus_file(*parts))
-    summary = calibration_summary(
-        calibration_rows(session, replay(session, "recorded", window=10**9))
-    )
-    assert within(summary), summary
+    followed, ignored = prompt_drift(session, "recorded"), prompt_drift(session, "none")
+    import math
+
+    assert ignored > math.log(2)  # `none` keeps the whole history: twice the prompt or more
+    assert abs(followed) < ignored / 2

@@ -10,7 +10,14 @@ bootstrap intervals from `_aggregate`) and probe scores beside the metrics (`_pr
 
 from typing import Any
 
-from ._aggregate import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CI_LEVEL, bootstrap_ci
+from ._aggregate import (
+    BOOTSTRAP_RESAMPLES,
+    BOOTSTRAP_SEED,
+    CI_LEVEL,
+    DIFFERENCE_COLUMNS,
+    bootstrap_ci,
+    cost_differences,
+)
 from ._branch import BRANCH_STRATEGIES, BranchCase, branch_table, run_branch_bench
 from ._cache import read_cell, write_cell
 from ._cell import run_cell
@@ -46,6 +53,7 @@ __all__ = [
     "BRANCH_STRATEGIES",
     "CI_LEVEL",
     "COLUMNS",
+    "DIFFERENCE_COLUMNS",
     "EVALUATIONS",
     "FACT_SOURCES",
     "MODES",
@@ -61,6 +69,7 @@ __all__ = [
     "benchmark_config",
     "bootstrap_ci",
     "branch_table",
+    "cost_differences",
     "default_metrics",
     "make_cells",
     "parse_strategy",

@@ -126,3 +126,93 @@ def aggregate_table(
     if not records:
         return pd.DataFrame()
     return pd.DataFrame.from_records(records).set_index(["label", "budget"])
+
+
+PREDICTION_LEVEL = 0.9
+"""Level of the cost difference's interval (the replay's prediction level)."""
+DIFFERENCE_COLUMNS: tuple[str, ...] = (
+    "cost_baseline",
+    "cost_difference",
+    "cost_difference_low",
+    "cost_difference_high",
+    "cost_difference_within_uncertainty",
+)
+"""What `cost_differences` adds to a replay summary, per strategy and budget."""
+
+
+def _draws(value: Any) -> np.ndarray | None:
+    import json
+
+    if not isinstance(value, str) or not value:
+        return None
+    return np.asarray(json.loads(value), dtype=float)
+
+
+def cost_differences(
+    df: pd.DataFrame,
+    labels: pd.Series,
+    baseline: str | None = None,
+    level: float = PREDICTION_LEVEL,
+) -> pd.DataFrame:
+    """Per (strategy label, budget) of a replay frame: its expected bill minus the
+    baseline's, averaged over the sessions both replayed, with the model's interval of
+    that difference and whether 0 is inside it.
+
+    The interval is paired: every cell's `replay_cost_draws` are drawn with one seed per
+    request index, so on one session draw d of two strategies is the same world (the same
+    misses, the same token ratio); the difference of the session-mean bills is taken draw
+    by draw and its central `level` quantiles reported. It is the replay model's
+    uncertainty alone (the bootstrap across sessions is the summary's other interval).
+
+    Args:
+        df: A replay benchmark frame (with `replay_cost_draws`).
+        labels: The strategy label of every row.
+        baseline: The label compared against (default: `none` when present, else the
+            first label).
+        level: The interval's level.
+
+    Returns:
+        Indexed by `(label, budget)`: `DIFFERENCE_COLUMNS` (`cost_baseline` names the
+        baseline; the baseline's own row has difference 0). Empty without draws.
+    """
+    import pandas as pd
+
+    if "replay_cost_draws" not in df.columns or df["replay_cost_draws"].isna().all():
+        return pd.DataFrame()
+    frame = df.assign(label=labels.to_numpy())
+    frame = frame[frame["error"].isna() & frame["replay_cost_draws"].notna()]
+    names = sorted(set(frame["label"]))
+    if not names:
+        return pd.DataFrame()
+    base = baseline if baseline is not None else ("none" if "none" in names else names[0])
+    records = []
+    for budget, at_budget in frame.groupby("budget", sort=True):
+        reference = {
+            r.session_id: _draws(r.replay_cost_draws)
+            for r in at_budget[at_budget["label"] == base].itertuples()
+        }
+        for label, group in at_budget.groupby("label", sort=True):
+            diffs = []
+            for r in group.itertuples():
+                ref, own = reference.get(r.session_id), _draws(r.replay_cost_draws)
+                if ref is not None and own is not None and ref.shape == own.shape:
+                    diffs.append(own - ref)
+            if not diffs:
+                continue
+            mean_diff = np.mean(diffs, axis=0)
+            tail = (1.0 - level) / 2.0
+            low, high = (float(q) for q in np.quantile(mean_diff, [tail, 1.0 - tail]))
+            records.append(
+                {
+                    "label": label,
+                    "budget": budget,
+                    "cost_baseline": base,
+                    "cost_difference": float(mean_diff.mean()),
+                    "cost_difference_low": low,
+                    "cost_difference_high": high,
+                    "cost_difference_within_uncertainty": bool(low <= 0.0 <= high),
+                }
+            )
+    if not records:
+        return pd.DataFrame()
+    return pd.DataFrame.from_records(records).set_index(["label", "budget"])

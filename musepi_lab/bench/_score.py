@@ -35,7 +35,12 @@ compaction at the session leaf):
 - `error`: the exception of a cell that failed (its metrics are then None).
 
 A `replay` cell (budget = context window) replays the session with the strategy
-(`musepi_lab.replay`): `compactions`, `requests`, `peak_context`, `replay_cost_usd`; token
+(`musepi_lab.replay`): `compactions`, `requests`, `peak_context`, `replay_cost_usd` (the
+bill under the providers' documented rules), `replay_cost_expected` with its 90% prediction
+interval `replay_cost_low` / `replay_cost_high` (`ReplayResult.cost`, `cost_interval`: the
+fitted unpredicted misses and token-ratio spread drawn) and `replay_cost_draws` (those
+draws as JSON, seeded alike in every cell, so two strategies' cells of one session pair
+draw by draw, `bench.cost_differences`); token
 columns describe the last compaction; `fact_retention` is the retention, after the last
 compaction, of the facts of the session's first part (every entry before the request at
 which the first compaction fired); `retention_first` is their retention after the first
@@ -69,6 +74,7 @@ from ..metrics._metrics import (
 )
 from ..metrics._scoring import SessionScorer, session_scorer
 from ..metrics._session_facts import entry_facts, facts_of_entries
+from ..replay._uncertainty import prediction_interval
 from ..session._messages import entry_to_message
 from ..session._session import Session, timestamp_after
 from ..strategies._context_size import measure_messages
@@ -102,6 +108,10 @@ COLUMNS: tuple[str, ...] = (
     "summary_tokens",
     "peak_context",
     "replay_cost_usd",
+    "replay_cost_expected",
+    "replay_cost_low",
+    "replay_cost_high",
+    "replay_cost_draws",
     "facts",
     "facts_kept",
     "fact_retention",
@@ -426,6 +436,21 @@ def _early_facts(
     return [f for f in facts if f.text in path_text]
 
 
+def _cost_uncertainty(res: ReplayResult) -> dict[str, Any]:
+    """The replay's expected bill, its 90% interval and its draws (the request bills only:
+    the summarizer's calls are priced by the cell's prices in `summarizer_cost_usd`)."""
+    draws = res.cost_draws - (
+        float(res.timeline["summarizer_cost_usd"].sum()) if len(res.timeline) else 0.0
+    )
+    low, high = prediction_interval(draws)
+    return {
+        "replay_cost_expected": float(draws.mean()),
+        "replay_cost_low": low,
+        "replay_cost_high": high,
+        "replay_cost_draws": canonical_json([round(float(d), 9) for d in draws]),
+    }
+
+
 def _last_event_columns(last: CompactionEvent | None, counter: TokenCounter) -> dict[str, Any]:
     """Token and cache columns of a replay row: those of its last compaction."""
     if last is None:
@@ -502,6 +527,7 @@ def score_replay(
         **_last_event_columns(last, counter),
         "peak_context": res.peak_context,
         "replay_cost_usd": float(timeline["cost_usd"].sum()) if len(timeline) else 0.0,
+        **_cost_uncertainty(res),
         **retention,
         "retention_first": curve[0] if curve else None,
         "decay": canonical_json(curve) if curve else None,

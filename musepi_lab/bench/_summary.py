@@ -21,7 +21,9 @@ from ._aggregate import (
     BOOTSTRAP_SEED,
     CI_LEVEL,
     COUNT_COLUMNS,
+    DIFFERENCE_COLUMNS,
     aggregate_table,
+    cost_differences,
 )
 
 if TYPE_CHECKING:
@@ -39,9 +41,13 @@ REPLAY_SUMMARY_METRICS: tuple[str, ...] = (
     "retention_upper",
     "compactions",
     "replay_cost_usd",
+    "replay_cost_expected",
+    "replay_cost_low",
+    "replay_cost_high",
 )
 """The default for replay results: also how often each strategy compacted and what the
-replayed session cost."""
+replayed session cost (under the documented rules; expected, with the low and high ends of
+each cell's 90% prediction interval, averaged like the other metrics)."""
 
 
 PROBE_SUMMARY_METRICS: tuple[str, ...] = (
@@ -81,29 +87,38 @@ def summary_table(
     *,
     resamples: int = BOOTSTRAP_RESAMPLES,
     seed: int = BOOTSTRAP_SEED,
+    baseline: str | None = None,
 ) -> pd.DataFrame:
     """Per strategy (with parameters) and budget: how many cells, how many failed, how
     many compacted, how many carried facts, and each metric's mean over the cells where it
     is defined with its count and a seeded bootstrap 95% interval across sessions
-    (`aggregate_table`).
+    (`aggregate_table`); for replay frames, the expected bill's difference from a baseline
+    strategy with the replay model's paired 90% interval (`cost_differences`).
 
     Args:
         df: A benchmark frame.
         metrics: Numeric columns to aggregate (default: `default_metrics(df)`).
         resamples: Bootstrap resamples per interval.
         seed: Seed of the resampling.
+        baseline: The strategy label costs are compared with (default: `none` when
+            present, else the first).
 
     Returns:
         Indexed by `(label, budget)`; columns `cells`, `errors`, `compacted`,
         `with_facts`, then per metric `<metric>`, `<metric>_n`, `<metric>_ci_low`,
-        `<metric>_ci_high`. Empty for an empty frame.
+        `<metric>_ci_high`; for replay frames with cost draws also `DIFFERENCE_COLUMNS`
+        (`cost_difference_within_uncertainty`: the model cannot tell the two bills apart).
+        Empty for an empty frame.
     """
     import pandas as pd
 
     if df.empty:
         return pd.DataFrame()
     metrics = default_metrics(df) if metrics is None else metrics
-    return aggregate_table(df, metrics, strategy_labels(df), resamples=resamples, seed=seed)
+    labels = strategy_labels(df)
+    table = aggregate_table(df, metrics, labels, resamples=resamples, seed=seed)
+    differences = cost_differences(df, labels, baseline)
+    return table.join(differences) if len(differences) and len(table) else table
 
 
 def table_metrics(table: pd.DataFrame) -> list[str]:
@@ -127,16 +142,30 @@ def _metric_cell(row: pd.Series, metric: str) -> str:
     return f"{_number(row[metric])}{interval} n={n}"
 
 
+def _difference_cell(row: pd.Series) -> str:
+    """`+d [low, high]`, marked `(within uncertainty)` when the interval holds 0."""
+    if _number(row.get("cost_difference")) == "":
+        return ""
+    within = " (within uncertainty)" if bool(row["cost_difference_within_uncertainty"]) else ""
+    return (
+        f"{row['cost_difference']:+.4f} [{row['cost_difference_low']:+.4f}, "
+        f"{row['cost_difference_high']:+.4f}]{within}"
+    )
+
+
 def _rows(table: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
     metrics = table_metrics(table)
     header = ["strategy", "budget", *(c.replace("_", " ") for c in COUNT_COLUMNS), *metrics]
+    differences = all(c in table.columns for c in DIFFERENCE_COLUMNS)
+    if differences:
+        names = table["cost_baseline"].dropna()
+        header.append(f"cost vs {names.iloc[0] if len(names) else 'baseline'} [90%]")
     body = []
     for key, row in table.iterrows():
         label, budget = cast(tuple[Any, Any], key)
         counts = [str(int(row[c])) for c in COUNT_COLUMNS]
-        body.append(
-            [str(label), _budget(budget), *counts, *(_metric_cell(row, m) for m in metrics)]
-        )
+        cells = [str(label), _budget(budget), *counts, *(_metric_cell(row, m) for m in metrics)]
+        body.append([*cells, _difference_cell(row)] if differences else cells)
     return header, body
 
 
@@ -192,6 +221,11 @@ def summary_markdown(frame: pd.DataFrame, table: pd.DataFrame | None = None) -> 
         f"{int(CI_LEVEL * 100)}% interval across sessions (none below two sessions).",
         "`retention_lower` counts snapcompact's imaged pages as unreadable,",
         "`retention_upper` as read perfectly; they differ only for strategies that image.",
+        "Replay: `replay_cost_usd` is the bill under the providers' documented rules,",
+        "`replay_cost_expected` [`replay_cost_low`, `replay_cost_high`] the expected bill and",
+        "its 90% prediction interval with the fitted unpredicted misses and token-ratio spread;",
+        "`cost vs` the expected difference from the baseline with the model's paired 90%",
+        "interval: `(within uncertainty)` when it holds 0, the model cannot tell them apart.",
         "",
         table_markdown(table),
     ]

@@ -1,6 +1,12 @@
 """Plots (matplotlib): every function takes `ax=None` and returns the Axes."""
 
-from ._bench import REPORT_FIGURES, plot_benchmark, plot_tradeoff, write_benchmark_report
+from ._bench import (
+    REPLAY_REPORT_FIGURES,
+    REPORT_FIGURES,
+    plot_benchmark,
+    plot_tradeoff,
+    write_benchmark_report,
+)
 from ._comparison import plot_cost, plot_strategy_comparison, series_style
 from ._composition import COMPOSITION_COLORS, composition_table, plot_context_composition
 from ._layout import NODE_KINDS, FoldedTree, TreeLayout, TreeNode, fold_tree, node_kind, tree_layout
@@ -13,6 +19,7 @@ __all__ = [
     "KIND_COLORS",
     "NODE_KINDS",
     "REGION_COLORS",
+    "REPLAY_REPORT_FIGURES",
     "REPORT_FIGURES",
     "TRIGGER_COLORS",
     "FoldedTree",

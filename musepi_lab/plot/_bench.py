@@ -17,7 +17,9 @@ from ..bench._summary import summary_table, write_summary
 from ._comparison import (
     OVERLAP_OFFSET_POINTS,
     budget_text,
+    has_cost_interval,
     overlap_ranks,
+    plot_cost,
     plot_strategy_comparison,
     series_style,
 )
@@ -35,6 +37,11 @@ REPORT_FIGURES: tuple[str, ...] = (
 )
 """The PNG files `write_benchmark_report` draws. `fact_retention.png` is the lower bound
 (snapcompact's imaged pages unread), `retention_upper.png` the upper (read perfectly)."""
+
+
+REPLAY_REPORT_FIGURES: tuple[str, ...] = ("replay_cost.png",)
+"""Drawn too for a replay frame with cost intervals: the expected bill per strategy and
+window with its 90% prediction interval (`plot_cost`)."""
 
 
 def _new_figure() -> Figure:
@@ -166,8 +173,9 @@ def _figure_writer(draw: Callable[[Axes], Axes]) -> Callable[[Path], None]:
 def write_benchmark_report(
     out_dir: str | os.PathLike[str], df: pd.DataFrame | None = None
 ) -> dict[str, Path]:
-    """Write `summary.md`, `summary.csv` and the plots of `REPORT_FIGURES` into a result
-    folder, each file atomically.
+    """Write `summary.md`, `summary.csv` and the plots of `REPORT_FIGURES` (and, for a
+    replay frame with cost intervals, `REPLAY_REPORT_FIGURES`) into a result folder, each
+    file atomically.
 
     Args:
         out_dir: The folder (read with `read_benchmark` when `df` is None).
@@ -185,6 +193,10 @@ def write_benchmark_report(
         "token_reduction.png": lambda ax: plot_benchmark(frame, "token_reduction", ax=ax),
         "tradeoff.png": lambda ax: plot_tradeoff(frame, ax=ax),
     }
-    figures = {name: base / name for name in REPORT_FIGURES}
-    write_files_atomic({figures[name]: _figure_writer(draws[name]) for name in REPORT_FIGURES})
+    names = REPORT_FIGURES
+    if has_cost_interval(frame):
+        draws["replay_cost.png"] = lambda ax: plot_cost(frame, ax=ax)
+        names = (*REPORT_FIGURES, *REPLAY_REPORT_FIGURES)
+    figures = {name: base / name for name in names}
+    write_files_atomic({figures[name]: _figure_writer(draws[name]) for name in names})
     return {**written, **figures}

@@ -255,6 +255,13 @@ def cost_column(df: pd.DataFrame) -> str:
     return next((c for c in present if df[c].notna().any()), present[0])
 
 
+def has_cost_interval(df: pd.DataFrame) -> bool:
+    """Whether a frame carries replay cost intervals (`replay_cost_expected`, `_low`,
+    `_high`, from `ReplayResult.cost_interval`)."""
+    columns = ("replay_cost_expected", "replay_cost_low", "replay_cost_high")
+    return all(c in df.columns for c in columns) and bool(df[columns[0]].notna().any())
+
+
 def cost_table(df: pd.DataFrame, *, y: str | None = None, agg: str = "mean") -> pd.DataFrame:
     """Cost per strategy label (rows) and budget (columns), rows of several sessions
     aggregated; failed rows are left out.
@@ -282,7 +289,9 @@ def plot_cost(
     title: str | None = None,
     ax: Axes | None = None,
 ) -> Axes:
-    """Bar chart of cost per strategy, one bar per budget.
+    """Bar chart of cost per strategy, one bar per budget. A replay frame with cost
+    intervals draws, by default, the expected bill (`replay_cost_expected`) with the mean
+    of its cells' 90% prediction intervals as error bars (the model's uncertainty).
 
     Args:
         df: A benchmark frame with columns `strategy`, `budget` and `y`.
@@ -301,8 +310,10 @@ def plot_cost(
     """
     import matplotlib.pyplot as plt
 
-    y = y or cost_column(df)
+    interval = y is None and agg == "mean" and has_cost_interval(df)
+    y = ("replay_cost_expected" if interval else None) or y or cost_column(df)
     table = cost_table(df, y=y, agg=agg)
+    ends = [cost_table(df, y=f"replay_cost_{e}", agg=agg) for e in ("low", "high") if interval]
     if ax is None:
         _, ax = plt.subplots(figsize=(max(5.0, 1.2 * len(table.index) + 2), 4))
     budgets = list(table.columns)
@@ -311,6 +322,13 @@ def plot_cost(
         positions = [i + (k - (len(budgets) - 1) / 2) * width for i in range(len(table.index))]
         heights = [0.0 if v != v else float(v) for v in table[budget]]  # NaN: no such cell
         ax.bar(positions, heights, width=width, label=budget_text(budget))
+        if interval:
+            low, high = (e.reindex(index=table.index)[budget].fillna(0.0) for e in ends)
+            spans = [
+                [max(0.0, h - lo) for h, lo in zip(heights, low, strict=True)],
+                [max(0.0, hi - h) for h, hi in zip(heights, high, strict=True)],
+            ]
+            ax.errorbar(positions, heights, yerr=spans, fmt="none", ecolor="black", capsize=3)
     ax.set_xticks(range(len(table.index)))
     ax.set_xticklabels([str(s) for s in table.index], rotation=20, ha="right", fontsize=8)
     total = float(table.fillna(0).to_numpy().sum()) if table.size else 0.0
@@ -320,7 +338,7 @@ def plot_cost(
         ax.set_ylim(0, 1)
     else:
         ax.set_ylim(bottom=0)
-    ax.set_ylabel(f"{y.replace('_', ' ')} ({agg})")
+    ax.set_ylabel(f"{y.replace('_', ' ')} ({agg})" + (", 90% interval" if interval else ""))
     ax.set_title(title or y.replace("_", " "))
     ax.legend(title="budget", fontsize=8, title_fontsize=8, frameon=False)
     for side in ("top", "right"):

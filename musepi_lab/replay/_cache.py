@@ -11,18 +11,20 @@ Three models, chosen per request from the reply's recorded provider/API (overrid
   Writes are billed at their own price (`cache_write`, `cache_write_1h`).
 - `openai`: automatic prefix caching; prefixes of at least 1,024 tokens are cached in
   128-token blocks, writes cost nothing extra (the uncached part is billed as input), and
-  an idle cache is evicted after 5 to 10 minutes (`OPENAI_TTL_SECONDS`, the middle).
+  an idle cache is evicted after 5 to 10 minutes (`OPENAI_TTL_SECONDS`, fitted).
 - `neutral`: the first wave's model: the previous prompt is always cached, the rest is
   written, nothing expires. Used when the provider is unknown.
 
 What the model sees: the simulated context (the counter's estimate, scaled to the
-provider's tokenizer by a declared ratio), the system prompt and tools (a declared estimate
-per harness), the recorded timestamps and the provider. Recorded usage is never an input:
-the calibration test compares against it.
+provider's tokenizer by a fitted ratio), the system prompt and tools (a fitted estimate
+per harness version), the recorded timestamps and the provider. Recorded usage is never an
+input of a replay: the free parameters are fitted on the train split of the corpus
+(`replay.calibrate`, values in `_fitted`) and judged on the other (`replay.judge_session`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -34,6 +36,7 @@ from ..metrics._prices import prices_for
 from ..session._messages import entry_to_message
 from ..session._model import Entry
 from ..tokens._estimate import estimate_tokens_musepi
+from . import _fitted
 from ._billing import Bill
 
 ANTHROPIC_TTL_SECONDS = 300.0
@@ -42,8 +45,9 @@ ANTHROPIC_TTL_SECONDS = 300.0
 ANTHROPIC_1H_TTL_SECONDS = 3600.0
 """Anthropic's optional 1-hour cache lifetime."""
 
-OPENAI_TTL_SECONDS = 450.0
-"""OpenAI evicts an idle prefix after 5 to 10 minutes; the middle of that range."""
+OPENAI_TTL_SECONDS: float = _fitted.OPENAI_TTL_SECONDS
+"""OpenAI evicts an idle prefix after 5 to 10 minutes; which one is fitted
+(`replay.calibrate`, on the train split of `replay.CALIBRATION_SPLIT`)."""
 
 OPENAI_BLOCK = 128
 """OpenAI caches prefixes in 128-token increments."""
@@ -51,55 +55,39 @@ OPENAI_BLOCK = 128
 MIN_CACHED_PREFIX = 1024
 """Shortest cacheable prefix for both providers (Sonnet/Opus-class and GPT models)."""
 
-TOKENIZER_RATIO: Mapping[str, float] = {"anthropic": 1.5, "openai": 1.0, "neutral": 1.0}
-"""Provider tokens per billed-estimate token (`billed_message_tokens`, ~4 bytes a token).
+TOKENIZER_RATIO: Mapping[str, float] = _fitted.TOKEN_RATIO
+"""Provider tokens per billed-estimate token (`billed_message_tokens`, ~4 bytes a token),
+per tokenizer family, as shipped (`DEFAULT_CALIBRATION`).
 
-Anthropic's tokenizer is not public. 1.5 is the median, over the nine Anthropic corpus
-sessions with usage (pi fixtures and Claude Code, requests before any recorded
-compaction), of the slope of a least-squares line of recorded prompt tokens against the
-billed estimate of the context. The slopes range from 1.10 to 1.88, so one session can be
-off by up to ~25%; o200k_base counts instead of bytes/4 spread as widely (1.23 to 2.12).
-OpenAI's models use o200k_base, which bytes/4 roughly tracks: 1.0, declared, not fitted
-(the Codex sessions' slopes are 1.47, 0.93 and 0.68).
+Anthropic's tokenizer is not public and OpenAI's o200k_base is only roughly tracked by
+bytes/4, so both are fitted (`replay.calibrate`): the slope of one weighted least-squares
+line per family of recorded prompt tokens against the billed estimate of the context, with
+one intercept (the system prompt, `SYSTEM_PROMPT_TOKENS`) per harness version, over the
+train split's requests before any recorded compaction. Per session the ratio still varies
+(issue 10 measured 1.10 to 1.88 for Anthropic): its spread is `CacheModel.ratio_spread`.
 """
 
-SYSTEM_PROMPT_TOKENS: tuple[tuple[str, tuple[int, ...], int], ...] = (
-    ("claude-code", (2,), 25_800),
-    ("claude-code", (0,), 14_700),
-    ("codex", (0, 100), 12_000),
-    ("codex", (0,), 10_000),
-    ("pi", (0,), 2_000),
-)
+SYSTEM_PROMPT_TOKENS: tuple[tuple[str, tuple[int, ...], int], ...] = _fitted.SYSTEM_PROMPT_TOKENS
 """System prompt plus tool definitions, in provider tokens: `(harness, from version,
 tokens)`, the first row whose harness matches and whose version the session's is at least.
 
-None of the corpus formats records them, so each is declared: the recorded prompt tokens
-of a session's first request minus its billed context estimate times `TOKENIZER_RATIO`,
-over the harness's corpus sessions of that version (Claude Code 2.1: 24.2k to 26.0k over
-six sessions; 1.0.98: 14.5k and 14.9k; Codex 0.104: 11.9k and 12.0k, its redacted
-instructions counted from their length; Codex 0.58: 10.0k; pi: 1.6k and 2.5k). They were
-fitted on the sessions the calibration test checks. Other harnesses: 0.
+None of the corpus formats records them, so each is fitted (`replay.calibrate`): the
+intercept of the token-ratio line of the harness's version among the train split's
+sessions (Codex's redacted instructions counted from their length). Other harnesses: 0.
 """
 
-WARM_PREFIX_TOKENS: tuple[tuple[str, tuple[int, ...], int], ...] = (
-    ("claude-code", (2,), 17_800),
-    ("claude-code", (0,), 4_700),
-)
+WARM_PREFIX_TOKENS: tuple[tuple[str, tuple[int, ...], int], ...] = _fitted.WARM_PREFIX_TOKENS
 """The harness's static prompt prefix that the provider already holds when a session
 starts, in provider tokens: `(harness, from version, tokens)`, selected as
 `SYSTEM_PROMPT_TOKENS`.
 
 Claude Code sends the same tool definitions and fixed system text, behind a cache
 breakpoint, in every session of a version, so its sessions find that prefix cached by the
-sessions (and side requests) before them: no Claude Code session in the corpus writes it
-on its first request. Declared, fitted across the corpus: the first request's recorded
-cache read is 17,842 in the three 2.1.39 sessions, 17,915 in two of the three 2.1.38 ones
-and 11,515 in the third (spotter_short); 17,800 is the common figure rounded down. 1.0.98:
-4,734 in 1af7fc5e (fe5e1c67, started five minutes after it, read 14,874: the whole
-previous system prompt, still alive). A request reads at least this much, whatever the
-state of the conversation's own cache; new user turns that find only this prefix (and
-the system prompt) cached are seen in the record but follow no rule found here.
-Other harnesses: 0 (pi's system prompt is under the 1,024-token minimum on its own).
+sessions (and side requests) before them. Fitted (`replay.calibrate`): the median, over the
+train split's sessions of the harness version, of the first request's recorded cache read
+(issue 10 saw 17,842 in three 2.1.39 sessions, 11,515 to 17,915 in 2.1.38, 4,734 and
+14,874 in 1.0.98). A request reads at least this much, whatever the state of the
+conversation's own cache. Harness versions whose first requests read nothing: no row.
 """
 
 SPLIT_REPLY_HARNESSES: frozenset[str] = frozenset({"codex"})
@@ -141,6 +129,17 @@ class CacheModel:
         write_price: The price key of a write (`cache_write` or `cache_write_1h`).
         block: Cached prefixes are whole multiples of this many tokens.
         min_prefix: Shortest prefix that is cached at all.
+        token_ratio: Provider tokens per billed-estimate token (`TOKENIZER_RATIO`).
+        ratio_spread: Scale of the natural log of a new session's own token ratio around
+            `token_ratio` (the predictive spread, fitted across sessions; 0: exact).
+        ratio_freedom: Degrees of freedom of that spread's estimate: a session's log
+            ratio is drawn from Student's t with them (0: from a normal distribution).
+        miss_rate: Share of the requests this model reads mostly from cache that the
+            provider nevertheless misses, which no documented rule predicts (fitted;
+            the replay bills none of them, `ReplayResult.cost_interval` draws them).
+        miss_concentration: How alike sessions' own miss rates are: each session's
+            rate is drawn from a beta distribution of mean `miss_rate` and this
+            concentration (0: every session misses at `miss_rate` exactly).
     """
 
     name: str
@@ -150,24 +149,46 @@ class CacheModel:
     write_price: str
     block: int
     min_prefix: int
+    token_ratio: float = 1.0
+    ratio_spread: float = 0.0
+    ratio_freedom: float = 0.0
+    miss_rate: float = 0.0
+    miss_concentration: float = 0.0
 
 
-ANTHROPIC = CacheModel(
-    "anthropic", "anthropic", ANTHROPIC_TTL_SECONDS, True, "cache_write", 1, MIN_CACHED_PREFIX
+def _fitted_model(model: CacheModel) -> CacheModel:
+    return dataclasses.replace(
+        model,
+        token_ratio=_fitted.TOKEN_RATIO.get(model.provider, 1.0),
+        ratio_spread=_fitted.RATIO_SPREAD.get(model.provider, 0.0),
+        ratio_freedom=getattr(_fitted, "RATIO_FREEDOM", {}).get(model.provider, 0.0),
+        miss_rate=_fitted.MISS_RATE.get(model.provider, 0.0),
+        miss_concentration=getattr(_fitted, "MISS_CONCENTRATION", {}).get(model.provider, 0.0),
+    )
+
+
+ANTHROPIC = _fitted_model(
+    CacheModel(
+        "anthropic", "anthropic", ANTHROPIC_TTL_SECONDS, True, "cache_write", 1, MIN_CACHED_PREFIX
+    )
 )
-ANTHROPIC_1H = CacheModel(
-    "anthropic-1h",
-    "anthropic",
-    ANTHROPIC_1H_TTL_SECONDS,
-    True,
-    "cache_write_1h",
-    1,
-    MIN_CACHED_PREFIX,
+ANTHROPIC_1H = _fitted_model(
+    CacheModel(
+        "anthropic-1h",
+        "anthropic",
+        ANTHROPIC_1H_TTL_SECONDS,
+        True,
+        "cache_write_1h",
+        1,
+        MIN_CACHED_PREFIX,
+    )
 )
-OPENAI = CacheModel(
-    "openai", "openai", OPENAI_TTL_SECONDS, False, "input", OPENAI_BLOCK, MIN_CACHED_PREFIX
+OPENAI = _fitted_model(
+    CacheModel(
+        "openai", "openai", OPENAI_TTL_SECONDS, False, "input", OPENAI_BLOCK, MIN_CACHED_PREFIX
+    )
 )
-NEUTRAL = CacheModel("neutral", "neutral", None, True, "cache_write", 1, 0)
+NEUTRAL = _fitted_model(CacheModel("neutral", "neutral", None, True, "cache_write", 1, 0))
 
 _BY_NAME = {m.name: m for m in (ANTHROPIC, ANTHROPIC_1H, OPENAI, NEUTRAL)}
 
@@ -217,9 +238,20 @@ def _version(text: object) -> tuple[int, ...]:
     return tuple(int(p) for p in parts[:3])
 
 
-def _declared(table: Sequence[tuple[str, tuple[int, ...], int]], header: Mapping[str, Any]) -> int:
+def harness_version(header: Mapping[str, Any]) -> tuple[str, tuple[int, ...]]:
+    """A session header's harness (`sourceFormat`, "pi" when absent) and version
+    (`sourceVersion` / `cliVersion`, as up to three numbers; () when absent)."""
     harness = str(header.get("sourceFormat") or "pi")
-    version = _version(header.get("sourceVersion") or header.get("cliVersion"))
+    return harness, _version(header.get("sourceVersion") or header.get("cliVersion"))
+
+
+def declared_tokens(
+    table: Sequence[tuple[str, tuple[int, ...], int]], header: Mapping[str, Any]
+) -> int:
+    """The tokens of a `(harness, from version, tokens)` table (`SYSTEM_PROMPT_TOKENS`,
+    `WARM_PREFIX_TOKENS`) for a session header: the first row whose harness matches and
+    whose version the session's is at least; 0 when none does."""
+    harness, version = harness_version(header)
     for name, since, tokens in table:
         if name == harness and version >= since:
             return tokens
@@ -229,13 +261,13 @@ def _declared(table: Sequence[tuple[str, tuple[int, ...], int]], header: Mapping
 def system_prompt_tokens(header: Mapping[str, Any]) -> int:
     """The declared system prompt and tools estimate for a session header (its
     `sourceFormat` and `sourceVersion` / `cliVersion`; 0 when unknown)."""
-    return _declared(SYSTEM_PROMPT_TOKENS, header)
+    return declared_tokens(SYSTEM_PROMPT_TOKENS, header)
 
 
 def warm_prefix_tokens(header: Mapping[str, Any]) -> int:
     """The declared static prefix a session of this harness finds already cached
     (`WARM_PREFIX_TOKENS`; 0 when unknown)."""
-    return _declared(WARM_PREFIX_TOKENS, header)
+    return declared_tokens(WARM_PREFIX_TOKENS, header)
 
 
 def billed_message_tokens(message: Mapping[str, Any] | None) -> int:
@@ -307,8 +339,8 @@ def reply_output_tokens(message: Mapping[str, Any] | None, model: CacheModel) ->
 
 
 def provider_tokens(estimate: int, model: CacheModel) -> int:
-    """The counter's estimate in the provider's tokens (`TOKENIZER_RATIO`)."""
-    return round(estimate * TOKENIZER_RATIO[model.provider])
+    """The counter's estimate in the provider's tokens (the model's `token_ratio`)."""
+    return round(estimate * model.token_ratio)
 
 
 def redacted_extra_tokens(message: Mapping[str, Any] | None, chars_per_token: float = 4.0) -> int:

@@ -59,7 +59,7 @@ def calibration_rows(session: Session, result: ReplayResult) -> pd.DataFrame:
     """One row per replayed request with recorded usage: `entry_id`,
     `after_recorded_compaction` (the recorded agent had compacted before it, so its bill
     is of a context `none` does not rebuild), `recorded_<m>` and `replayed_<m>` for each
-    of `MEASURES`."""
+    of `MEASURES`, and the request's `cache_model`."""
     import pandas as pd
 
     messages = {e.id: e.message for e in session.entries if e.message is not None}
@@ -82,9 +82,13 @@ def calibration_rows(session: Session, result: ReplayResult) -> pd.DataFrame:
         for m in MEASURES:
             record[f"recorded_{m}"] = bill[m]
             record[f"replayed_{m}"] = replayed[m]
+        record["cache_model"] = row.cache_model
         rows.append(record)
-    columns = ["entry_id", "after_recorded_compaction"] + [
-        f"{k}_{m}" for m in MEASURES for k in ("recorded", "replayed")
+    columns = [
+        "entry_id",
+        "after_recorded_compaction",
+        *(f"{k}_{m}" for m in MEASURES for k in ("recorded", "replayed")),
+        "cache_model",
     ]
     return pd.DataFrame(rows, columns=columns)
 

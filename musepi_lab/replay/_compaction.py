@@ -22,6 +22,7 @@ from ._guard import DROP_IMAGES, choose, progress_band, rescue_ladder, without_i
 from ._log import SimulatedPath
 from ._result import CompactionEvent, CompactionFailure
 from ._state import ReplayConfig, ReplayState
+from ._uncertainty import RequestPricing
 
 RETRY_GROWTH = 1.05
 """After a compaction that found nothing to do (or failed), wait until the context grew 5%."""
@@ -34,6 +35,7 @@ class WalkOutput:
     rows: list[dict[str, Any]] = field(default_factory=list)
     events: list[CompactionEvent] = field(default_factory=list)
     failures: list[CompactionFailure] = field(default_factory=list)
+    pricing: list[RequestPricing] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)

@@ -51,6 +51,7 @@ from ..tokens._counter import TokenCounter
 from ._billing import Bill
 from ._cache import (
     SPLIT_REPLY_HARNESSES,
+    CacheModel,
     CacheState,
     bill_cached,
     billed_entry_tokens,
@@ -59,15 +60,15 @@ from ._cache import (
     redacted_extra_tokens,
     reply_output_tokens,
     request_prices,
-    system_prompt_tokens,
-    warm_prefix_tokens,
 )
+from ._calibrated import DEFAULT_CALIBRATION, Calibration
 from ._compaction import WalkOutput, compaction
 from ._log import SimulatedPath
 from ._recorded import RECORDED_TRIGGER, follow_recorded
 from ._result import COLUMNS, TRIGGERS, CompactionEvent, CompactionFailure, ReplayResult
 from ._state import AgentMeasure, ReplayConfig, ReplayState, configure
 from ._triggers import Fired, event_fired, refused_recovery, reply_fired
+from ._uncertainty import RequestPricing
 
 __all__ = ["TRIGGERS", "CompactionEvent", "CompactionFailure", "ReplayResult", "replay"]
 
@@ -88,6 +89,7 @@ def replay(
     cache: str = "auto",
     leaf_id: str | None = None,
     hooks: SessionHooks | None = None,
+    calibration: Calibration | None = None,
     **params: Any,
 ) -> ReplayResult:
     """Replay a session under a context window with a compaction strategy.
@@ -112,24 +114,25 @@ def replay(
             (`metrics.prices_for`; `DEFAULT_PRICES` for unknown models).
         system_tokens: Tokens of the system prompt and tools. Given, they are added to
             every request's `context_tokens` and billed; None (default) bills the
-            harness's declared estimate (`_cache.SYSTEM_PROMPT_TOKENS`) and leaves
-            `context_tokens` the conversation alone.
-        cache: The prompt-cache model: "auto" (from each reply's recorded provider),
-            "anthropic", "anthropic-1h", "openai" or "neutral".
+            calibration's estimate for the harness version (`Calibration.system_prompt`)
+            and leaves `context_tokens` the conversation alone.
+        cache: The prompt-cache model: "auto" (from each reply's provider) or a name of
+            `CACHE_MODELS`.
         leaf_id: Replay the path to this leaf (default: the session leaf).
         hooks: The seed's touchpoints: `session_before_compact` and `session_compacting`
             are asked at every compaction attempt, `session_compact` is told each
             compaction the replay keeps.
+        calibration: The fitted parameters (`calibrate`; default `DEFAULT_CALIBRATION`).
         **params: Strategy parameters when `strategy` is a name.
 
     Returns:
-        A `ReplayResult` whose timeline has one row per request, with the columns
-        `COLUMNS` (each described there).
+        A `ReplayResult`: a timeline of one row per request (`COLUMNS`), the bill's
+        expected value and 90% interval (`cost`, `cost_interval`).
 
     Raises:
-        ValueError: Unknown triggers, an unknown cache model, or a strategy window that
-            contradicts `window`.
+        ValueError: Unknown triggers or cache model, or a contradicting strategy window.
     """
+    fit = calibration or DEFAULT_CALIBRATION
     config = configure(
         strategy,
         window=window,
@@ -142,12 +145,13 @@ def replay(
         system_tokens=system_tokens or 0,
         params=params,
         cache=cache,
-        billed_system_tokens=(
-            system_prompt_tokens(session.header) if system_tokens is None else system_tokens
-        ),
+        billed_system_tokens=fit.system_prompt_tokens(session.header)
+        if system_tokens is None
+        else system_tokens,
         hooks=hooks,
-        warm_tokens=warm_prefix_tokens(session.header),
+        warm_tokens=fit.warm_prefix_tokens(session.header),
         split_replies=session.header.get("sourceFormat") in SPLIT_REPLY_HARNESSES,
+        calibration=fit,
     )
     return walk(config, session, leaf_id)
 
@@ -177,6 +181,8 @@ def finish(config: ReplayConfig, log: SimulatedPath, out: WalkOutput) -> ReplayR
         strategy=config.label,
         profile=config.profile,
         failures=tuple(out.failures),
+        pricing=tuple(out.pricing),
+        calibration=config.calibration,
     )
 
 
@@ -276,6 +282,8 @@ def request(
     sent = state.measure.context + config.system_tokens
     model = config.cache_for(message)
     reusable = state.billed_prefix
+    prices = request_prices(message, config.price_override)
+    out.pricing.append(request_pricing(config, model, prices))
     bill, cache = refused_request(message, state) or bill_cached(
         model,
         state.cache,
@@ -287,7 +295,7 @@ def request(
         now_ms=parse_timestamp_ms(entry.timestamp),
         model_id=str(message.get("model") or ""),
         output_tokens=state.pending_output + reply_output_tokens(message, model),
-        prices=request_prices(message, config.price_override),
+        prices=prices,
         warm=config.warm_tokens,
         thinking=state.thinking,
     )
@@ -337,6 +345,23 @@ def request(
         failed="",
         pending_output=0,
         pending_billed=0,
+    )
+
+
+def request_pricing(
+    config: ReplayConfig, model: CacheModel, prices: Mapping[str, float]
+) -> RequestPricing:
+    """What `cost_draws` needs of a request: its system prompt, warm prefix and prices."""
+    write = prices.get(model.write_price, prices["cache_write"])
+    return RequestPricing(
+        model.name,
+        config.billed_system_tokens,
+        config.warm_tokens,
+        prices["input"],
+        prices["cache_read"],
+        write,
+        write if model.bills_writes else prices["input"],
+        prices["output"],
     )
 
 

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from .._repr import html_of
 from ..compaction._result import CompactionResult
 from ..session._session import Session
+from ._calibrated import DEFAULT_CALIBRATION, Calibration
+from ._uncertainty import RequestPricing, cost_draws, difference_interval, prediction_interval
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
 
 TRIGGERS: tuple[str, ...] = ("threshold", "mid-turn", "overflow", "incomplete", "idle", "manual")
@@ -136,6 +140,9 @@ class ReplayResult:
         strategy: The strategy's label.
         profile: The settings profile.
         failures: Compactions refused by the progress guard, in order.
+        pricing: One `RequestPricing` per timeline row (what the bill's simulation needs).
+        calibration: The calibration replayed under (its miss rates and ratio spreads
+            make `cost_interval`).
     """
 
     timeline: pd.DataFrame
@@ -146,6 +153,8 @@ class ReplayResult:
     strategy: str
     profile: str
     failures: tuple[CompactionFailure, ...] = ()
+    pricing: tuple[RequestPricing, ...] = field(default=(), repr=False)
+    calibration: Calibration = field(default=DEFAULT_CALIBRATION, repr=False)
 
     @property
     def peak_context(self) -> int:
@@ -159,6 +168,26 @@ class ReplayResult:
             return 0.0
         return float(self.timeline["cost_usd"].sum() + self.timeline["summarizer_cost_usd"].sum())
 
+    @cached_property
+    def cost_draws(self) -> np.ndarray:
+        """Simulated bills of the whole replay (USD, summarizer calls included), seeded
+        (`_uncertainty.cost_draws`): each request the replay reads from cache missed with
+        its family's fitted miss rate, the session's token ratio drawn from its fitted
+        spread. Two replays of one session draw alike, so their bills are paired."""
+        extra = float(self.timeline["summarizer_cost_usd"].sum()) if len(self.timeline) else 0.0
+        return cost_draws(self.timeline, self.pricing, self.calibration, extra=extra)
+
+    @property
+    def cost(self) -> float:
+        """The expected bill (USD): the mean of `cost_draws`. At least `total_cost`, the
+        bill under the documented rules alone, by what the unpredicted misses add."""
+        return float(self.cost_draws.mean())
+
+    @property
+    def cost_interval(self) -> tuple[float, float]:
+        """The 90% prediction interval of the bill (USD): `(low, high)` of `cost_draws`."""
+        return prediction_interval(self.cost_draws)
+
     @property
     def compactions(self) -> int:
         """Number of compactions fired and kept."""
@@ -166,3 +195,18 @@ class ReplayResult:
 
     def _repr_html_(self) -> str | None:
         return html_of(self)
+
+
+def cost_difference_interval(a: ReplayResult, b: ReplayResult) -> tuple[float, float, float]:
+    """The bill of replay `a` minus that of `b` (two strategies on one session), paired
+    draw by draw: `(mean, low, high)`, the 90% interval of the difference. When it holds
+    0, the model cannot tell the two bills apart.
+
+    Raises:
+        ValueError: The replays have different numbers of requests (not one session).
+    """
+    if len(a.timeline) != len(b.timeline):
+        raise ValueError(
+            f"replays of {len(a.timeline)} and {len(b.timeline)} requests are not of one session"
+        )
+    return difference_interval(a.cost_draws, b.cost_draws)

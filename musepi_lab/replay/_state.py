@@ -15,7 +15,8 @@ from ..llm._summarizer import Summarizer
 from ..metrics._metrics import DEFAULT_PRICES
 from ..strategies._base import Strategy, get
 from ..tokens._counter import TokenCounter
-from ._cache import CACHE_MODELS, CacheModel, CacheState, cache_model, cache_model_for
+from ._cache import CACHE_MODELS, CacheModel, CacheState
+from ._calibrated import DEFAULT_CALIBRATION, Calibration
 from ._result import TRIGGERS
 
 
@@ -40,6 +41,7 @@ class ReplayConfig:
     hooks: SessionHooks = NO_HOOKS
     warm_tokens: int = 0
     split_replies: bool = False
+    calibration: Calibration = DEFAULT_CALIBRATION
 
     @property
     def profile(self) -> str:
@@ -52,8 +54,11 @@ class ReplayConfig:
         return bool(getattr(self.strategy, "follows_recorded", False))
 
     def cache_for(self, message: Mapping[str, Any]) -> CacheModel:
-        """The cache model of a request: the chosen one, else from the reply's provider."""
-        return cache_model_for(message) if self.cache == "auto" else cache_model(self.cache)
+        """The cache model of a request: the chosen one, else from the reply's provider,
+        with the calibration's parameters."""
+        if self.cache == "auto":
+            return self.calibration.model_for(message)
+        return self.calibration.model(self.cache)
 
     def enabled(self, trigger: str) -> bool:
         """Whether a trigger may fire (mid-turn also needs the settings' switch; none
@@ -180,6 +185,7 @@ def configure(
     hooks: SessionHooks | None = None,
     warm_tokens: int = 0,
     split_replies: bool = False,
+    calibration: Calibration | None = None,
 ) -> ReplayConfig:
     """Resolve `replay`'s arguments into one `ReplayConfig`.
 
@@ -212,4 +218,5 @@ def configure(
         hooks=hooks or NO_HOOKS,
         warm_tokens=warm_tokens,
         split_replies=split_replies,
+        calibration=calibration or DEFAULT_CALIBRATION,
     )
