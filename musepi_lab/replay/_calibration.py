@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..metrics._prices import prices_for
+from ..metrics._prices import prices_for, usage_cost
 from ..session._session import Session
 from ._billing import finite_count
 from ._result import ReplayResult
@@ -37,15 +37,15 @@ def recorded_bill(message: Mapping[str, Any]) -> dict[str, float] | None:
     total = cost.get("total") if isinstance(cost, Mapping) else None
     output = finite_count(usage.get("output"))
     if not isinstance(total, (int, float)) or total <= 0:
-        prices = prices_for(str(message.get("model") or ""))
         one_hour = min(write, finite_count(usage.get("cacheWrite1h")))
-        total = (
-            inp * prices["input"]
-            + read * prices["cache_read"]
-            + (write - one_hour) * prices["cache_write"]
-            + one_hour * prices["cache_write_1h"]
-            + output * prices["output"]
-        ) / 1e6
+        total = usage_cost(
+            prices_for(str(message.get("model") or "")),
+            input=inp,
+            output=output,
+            cache_read=read,
+            cache_write_5m=write - one_hour,
+            cache_write_1h=one_hour,
+        )
     return {
         "input": inp,
         "cache_read": read,
