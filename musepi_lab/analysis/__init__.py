@@ -22,6 +22,7 @@ from ._composition import (
     context_composition_df,
     replay_composition_df,
 )
+from ._lazy import FRAME_KINDS, dask_frame
 from ._rows import EntryRow, SessionView, ToolCallRow
 from ._tables import (
     compactions_df,
@@ -37,6 +38,7 @@ __all__ = [
     "COMPOSITION_COLUMNS",
     "DEFAULT_COMPOSITION_STRATEGIES",
     "ENTRY_COLUMNS",
+    "FRAME_KINDS",
     "MESSAGE_COLUMNS",
     "REPLAY_COMPOSITION_COLUMNS",
     "SESSION_COLUMNS",
@@ -49,6 +51,7 @@ __all__ = [
     "compactions_df",
     "context_composition",
     "context_composition_df",
+    "dask_frame",
     "entries_df",
     "load_sessions",
     "messages_df",

@@ -188,7 +188,14 @@ def _table(
     strict: bool,
     counter: CounterSpec,
     token_scope: TokenScope = all_entries,
+    cache_dir: StrPath | None = None,
+    progress: bool = False,
 ) -> pd.DataFrame | tuple[pd.DataFrame, list[ReadProblem]]:
+    if cache_dir is not None or progress:  # file by file, cached: `_cache`
+        from ._cache import FrameSpec, cached_table
+
+        spec = FrameSpec(rows, columns, token_scope, counter)
+        return cached_table(source, spec, strict=strict, cache_dir=cache_dir, progress=progress)
     sessions, problems = load_sessions(source, strict=strict)
     views = session_views(sessions, resolve_counter(counter), token_scope)
     frame = build_frame(rows(views), columns)
@@ -211,6 +218,10 @@ _FRAME_DOC = """
             calls to reuse its per-entry cache), a method name (`pi`, `musepi`,
             `o200k_base`, `cl100k_base`), or None for `pi`.
         columns: The columns to build (default: all of this frame's columns).
+        cache_dir: Build the frame file by file through a Parquet cache in this folder
+            (see `musepi_lab.analysis.dask_frame`): a file whose content is unchanged is
+            not read again. None (the default) reads every session into memory.
+        progress: Show a progress bar over the files (tqdm, notebook-aware).
 
     Returns:
         With `strict=False` (the default) a tuple `(frame, errors)`: `errors` lists every
@@ -239,6 +250,8 @@ def entries_df(
     *,
     strict: Literal[True],
     counter: CounterSpec = ...,
+    cache_dir: StrPath | None = ...,
+    progress: bool = ...,
     columns: Sequence[Column[EntryRow]] = ...,
 ) -> pd.DataFrame: ...
 @overload
@@ -247,6 +260,8 @@ def entries_df(
     *,
     strict: Literal[False] = ...,
     counter: CounterSpec = ...,
+    cache_dir: StrPath | None = ...,
+    progress: bool = ...,
     columns: Sequence[Column[EntryRow]] = ...,
 ) -> tuple[pd.DataFrame, list[ReadProblem]]: ...
 @_frame_doc
@@ -255,6 +270,8 @@ def entries_df(
     *,
     strict: bool = False,
     counter: CounterSpec = None,
+    cache_dir: StrPath | None = None,
+    progress: bool = False,
     columns: Sequence[Column[EntryRow]] = ENTRY_COLUMNS,
 ) -> pd.DataFrame | tuple[pd.DataFrame, list[ReadProblem]]:
     """One row per entry of every session, in file order.
@@ -264,7 +281,7 @@ def entries_df(
     `children`, `label`, `tokens`, `tool_calls`, `custom_type`, `model`, `stop_reason`.
 
     """
-    return _table(sessions, _entry_rows, columns, strict, counter)
+    return _table(sessions, _entry_rows, columns, strict, counter, all_entries, cache_dir, progress)
 
 
 @overload
@@ -273,6 +290,8 @@ def messages_df(
     *,
     strict: Literal[True],
     counter: CounterSpec = ...,
+    cache_dir: StrPath | None = ...,
+    progress: bool = ...,
     columns: Sequence[Column[EntryRow]] = ...,
 ) -> pd.DataFrame: ...
 @overload
@@ -281,6 +300,8 @@ def messages_df(
     *,
     strict: Literal[False] = ...,
     counter: CounterSpec = ...,
+    cache_dir: StrPath | None = ...,
+    progress: bool = ...,
     columns: Sequence[Column[EntryRow]] = ...,
 ) -> tuple[pd.DataFrame, list[ReadProblem]]: ...
 @_frame_doc
@@ -289,6 +310,8 @@ def messages_df(
     *,
     strict: bool = False,
     counter: CounterSpec = None,
+    cache_dir: StrPath | None = None,
+    progress: bool = False,
     columns: Sequence[Column[EntryRow]] = MESSAGE_COLUMNS,
 ) -> pd.DataFrame | tuple[pd.DataFrame, list[ReadProblem]]:
     """One row per entry that puts a message in the LLM context.
@@ -299,7 +322,9 @@ def messages_df(
     model and usage.
 
     """
-    return _table(sessions, _message_rows, columns, strict, counter)
+    return _table(
+        sessions, _message_rows, columns, strict, counter, all_entries, cache_dir, progress
+    )
 
 
 @overload
@@ -308,6 +333,8 @@ def tool_calls_df(
     *,
     strict: Literal[True],
     counter: CounterSpec = ...,
+    cache_dir: StrPath | None = ...,
+    progress: bool = ...,
     columns: Sequence[Column[ToolCallRow]] = ...,
 ) -> pd.DataFrame: ...
 @overload
@@ -316,6 +343,8 @@ def tool_calls_df(
     *,
     strict: Literal[False] = ...,
     counter: CounterSpec = ...,
+    cache_dir: StrPath | None = ...,
+    progress: bool = ...,
     columns: Sequence[Column[ToolCallRow]] = ...,
 ) -> tuple[pd.DataFrame, list[ReadProblem]]: ...
 @_frame_doc
@@ -324,6 +353,8 @@ def tool_calls_df(
     *,
     strict: bool = False,
     counter: CounterSpec = None,
+    cache_dir: StrPath | None = None,
+    progress: bool = False,
     columns: Sequence[Column[ToolCallRow]] = TOOL_CALL_COLUMNS,
 ) -> pd.DataFrame | tuple[pd.DataFrame, list[ReadProblem]]:
     """One row per tool call, joined to the tool result that answers it.
@@ -334,7 +365,16 @@ def tool_calls_df(
     result (missing when there is none).
 
     """
-    return _table(sessions, _tool_call_rows, columns, strict, counter, tool_result_entries)
+    return _table(
+        sessions,
+        _tool_call_rows,
+        columns,
+        strict,
+        counter,
+        tool_result_entries,
+        cache_dir,
+        progress,
+    )
 
 
 @overload
@@ -343,6 +383,8 @@ def compactions_df(
     *,
     strict: Literal[True],
     counter: CounterSpec = ...,
+    cache_dir: StrPath | None = ...,
+    progress: bool = ...,
     columns: Sequence[Column[EntryRow]] = ...,
 ) -> pd.DataFrame: ...
 @overload
@@ -351,6 +393,8 @@ def compactions_df(
     *,
     strict: Literal[False] = ...,
     counter: CounterSpec = ...,
+    cache_dir: StrPath | None = ...,
+    progress: bool = ...,
     columns: Sequence[Column[EntryRow]] = ...,
 ) -> tuple[pd.DataFrame, list[ReadProblem]]: ...
 @_frame_doc
@@ -359,6 +403,8 @@ def compactions_df(
     *,
     strict: bool = False,
     counter: CounterSpec = None,
+    cache_dir: StrPath | None = None,
+    progress: bool = False,
     columns: Sequence[Column[EntryRow]] = COMPACTION_COLUMNS,
 ) -> pd.DataFrame | tuple[pd.DataFrame, list[ReadProblem]]:
     """One row per compaction entry.
@@ -369,7 +415,14 @@ def compactions_df(
 
     """
     return _table(
-        sessions, _compaction_rows, columns, strict, counter, entries_of_type("compaction")
+        sessions,
+        _compaction_rows,
+        columns,
+        strict,
+        counter,
+        entries_of_type("compaction"),
+        cache_dir,
+        progress,
     )
 
 
@@ -379,6 +432,8 @@ def sessions_df(
     *,
     strict: Literal[True],
     counter: CounterSpec = ...,
+    cache_dir: StrPath | None = ...,
+    progress: bool = ...,
     columns: Sequence[Column[SessionView]] = ...,
 ) -> pd.DataFrame: ...
 @overload
@@ -387,6 +442,8 @@ def sessions_df(
     *,
     strict: Literal[False] = ...,
     counter: CounterSpec = ...,
+    cache_dir: StrPath | None = ...,
+    progress: bool = ...,
     columns: Sequence[Column[SessionView]] = ...,
 ) -> tuple[pd.DataFrame, list[ReadProblem]]: ...
 @_frame_doc
@@ -395,6 +452,8 @@ def sessions_df(
     *,
     strict: bool = False,
     counter: CounterSpec = None,
+    cache_dir: StrPath | None = None,
+    progress: bool = False,
     columns: Sequence[Column[SessionView]] = SESSION_COLUMNS,
 ) -> pd.DataFrame | tuple[pd.DataFrame, list[ReadProblem]]:
     """One row per session.
@@ -404,4 +463,6 @@ def sessions_df(
     summaries, branches (leaves) and read errors, first and last timestamp, `tokens`.
 
     """
-    return _table(sessions, _session_rows, columns, strict, counter)
+    return _table(
+        sessions, _session_rows, columns, strict, counter, all_entries, cache_dir, progress
+    )
