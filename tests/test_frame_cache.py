@@ -99,20 +99,32 @@ def test_only_changed_and_new_files_are_read_again(folder, tmp_path, reads):
 def test_a_removed_file_leaves_the_frame_and_its_part_the_cache(folder, tmp_path, reads):
     cache = tmp_path / "cache"
     sessions_df(folder, cache_dir=cache)
-    parts = set(cache.rglob("*.parquet"))
+    parts = _parts(cache)
     (folder / "pi" / "zz-copy.jsonl").unlink()
     reads.clear()
     _same(sessions_df(folder), sessions_df(folder, cache_dir=cache))
-    assert reads == [] and len(set(cache.rglob("*.parquet"))) == len(parts) - 1
+    assert reads == [] and len(_parts(cache)) == len(parts) - 1
 
 
-def test_a_corrupt_part_is_rebuilt_not_trusted(folder, tmp_path, reads):
+def _parts(cache):
+    return sorted(p for p in cache.rglob("*.parquet") if p.parent.name != "bundles")
+
+
+def _cut(path):
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+
+
+def test_a_corrupt_cache_file_is_rebuilt_not_trusted(folder, tmp_path, reads):
     cache = tmp_path / "cache"
     plain = messages_df(folder)
     messages_df(folder, cache_dir=cache)
-    part = sorted(cache.rglob("*.parquet"))[0]
-    part.write_bytes(part.read_bytes()[: part.stat().st_size // 2])
+    (bundle,) = cache.rglob("bundles/*.parquet")
+    _cut(bundle)
     reads.clear()
+    _same(plain, messages_df(folder, cache_dir=cache))  # from the parts, no file read
+    assert reads == []
+    _cut(bundle)
+    _cut(_parts(cache)[0])
     _same(plain, messages_df(folder, cache_dir=cache))
     assert len(reads) == 1
     assert not [p for p in cache.rglob("*") if p.name.endswith(".tmp")]

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -36,9 +36,9 @@ from .._version import __version__
 from ..session._errors import ReadProblem, SessionReadError
 from ..session._session import Session
 from ..tokens._counter import TokenCounter
-from ._columns import Column
+from ._columns import TIMESTAMP, Column
 from ._rows import SessionView, TokenScope
-from ._tables import StrPath, _files, _read_file, build_frame, resolve_counter
+from ._tables import StrPath, _files, _read_file, _typed, build_frame, resolve_counter
 
 CACHE_VERSION = 1
 """Bump when a frame's rows or columns change in a way the package version does not show."""
@@ -55,10 +55,16 @@ R = TypeVar("R")
 class Part:
     """One input's piece of a frame: its rows, its sessions' header ids and its problems."""
 
-    table: Any  # pyarrow.Table; session_id holds the file-local ordinal "0", "1", ...
+    table: Any  # pyarrow.Table of the extracted values; session_id: local ordinal "0", ...
     header_ids: tuple[str, ...]
     file_problems: tuple[ReadProblem, ...]
     session_problems: tuple[ReadProblem, ...]
+    timestamp_units: Mapping[str, str] = field(default_factory=dict)
+    rows: int = 0
+
+    def without_table(self) -> Part:
+        """The part's ids, problems and units, its rows dropped."""
+        return replace(self, table=None)
 
 
 def frame_ids(header_ids: Iterable[str]) -> list[str]:
@@ -125,23 +131,62 @@ class FrameSpec:
         )
 
     def part(self, sessions: list[Session], file_problems: Iterable[ReadProblem] = ()) -> Part:
-        """The part of these sessions (ids are file-local ordinals until joined)."""
-        import pyarrow as pa
+        """The part of these sessions (ids are file-local ordinals until joined).
 
+        The table holds the values the columns extract, untyped (timestamps as their
+        strings): the frame is typed once, when the parts are joined, as `build_frame`
+        types it. Building a pandas frame per file would cost more than reading it.
+        """
         counter = self.counter_for_file()
         views = [SessionView(str(k), s, counter, self.token_scope) for k, s in enumerate(sessions)]
-        frame = build_frame(self.rows(views), self.columns)
+        extractors = [(c.name, c.extract) for c in self.columns]
+        values: dict[str, list[Any]] = {name: [] for name, _ in extractors}
+        for row in self.rows(views):
+            for name, extract in extractors:
+                values[name].append(extract(row))
+        table = _arrow_table(values, self.columns)
         return Part(
-            pa.Table.from_pandas(frame, preserve_index=False),
+            table,
             tuple(s.id for s in sessions),
             tuple(file_problems),
             tuple(p for s in sessions for p in s.errors),
+            _units(values, self.columns),
+            table.num_rows,
         )
 
     def read_part(self, path: Path) -> Part:
         """Read one file (leniently) into its part."""
         sessions, failed = _read_file(path, strict=False)
         return self.part(sessions, failed)
+
+
+_ARROW_TYPES = {"string": "string", "Int64": "int64", "boolean": "bool", TIMESTAMP: "string"}
+
+
+def _arrow_table(values: Mapping[str, list[Any]], columns: Sequence[Column[Any]]) -> Any:
+    import pyarrow as pa
+
+    arrays = []
+    for column in columns:
+        kind = _ARROW_TYPES.get(column.dtype or "")
+        column_values = values[column.name]
+        try:
+            arrays.append(pa.array(column_values, type=kind))
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            # Values of another type than the spec's: kept as text, typed once joined.
+            text = [None if v is None else str(v) for v in column_values]
+            arrays.append(pa.array(text, type=pa.string()))
+    return pa.table(arrays, names=[c.name for c in columns])
+
+
+def _units(values: Mapping[str, list[Any]], columns: Sequence[Column[Any]]) -> dict[str, str]:
+    """The unit pandas parses each timestamp column of a part to (`s` when empty)."""
+    out = {}
+    for column in columns:
+        if column.dtype == TIMESTAMP:
+            parsed = _typed(pd.Series(values[column.name], dtype=object), TIMESTAMP)
+            out[column.name] = str(getattr(parsed.dtype, "unit", "s"))
+    return out
 
 
 def _qualname(function: object) -> str:
@@ -233,6 +278,8 @@ class PartCache:
             tuple(meta["header_ids"]),
             _problems(meta["file_problems"]),
             _problems(meta["session_problems"]),
+            dict(meta["timestamp_units"]),
+            int(meta["rows"]),
         )
 
     def store(self, path: Path, target: Path, expected: str, part: Part) -> None:
@@ -245,6 +292,7 @@ class PartCache:
             "header_ids": list(part.header_ids),
             "file_problems": _problem_rows(part.file_problems),
             "session_problems": _problem_rows(part.session_problems),
+            "timestamp_units": dict(part.timestamp_units),
         }
         table = part.table.replace_schema_metadata(
             {**(part.table.schema.metadata or {}), _META: orjson.dumps(meta)}
@@ -337,7 +385,7 @@ def _cached_parts(
             if part is None:
                 part = cache.rebuild(spec, item, *where)
                 if not tables:
-                    part = Part(None, part.header_ids, part.file_problems, part.session_problems)
+                    part = part.without_table()
             yield part, where[0]
 
 
@@ -393,61 +441,51 @@ def global_session_ids(parts: Sequence[Part]) -> list[list[str]]:
     return out
 
 
-def typed_like(frame: pd.DataFrame, template: pd.DataFrame) -> pd.DataFrame:
-    """`frame` with the template's column dtypes (what `build_frame` gives).
-
-    Timestamps keep their unit: pandas infers it from the strings (`s` for none, `us` for
-    ISO strings, `ns` for nanosecond ones), and Arrow's concatenation already widened the
-    parts' units to the finest, which is what one parse of all the strings gives.
-    """
-    for name, dtype in template.dtypes.items():
-        current = frame[name].dtype
-        if isinstance(dtype, pd.DatetimeTZDtype) and isinstance(current, pd.DatetimeTZDtype):
-            continue
-        if current != dtype:
-            frame[name] = frame[name].astype(dtype)
+def typed_frame(table: Any, columns: Sequence[Column[Any]]) -> pd.DataFrame:
+    """A joined table as the frame `build_frame` makes: each column typed once, whole."""
+    frame: pd.DataFrame = table.to_pandas()
+    for column in columns:
+        if column.dtype is not None:
+            frame[column.name] = _typed(frame[column.name], column.dtype)
     return frame
 
 
-def part_frame(table: Any, ids: Sequence[str], template: pd.DataFrame) -> pd.DataFrame:
-    """One part as a pandas frame with its global `session_id`s and the frame's dtypes."""
-    frame = table.to_pandas()
-    if "session_id" in frame.columns and len(frame):
-        local = frame["session_id"].astype(int).to_numpy()
-        frame["session_id"] = np.asarray(ids, dtype=object)[local]
-    return typed_like(frame, template)
-
-
-def join_parts(parts: Sequence[Part], columns: Sequence[Column[Any]]) -> pd.DataFrame:
-    """The frame of all parts: one Arrow concatenation, session ids made unique, typed."""
+def _global_ids(table: Any, parts_ids: Sequence[Sequence[str]], sizes: Sequence[int]) -> Any:
+    """The table with each row's local session ordinal replaced by its frame id."""
     import pyarrow as pa
 
-    template = build_frame([], columns)
+    if "session_id" not in table.column_names or table.num_rows == 0:
+        return table
+    offsets = np.cumsum([0] + [len(ids) for ids in parts_ids[:-1]])
+    rows = np.repeat(offsets, sizes)
+    local = np.asarray(table.column("session_id").to_numpy(zero_copy_only=False), dtype=np.int64)
+    flat = np.asarray([i for ids in parts_ids for i in ids] or [""], dtype=object)
+    ids = pa.array(flat[rows + local], type=pa.string())
+    return table.set_column(table.column_names.index("session_id"), "session_id", ids)
+
+
+def part_frame(
+    table: Any, ids: Sequence[str], columns: Sequence[Column[Any]], meta: pd.DataFrame
+) -> pd.DataFrame:
+    """One part as a pandas frame: its frame `session_id`s, typed, with the meta's dtypes."""
+    frame = typed_frame(_global_ids(table, [ids], [table.num_rows]), columns)
+    return frame.astype(meta.dtypes.to_dict())
+
+
+def concat_parts(parts: Sequence[Part]) -> Any:
+    """The parts' tables as one Arrow table (types widened where parts differ)."""
+    import pyarrow as pa
+
+    return pa.concat_tables([p.table for p in parts], promote_options="permissive")
+
+
+def join_parts(
+    parts: Sequence[Part], columns: Sequence[Column[Any]], table: Any = None
+) -> pd.DataFrame:
+    """The frame of all parts (their tables, or `table`, the tables already concatenated):
+    session ids made unique over the call, each column typed once."""
     if not parts:
-        return template
-    table = pa.concat_tables([p.table for p in parts], promote_options="permissive")
-    frame = table.to_pandas()
-    if "session_id" in frame.columns and len(frame):
-        per_part = global_session_ids(parts)
-        offsets = np.cumsum([0] + [len(ids) for ids in per_part[:-1]])
-        rows = np.repeat(offsets, [p.table.num_rows for p in parts])
-        flat = np.asarray([i for ids in per_part for i in ids], dtype=object)
-        frame["session_id"] = flat[rows + frame["session_id"].astype(int).to_numpy()]
-    return typed_like(frame, template)
-
-
-def cached_table(
-    source: Any,
-    spec: FrameSpec,
-    *,
-    strict: bool,
-    cache_dir: StrPath | None,
-    progress: bool,
-) -> pd.DataFrame | tuple[pd.DataFrame, list[ReadProblem]]:
-    """A frame function's result built file by file (and cached when `cache_dir` is set)."""
-    parts = [part for part, _ in iter_parts(source, spec, cache_dir, progress)]
-    problems = joined_problems(parts)
-    if strict:
-        raise_first(problems, parts)
-    frame = join_parts(parts, spec.columns)
-    return frame if strict else (frame, problems)
+        return build_frame([], columns)
+    table = concat_parts(parts) if table is None else table
+    sizes = [p.rows for p in parts]
+    return typed_frame(_global_ids(table, global_session_ids(parts), sizes), columns)

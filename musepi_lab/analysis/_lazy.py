@@ -10,13 +10,13 @@ dtypes, so `dask_frame(kind, folder, cache_dir=...).compute()` is the frame
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, cast
 
 import pandas as pd
 
 from ._cache import (
     FrameSpec,
+    Part,
     Rows,
     global_session_ids,
     iter_parts,
@@ -29,6 +29,7 @@ from ._columns import (
     ENTRY_COLUMNS,
     MESSAGE_COLUMNS,
     SESSION_COLUMNS,
+    TIMESTAMP,
     TOOL_CALL_COLUMNS,
     Column,
 )
@@ -55,32 +56,27 @@ FRAME_KINDS: dict[str, tuple[Rows, Sequence[Column[Any]], TokenScope]] = {
 """The frames `dask_frame` makes, by name: their rows, default columns and token scope."""
 
 
-def _load_partition(target: str, ids: list[str], template: pd.DataFrame) -> pd.DataFrame:
+def _load_partition(
+    target: str, ids: list[str], specs: Sequence[Column[Any]], template: pd.DataFrame
+) -> pd.DataFrame:
     import pyarrow.parquet as pq
 
-    frame = part_frame(pq.read_table(target), ids, template)
-    # Every partition has the meta's dtypes exactly (an empty part parses to unit `s`).
-    return frame.astype(template.dtypes.to_dict())
+    return part_frame(pq.read_table(target), ids, specs, template)
 
 
-def _timestamp_units(targets: Sequence[Path], meta: pd.DataFrame) -> pd.DataFrame:
-    """The meta with each timestamp column at the finest unit any part stores."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+def _meta(parts: Sequence[Part], columns: Sequence[Column[Any]]) -> pd.DataFrame:
+    """The empty frame of the columns, each timestamp at the finest unit of any part.
 
-    units = {"s": 0, "ms": 1, "us": 2, "ns": 3}
-    finest: dict[str, str] = {}
-    names = [str(n) for n, d in meta.dtypes.items() if isinstance(d, pd.DatetimeTZDtype)]
-    for target in targets if names else ():
-        schema = pq.read_schema(target)
-        for name in names:
-            kind = schema.field(name).type
-            if pa.types.is_timestamp(kind) and units[kind.unit] > units.get(
-                finest.get(name, "s"), 0
-            ):
-                finest[name] = kind.unit
-    for name, unit in finest.items():
-        meta[name] = meta[name].astype(cast(Any, f"datetime64[{unit}, UTC]"))
+    One parse of all the strings (what the pandas frame does) gives that unit: pandas
+    parses to `s` when there is nothing, `us` for ISO strings, `ns` when they need it.
+    """
+    meta = build_frame([], columns)
+    order = {"s": 0, "ms": 1, "us": 2, "ns": 3}
+    for column in columns:
+        units = [p.timestamp_units.get(column.name, "s") for p in parts]
+        finest = max(units, key=order.__getitem__, default="s")
+        if column.dtype == TIMESTAMP:
+            meta[column.name] = meta[column.name].astype(cast(Any, f"datetime64[{finest}, UTC]"))
     return meta
 
 
@@ -133,12 +129,17 @@ def dask_frame(
     if strict:
         raise_first(problems, parts)
     targets = [target for _, target in found if target is not None]
-    meta = _timestamp_units(targets, build_frame([], spec.columns))
+    meta = _meta(parts, spec.columns)
     if not targets:
         frame = dd.from_pandas(meta, npartitions=1)  # type: ignore[no-untyped-call]
     else:
         ids = global_session_ids(parts)
         frame = dd.from_map(  # type: ignore[no-untyped-call]
-            _load_partition, [str(t) for t in targets], ids, meta=meta, template=meta
+            _load_partition,
+            [str(t) for t in targets],
+            ids,
+            meta=meta,
+            specs=spec.columns,
+            template=meta,
         )
     return frame if strict else (frame, problems)

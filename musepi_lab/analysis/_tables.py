@@ -191,8 +191,9 @@ def _table(
     cache_dir: StrPath | None = None,
     progress: bool = False,
 ) -> pd.DataFrame | tuple[pd.DataFrame, list[ReadProblem]]:
-    if cache_dir is not None or progress:  # file by file, cached: `_cache`
-        from ._cache import FrameSpec, cached_table
+    if cache_dir is not None or progress:  # file by file, cached: `_cache`, `_bundle`
+        from ._bundle import cached_table
+        from ._cache import FrameSpec
 
         spec = FrameSpec(rows, columns, token_scope, counter)
         return cached_table(source, spec, strict=strict, cache_dir=cache_dir, progress=progress)
