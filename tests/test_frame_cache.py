@@ -174,3 +174,12 @@ def test_the_dask_frame_computes_the_pandas_frame(folder, tmp_path, kind):
 def test_dask_frame_refuses_an_unknown_kind(folder, tmp_path):
     with pytest.raises(ValueError, match="unknown frame kind"):
         dask_frame("turns", folder, cache_dir=tmp_path)
+
+
+def test_a_cache_inside_the_folder_is_not_read_as_sessions(folder):
+    inside = folder / ".frames"
+    sessions_df(folder, cache_dir=inside)
+    assert (inside / "v1" / "index.json").is_file()
+    _same(sessions_df(folder, cache_dir=inside), sessions_df(folder, cache_dir=inside))
+    frame, _ = sessions_df(folder, cache_dir=inside)
+    assert not frame["source_path"].str.contains(".frames").any()

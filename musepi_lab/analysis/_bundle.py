@@ -119,7 +119,7 @@ def cached_table(
     progress: bool,
 ) -> pd.DataFrame | tuple[pd.DataFrame, list[ReadProblem]]:
     """A frame function's result built file by file (and cached when `cache_dir` is set)."""
-    inputs = list(iter_inputs(source))
+    inputs = list(iter_inputs(source, cache_dir))
     if cache_dir is None or any(isinstance(item, Session) for item in inputs):
         parts = [part for part, _ in iter_parts(source, spec, cache_dir, progress)]
         return _result(parts, None, spec, strict)

@@ -341,14 +341,18 @@ class PartCache:
 # -- a frame from parts --------------------------------------------------------------------
 
 
-def iter_inputs(source: Any) -> Iterator[Session | Path]:
-    """Every session given and every file under the paths given, in input order."""
+def iter_inputs(source: Any, cache_dir: StrPath | None = None) -> Iterator[Session | Path]:
+    """Every session given and every file under the paths given, in input order; files of
+    the cache itself (its `index.json`) are left out when it sits inside a folder read."""
     items = [source] if isinstance(source, (Session, str, os.PathLike)) else source
+    cache = Path(cache_dir).resolve() if cache_dir is not None else None
     for item in items:
         if isinstance(item, Session):
             yield item
         elif isinstance(item, (str, os.PathLike)):
-            yield from _files(item)
+            for file in _files(item):
+                if cache is None or not file.resolve().is_relative_to(cache):
+                    yield file
         else:
             raise TypeError(f"expected a Session or a path, got {type(item).__name__}")
 
@@ -402,7 +406,7 @@ def iter_parts(
     With `tables=False` (cache only) parts carry no rows: they are read or written one at a
     time and dropped, so a folder of any size goes through in bounded memory.
     """
-    inputs = list(iter_inputs(source))
+    inputs = list(iter_inputs(source, cache_dir))
     if cache_dir is None:
         for item in progress_bar(inputs, progress, "reading sessions", len(inputs)):
             yield (spec.part([item]) if isinstance(item, Session) else spec.read_part(item)), None
