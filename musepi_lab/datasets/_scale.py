@@ -3,16 +3,19 @@
 Each session is drawn from the seed and its index alone (`draw_shape`), so any one can be
 rebuilt without the others and a folder is the same bytes however many processes wrote it.
 The mix was measured on `/work/shared/corpus` (23 sessions, five agents): entry counts run
-from 6 to 2,721 with a median near 70, tool outputs have a median near 200 characters and
-a longest near 51 KB, a quarter of the sessions hold a compaction, a sixth branch (all Claude
-Code), one in twenty holds an image. The draw copies that shape at a size the benchmark grid
-can run on two cores (10,000 sessions × 4 strategies × 3 budgets):
+from 6 to 2,721 with a median of 103 (skewed: half the sessions under 105, a few over
+1,000), the sessions' median tool outputs run from 14 to 1,650 characters (most near 200)
+and the longest is near 51 KB, a quarter of the sessions hold a compaction, a sixth branch
+(all Claude Code), one in twenty holds an image. The draw keeps that shape, smaller, so
+the benchmark grid runs on two cores (10,000 sessions × 4 strategies × 3 budgets):
 
-- tasks per session: log-normal, median 4 (about 55 entries), clipped to 2..60 (about 750
-  entries); the mean is near 95 entries, so most sessions are small and a few long;
-- lines per file read: log-normal, median 120, clipped to 20..1,500 (tool outputs up to
-  about 60 KB);
-- compaction 25%, branch 20% (not in Codex, which is linear), image 5%;
+- tasks per session: log-normal, median 4, clipped to 2..60: entries have a median of 55,
+  a mean near 72, a 90th percentile near 130 and a tail to about 750 (300 draws: 30..570),
+  so the grid's cells stay short and a few sessions are long;
+- lines per file read: log-normal, median 120, clipped to 20..1,500: tool outputs have a
+  median near 600 characters, a 99th percentile near 16 KB and a longest near 65 KB;
+- compaction drawn at 25% for sessions of 4 tasks or more (about 16% of all), a branch at
+  20% for 3 tasks or more outside Codex, which is linear (about 13%), an image at 5%;
 - formats: pi/MusePi JSONL 50%, Claude Code 35%, Codex rollout 15% (`_scale_formats`).
 
 Every session has its planted facts in `<name>.facts.json` beside it, moved to the entries
