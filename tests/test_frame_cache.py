@@ -165,10 +165,14 @@ def test_strict_raises_the_problem_the_in_memory_read_raises(folder, tmp_path):
 @pytest.mark.parametrize("kind", sorted(FRAMES))
 def test_the_dask_frame_computes_the_pandas_frame(folder, tmp_path, kind):
     frame, errors = FRAMES[kind](folder)
-    lazy, lazy_errors = dask_frame(kind, folder, cache_dir=tmp_path / "cache")
-    assert lazy.npartitions == len(list(folder.rglob("*.jsonl")))
-    pd.testing.assert_frame_equal(lazy.compute().reset_index(drop=True), frame)
-    assert lazy_errors == errors
+    files = len(list(folder.rglob("*.jsonl")))
+    for per_partition in (1, 5):
+        lazy, lazy_errors = dask_frame(
+            kind, folder, cache_dir=tmp_path / "cache", files_per_partition=per_partition
+        )
+        assert lazy.npartitions == -(-files // per_partition)
+        pd.testing.assert_frame_equal(lazy.compute().reset_index(drop=True), frame)
+        assert lazy_errors == errors
 
 
 def test_dask_frame_refuses_an_unknown_kind(folder, tmp_path):

@@ -469,10 +469,15 @@ def _global_ids(table: Any, parts_ids: Sequence[Sequence[str]], sizes: Sequence[
 
 
 def part_frame(
-    table: Any, ids: Sequence[str], columns: Sequence[Column[Any]], meta: pd.DataFrame
+    table: Any,
+    ids: Sequence[Sequence[str]],
+    sizes: Sequence[int],
+    columns: Sequence[Column[Any]],
+    meta: pd.DataFrame,
 ) -> pd.DataFrame:
-    """One part as a pandas frame: its frame `session_id`s, typed, with the meta's dtypes."""
-    frame = typed_frame(_global_ids(table, [ids], [table.num_rows]), columns)
+    """Consecutive parts (concatenated, each part's frame `session_id`s and row count) as a
+    pandas frame, typed, with the meta's dtypes."""
+    frame = typed_frame(_global_ids(table, ids, sizes), columns)
     return frame.astype(meta.dtypes.to_dict())
 
 

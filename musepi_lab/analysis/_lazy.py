@@ -1,9 +1,9 @@
 """Frames of folders larger than memory: a `dask.dataframe` over the Parquet cache's parts.
 
 `dask_frame` fills the cache file by file (`_cache.iter_parts` without tables: one session
-file in memory at a time), then returns a lazy frame with one partition per input file.
-Each partition is its cached part with the call's unique `session_id`s and the frame's
-dtypes, so `dask_frame(kind, folder, cache_dir=...).compute()` is the frame
+file in memory at a time), then returns a lazy frame whose partitions are the cached parts
+of a few files each (`files_per_partition`), with the call's unique `session_id`s and the
+frame's dtypes, so `dask_frame(kind, folder, cache_dir=...).compute()` is the frame
 `<kind>_df(folder)` returns.
 """
 
@@ -57,11 +57,17 @@ FRAME_KINDS: dict[str, tuple[Rows, Sequence[Column[Any]], TokenScope]] = {
 
 
 def _load_partition(
-    target: str, ids: list[str], specs: Sequence[Column[Any]], template: pd.DataFrame
+    group: list[tuple[str, list[str]]], specs: Sequence[Column[Any]], template: pd.DataFrame
 ) -> pd.DataFrame:
+    """One partition: the parts of a few files (target, their frame session ids), typed."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    return part_frame(pq.read_table(target), ids, specs, template)
+    tables = [pq.read_table(target) for target, _ in group]
+    table = pa.concat_tables(tables, promote_options="permissive")
+    return part_frame(
+        table, [ids for _, ids in group], [t.num_rows for t in tables], specs, template
+    )
 
 
 def _meta(parts: Sequence[Part], columns: Sequence[Column[Any]]) -> pd.DataFrame:
@@ -89,8 +95,9 @@ def dask_frame(
     counter: CounterSpec = None,
     columns: Sequence[Column[Any]] | None = None,
     progress: bool = False,
+    files_per_partition: int = 32,
 ) -> Any:
-    """A frame as a `dask.dataframe.DataFrame` over Parquet parts, one per session file.
+    """A frame as a `dask.dataframe.DataFrame` over the Parquet parts of the session files.
 
     The cache is filled first, one file in memory at a time (files whose content is
     unchanged are not read again); the frame itself reads a part only when computed.
@@ -106,6 +113,8 @@ def dask_frame(
         counter: Token counter (see `entries_df`).
         columns: The columns to build (default: all of this kind's columns).
         progress: Show a progress bar while the cache is filled.
+        files_per_partition: How many files' parts make one partition (a partition per
+            file would spend more time in the scheduler than in the reads).
 
     Returns:
         With `strict=False` a tuple `(frame, errors)`, the errors as the pandas frame
@@ -133,11 +142,12 @@ def dask_frame(
     if not targets:
         frame = dd.from_pandas(meta, npartitions=1)  # type: ignore[no-untyped-call]
     else:
-        ids = global_session_ids(parts)
+        pairs = list(zip([str(t) for t in targets], global_session_ids(parts), strict=True))
+        size = max(1, files_per_partition)
+        groups = [pairs[i : i + size] for i in range(0, len(pairs), size)]
         frame = dd.from_map(  # type: ignore[no-untyped-call]
             _load_partition,
-            [str(t) for t in targets],
-            ids,
+            groups,
             meta=meta,
             specs=spec.columns,
             template=meta,
