@@ -22,6 +22,7 @@ from ._composition import (
     context_composition_df,
     replay_composition_df,
 )
+from ._lazy import FRAME_KINDS, dask_frame
 from ._live import LiveSummary, live_summary
 from ._rows import EntryRow, SessionView, ToolCallRow
 from ._tables import (
@@ -49,6 +50,7 @@ __all__ = [
     "COMPOSITION_COLUMNS",
     "DEFAULT_COMPOSITION_STRATEGIES",
     "ENTRY_COLUMNS",
+    "FRAME_KINDS",
     "MESSAGE_COLUMNS",
     "REPLAY_COMPOSITION_COLUMNS",
     "REPORTS",
@@ -66,6 +68,7 @@ __all__ = [
     "compactions_df",
     "context_composition",
     "context_composition_df",
+    "dask_frame",
     "entries_df",
     "format_report",
     "live_summary",

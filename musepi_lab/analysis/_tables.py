@@ -192,7 +192,15 @@ def _table(
     strict: bool,
     counter: CounterSpec,
     token_scope: TokenScope = all_entries,
+    cache_dir: StrPath | None = None,
+    progress: bool = False,
 ) -> pd.DataFrame | tuple[pd.DataFrame, list[ReadProblem]]:
+    if cache_dir is not None or progress:  # file by file, cached: `_cache`, `_bundle`
+        from ._bundle import cached_table
+        from ._cache import FrameSpec
+
+        spec = FrameSpec(rows, columns, token_scope, counter)
+        return cached_table(source, spec, strict=strict, cache_dir=cache_dir, progress=progress)
     sessions, problems = load_sessions(source, strict=strict)
     views = session_views(sessions, resolve_counter(counter), token_scope)
     frame = build_frame(rows(views), columns)
@@ -215,6 +223,10 @@ _FRAME_DOC = """
             calls to reuse its per-entry cache), a method name (`pi`, `musepi`,
             `o200k_base`, `cl100k_base`), or None for `pi`.
         columns: The columns to build (default: all of this frame's columns).
+        cache_dir: Build the frame file by file through a Parquet cache in this folder
+            (see `musepi_lab.analysis.dask_frame`): a file whose content is unchanged is
+            not read again. None (the default) reads every session into memory.
+        progress: Show a progress bar over the files (tqdm, notebook-aware).
 
     Returns:
         With `strict=False` (the default) a tuple `(frame, errors)`: `errors` lists every
@@ -243,6 +255,8 @@ def entries_df(
     *,
     strict: Literal[True],
     counter: CounterSpec = ...,
+    cache_dir: StrPath | None = ...,
+    progress: bool = ...,
     columns: Sequence[Column[EntryRow]] = ...,
 ) -> pd.DataFrame: ...
 @overload
@@ -251,6 +265,8 @@ def entries_df(
     *,
     strict: Literal[False] = ...,
     counter: CounterSpec = ...,
+    cache_dir: StrPath | None = ...,
+    progress: bool = ...,
     columns: Sequence[Column[EntryRow]] = ...,
 ) -> tuple[pd.DataFrame, list[ReadProblem]]: ...
 @takes_sources
@@ -260,6 +276,8 @@ def entries_df(
     *,
     strict: bool = False,
     counter: CounterSpec = None,
+    cache_dir: StrPath | None = None,
+    progress: bool = False,
     columns: Sequence[Column[EntryRow]] = ENTRY_COLUMNS,
 ) -> pd.DataFrame | tuple[pd.DataFrame, list[ReadProblem]]:
     """One row per entry of every session, in file order.
@@ -269,7 +287,7 @@ def entries_df(
     `children`, `label`, `tokens`, `tool_calls`, `custom_type`, `model`, `stop_reason`.
 
     """
-    return _table(sessions, _entry_rows, columns, strict, counter)
+    return _table(sessions, _entry_rows, columns, strict, counter, all_entries, cache_dir, progress)
 
 
 @overload
@@ -278,6 +296,8 @@ def messages_df(
     *,
     strict: Literal[True],
     counter: CounterSpec = ...,
+    cache_dir: StrPath | None = ...,
+    progress: bool = ...,
     columns: Sequence[Column[EntryRow]] = ...,
 ) -> pd.DataFrame: ...
 @overload
@@ -286,6 +306,8 @@ def messages_df(
     *,
     strict: Literal[False] = ...,
     counter: CounterSpec = ...,
+    cache_dir: StrPath | None = ...,
+    progress: bool = ...,
     columns: Sequence[Column[EntryRow]] = ...,
 ) -> tuple[pd.DataFrame, list[ReadProblem]]: ...
 @takes_sources
@@ -295,6 +317,8 @@ def messages_df(
     *,
     strict: bool = False,
     counter: CounterSpec = None,
+    cache_dir: StrPath | None = None,
+    progress: bool = False,
     columns: Sequence[Column[EntryRow]] = MESSAGE_COLUMNS,
 ) -> pd.DataFrame | tuple[pd.DataFrame, list[ReadProblem]]:
     """One row per entry that puts a message in the LLM context.
@@ -305,7 +329,9 @@ def messages_df(
     model and usage.
 
     """
-    return _table(sessions, _message_rows, columns, strict, counter)
+    return _table(
+        sessions, _message_rows, columns, strict, counter, all_entries, cache_dir, progress
+    )
 
 
 @overload
@@ -314,6 +340,8 @@ def tool_calls_df(
     *,
     strict: Literal[True],
     counter: CounterSpec = ...,
+    cache_dir: StrPath | None = ...,
+    progress: bool = ...,
     columns: Sequence[Column[ToolCallRow]] = ...,
 ) -> pd.DataFrame: ...
 @overload
@@ -322,6 +350,8 @@ def tool_calls_df(
     *,
     strict: Literal[False] = ...,
     counter: CounterSpec = ...,
+    cache_dir: StrPath | None = ...,
+    progress: bool = ...,
     columns: Sequence[Column[ToolCallRow]] = ...,
 ) -> tuple[pd.DataFrame, list[ReadProblem]]: ...
 @takes_sources
@@ -331,6 +361,8 @@ def tool_calls_df(
     *,
     strict: bool = False,
     counter: CounterSpec = None,
+    cache_dir: StrPath | None = None,
+    progress: bool = False,
     columns: Sequence[Column[ToolCallRow]] = TOOL_CALL_COLUMNS,
 ) -> pd.DataFrame | tuple[pd.DataFrame, list[ReadProblem]]:
     """One row per tool call, joined to the tool result that answers it.
@@ -341,7 +373,16 @@ def tool_calls_df(
     result (missing when there is none).
 
     """
-    return _table(sessions, _tool_call_rows, columns, strict, counter, tool_result_entries)
+    return _table(
+        sessions,
+        _tool_call_rows,
+        columns,
+        strict,
+        counter,
+        tool_result_entries,
+        cache_dir,
+        progress,
+    )
 
 
 @overload
@@ -350,6 +391,8 @@ def compactions_df(
     *,
     strict: Literal[True],
     counter: CounterSpec = ...,
+    cache_dir: StrPath | None = ...,
+    progress: bool = ...,
     columns: Sequence[Column[EntryRow]] = ...,
 ) -> pd.DataFrame: ...
 @overload
@@ -358,6 +401,8 @@ def compactions_df(
     *,
     strict: Literal[False] = ...,
     counter: CounterSpec = ...,
+    cache_dir: StrPath | None = ...,
+    progress: bool = ...,
     columns: Sequence[Column[EntryRow]] = ...,
 ) -> tuple[pd.DataFrame, list[ReadProblem]]: ...
 @takes_sources
@@ -367,6 +412,8 @@ def compactions_df(
     *,
     strict: bool = False,
     counter: CounterSpec = None,
+    cache_dir: StrPath | None = None,
+    progress: bool = False,
     columns: Sequence[Column[EntryRow]] = COMPACTION_COLUMNS,
 ) -> pd.DataFrame | tuple[pd.DataFrame, list[ReadProblem]]:
     """One row per compaction entry.
@@ -377,7 +424,14 @@ def compactions_df(
 
     """
     return _table(
-        sessions, _compaction_rows, columns, strict, counter, entries_of_type("compaction")
+        sessions,
+        _compaction_rows,
+        columns,
+        strict,
+        counter,
+        entries_of_type("compaction"),
+        cache_dir,
+        progress,
     )
 
 
@@ -387,6 +441,8 @@ def sessions_df(
     *,
     strict: Literal[True],
     counter: CounterSpec = ...,
+    cache_dir: StrPath | None = ...,
+    progress: bool = ...,
     columns: Sequence[Column[SessionView]] = ...,
 ) -> pd.DataFrame: ...
 @overload
@@ -395,6 +451,8 @@ def sessions_df(
     *,
     strict: Literal[False] = ...,
     counter: CounterSpec = ...,
+    cache_dir: StrPath | None = ...,
+    progress: bool = ...,
     columns: Sequence[Column[SessionView]] = ...,
 ) -> tuple[pd.DataFrame, list[ReadProblem]]: ...
 @takes_sources
@@ -404,6 +462,8 @@ def sessions_df(
     *,
     strict: bool = False,
     counter: CounterSpec = None,
+    cache_dir: StrPath | None = None,
+    progress: bool = False,
     columns: Sequence[Column[SessionView]] = SESSION_COLUMNS,
 ) -> pd.DataFrame | tuple[pd.DataFrame, list[ReadProblem]]:
     """One row per session.
@@ -413,4 +473,6 @@ def sessions_df(
     summaries, branches (leaves) and read errors, first and last timestamp, `tokens`.
 
     """
-    return _table(sessions, _session_rows, columns, strict, counter)
+    return _table(
+        sessions, _session_rows, columns, strict, counter, all_entries, cache_dir, progress
+    )

@@ -44,6 +44,30 @@ def _add_navigate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser
     p.set_defaults(func=cmd_navigate)
 
 
+def add_datasets_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`musepi-lab datasets`: list datasets and sessions, or `datasets generate` one."""
+    p = sub.add_parser(
+        "datasets",
+        help="list registry datasets and the sessions found; `datasets generate` makes one",
+        description="List the registry datasets and the sessions found, or with "
+        "`datasets generate --n N --out DIR [--seed S]` write N generated sessions "
+        "(pi, Claude Code and Codex files with planted facts, and a manifest) into DIR.",
+    )
+    p.add_argument(
+        "folders",
+        nargs="*",
+        help="also list the session files under these folders (or `generate`)",
+    )
+    p.add_argument("--n", type=int, default=10_000, help="generate: how many sessions")
+    p.add_argument("--out", default=None, help="generate: the folder to write")
+    p.add_argument("--seed", type=int, default=0, help="generate: the dataset seed")
+    p.add_argument("--workers", type=int, default=None, help="generate: writer processes")
+    p.add_argument("--home", default=None, help="home folder to discover sessions in")
+    p.add_argument("--verify", action="store_true", help="check every dataset file's sha256")
+    p.add_argument("--no-discover", action="store_true", help="skip the agents' session folders")
+    p.set_defaults(func=cmd_datasets)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of `musepi-lab`."""
     parser = argparse.ArgumentParser(
@@ -66,12 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-problems", type=int, default=20)
     p.set_defaults(func=cmd_convert)
 
-    p = sub.add_parser("datasets", help="list registry datasets and the sessions found")
-    p.add_argument("folders", nargs="*", help="also list the session files under these folders")
-    p.add_argument("--home", default=None, help="home folder to discover sessions in")
-    p.add_argument("--verify", action="store_true", help="check every dataset file's sha256")
-    p.add_argument("--no-discover", action="store_true", help="skip the agents' session folders")
-    p.set_defaults(func=cmd_datasets)
+    add_datasets_parser(sub)
 
     p = sub.add_parser("bench", help="run the strategy × budget grid over a dataset")
     p.add_argument("dataset", help="a registry dataset name, a folder or a session file")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections import Counter
@@ -141,8 +142,31 @@ def _found_rows(found: Sequence[Any]) -> list[dict[str, object]]:
     ]
 
 
+def _cmd_generate(args: argparse.Namespace) -> int:
+    from ..datasets._scale import write_scale_dataset
+
+    if len(args.folders) > 1 or not args.out:
+        raise UsageError("usage: musepi-lab datasets generate --n N --out DIR [--seed S]")
+    start = time.perf_counter()
+    manifest = write_scale_dataset(
+        args.out, args.n, seed=args.seed, workers=args.workers, progress=sys.stderr.isatty()
+    )
+    counts = manifest["counts"]
+    formats = ", ".join(f"{k} {v}" for k, v in counts["formats"].items())
+    print(
+        f"wrote {args.n} sessions ({formats}; {counts['branch']} branched, "
+        f"{counts['compaction']} compacted, {counts['image']} with an image; "
+        f"{counts['bytes'] / 1e6:.1f} MB) to {args.out} in {time.perf_counter() - start:.1f} s"
+    )
+    return 0
+
+
 def cmd_datasets(args: argparse.Namespace) -> int:
     from ..datasets._discover import discover_folder, discover_sessions
+
+    # `generate` is the subcommand unless it names a folder to list and no --out is given
+    if args.folders[:1] == ["generate"] and (args.out or not os.path.isdir("generate")):
+        return _cmd_generate(args)
 
     rows = _dataset_rows(args.verify)
     print("Datasets (registry):")

@@ -31,6 +31,14 @@ from ._registry import (
     verify_file,
     write_manifest,
 )
+from ._scale import (
+    SCALE_FORMATS,
+    SCALE_MANIFEST,
+    ScaleShape,
+    draw_shape,
+    generate_scale_file,
+    write_scale_dataset,
+)
 
 __all__ = [
     "AGENTS",
@@ -38,6 +46,8 @@ __all__ = [
     "FACT_KINDS",
     "MANIFEST_SUFFIX",
     "SAMPLE_CONFIGS",
+    "SCALE_FORMATS",
+    "SCALE_MANIFEST",
     "BranchSession",
     "DatasetChecksumError",
     "DatasetError",
@@ -47,14 +57,17 @@ __all__ = [
     "DiscoveredSession",
     "GeneratorConfig",
     "PlantedFact",
+    "ScaleShape",
     "build_manifest",
     "corpus_path",
     "dataset_paths",
     "discover_folder",
     "discover_sessions",
+    "draw_shape",
     "file_sha256",
     "find_up",
     "generate_branch_session",
+    "generate_scale_file",
     "generate_session",
     "is_manifest_file",
     "iter_dataset_sessions",
@@ -65,4 +78,5 @@ __all__ = [
     "verify_file",
     "write_manifest",
     "write_sample",
+    "write_scale_dataset",
 ]

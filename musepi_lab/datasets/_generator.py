@@ -166,8 +166,9 @@ def _session_prefaces(cfg: GeneratorConfig, sf: _SessionFacts) -> dict[int, tupl
 def generate_session(cfg: GeneratorConfig) -> tuple[Session, tuple[PlantedFact, ...]]:
     """Generate one session and its planted facts (pure: same config, same result)."""
     rng = random.Random(cfg.seed)
-    session_id = f"sample-{cfg.seed:04d}"
-    start = datetime(2026, 3, 2, 9, 0, tzinfo=UTC) + timedelta(days=cfg.seed)
+    session_id = cfg.session_id or f"sample-{cfg.seed:04d}"
+    day = cfg.seed if cfg.start_day is None else cfg.start_day
+    start = datetime(2026, 3, 2, 9, 0, tzinfo=UTC) + timedelta(days=day)
     b = _Builder(rng, session_id, start)
     header = {
         "type": "session",

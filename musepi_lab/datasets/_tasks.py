@@ -67,6 +67,8 @@ class GeneratorConfig:
         with_branch: Add an abandoned branch and a branch summary.
         with_compaction: Add an earlier compaction halfway through.
         model: Model name written into assistant messages.
+        session_id: The header id (default `sample-<seed>`, as the bundled sample).
+        start_day: Days after 2026-03-02 the session starts (default: the seed).
     """
 
     seed: int
@@ -76,6 +78,8 @@ class GeneratorConfig:
     with_branch: bool = True
     with_compaction: bool = True
     model: str = "claude-sonnet-4-5"
+    session_id: str | None = None
+    start_day: int | None = None
 
 
 @dataclass

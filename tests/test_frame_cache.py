@@ -1,0 +1,189 @@
+"""Frames through the Parquet cache equal the in-memory frames, dtypes and errors included;
+only changed files are read again; the dask form computes the same frame."""
+
+from __future__ import annotations
+
+import shutil
+
+import pandas as pd
+import pytest
+
+from musepi_lab.analysis import (
+    _cache,
+    dask_frame,
+    entries_df,
+    messages_df,
+    sessions_df,
+    tool_calls_df,
+)
+from musepi_lab.datasets import write_scale_dataset
+from musepi_lab.session import SessionReadError
+
+FRAMES = {"entries": entries_df, "sessions": sessions_df, "messages": messages_df}
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory):
+    out = tmp_path_factory.mktemp("mixed")
+    manifest = write_scale_dataset(out, 10, seed=21, workers=1)
+    assert set(manifest["counts"]["formats"]) == {"pi", "claude-code", "codex"}
+    return out
+
+
+@pytest.fixture
+def folder(generated, tmp_path):
+    """The generated files, a byte copy of one (same session id), and a broken file."""
+    root = tmp_path / "data"
+    shutil.copytree(generated, root)
+    first = sorted((root / "pi").glob("scale-*.jsonl"))[0]
+    shutil.copy(first, root / "pi" / "zz-copy.jsonl")
+    (root / "pi" / "broken.jsonl").write_text('{"type":"session","version":3,"id":"b"}\n{oops\n')
+    return root
+
+
+@pytest.fixture
+def reads(monkeypatch):
+    """The files the cache reads from disk (a wrapper around its file reader)."""
+    seen: list[str] = []
+    real = _cache._read_file
+
+    def counting(path, strict):
+        seen.append(path.name)
+        return real(path, strict)
+
+    monkeypatch.setattr(_cache, "_read_file", counting)
+    return seen
+
+
+def _same(a, b):
+    frame_a, errors_a = a
+    frame_b, errors_b = b
+    pd.testing.assert_frame_equal(frame_a, frame_b)
+    assert errors_a == errors_b
+
+
+@pytest.mark.parametrize("kind", sorted(FRAMES))
+def test_cached_frames_equal_the_in_memory_ones(folder, tmp_path, kind):
+    frame = FRAMES[kind]
+    plain = frame(folder)
+    assert any(p.kind == "malformed-json" for p in plain[1])  # the broken file is reported
+    cache = tmp_path / "cache"
+    _same(plain, frame(folder, cache_dir=cache))  # cold: built
+    _same(plain, frame(folder, cache_dir=cache))  # warm: from Parquet
+    _same(plain, frame(folder, progress=True))  # file by file, no cache
+
+
+def test_session_ids_stay_unique_over_the_whole_call(folder, tmp_path):
+    frame, _ = sessions_df(folder, cache_dir=tmp_path / "cache")
+    assert frame["session_id"].is_unique
+    copies = frame[frame["session_id"].str.endswith("#2")]
+    assert len(copies) == 1 and copies["source_path"].iloc[0].endswith("zz-copy.jsonl")
+
+
+def test_only_changed_and_new_files_are_read_again(folder, tmp_path, reads):
+    cache = tmp_path / "cache"
+    entries_df(folder, cache_dir=cache)
+    files = len(reads)
+    assert files == len(list(folder.rglob("*.jsonl")))
+    reads.clear()
+    entries_df(folder, cache_dir=cache)
+    assert reads == []
+    victim = sorted((folder / "claude-code").glob("*.jsonl"))[0]
+    lines = victim.read_text().splitlines(keepends=True)
+    victim.write_text("".join(lines[:-3]))  # the session grew shorter
+    shutil.copy(victim, folder / "new.jsonl")
+    _same(entries_df(folder), entries_df(folder, cache_dir=cache))
+    assert sorted(reads) == sorted([victim.name, "new.jsonl"])
+
+
+def test_a_removed_file_leaves_the_frame_and_its_part_the_cache(folder, tmp_path, reads):
+    cache = tmp_path / "cache"
+    sessions_df(folder, cache_dir=cache)
+    parts = _parts(cache)
+    (folder / "pi" / "zz-copy.jsonl").unlink()
+    reads.clear()
+    _same(sessions_df(folder), sessions_df(folder, cache_dir=cache))
+    assert reads == [] and len(_parts(cache)) == len(parts) - 1
+
+
+def _parts(cache):
+    return sorted(p for p in cache.rglob("*.parquet") if p.parent.name != "bundles")
+
+
+def _cut(path):
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+
+
+def test_a_corrupt_cache_file_is_rebuilt_not_trusted(folder, tmp_path, reads):
+    cache = tmp_path / "cache"
+    plain = messages_df(folder)
+    messages_df(folder, cache_dir=cache)
+    (bundle,) = cache.rglob("bundles/*.parquet")
+    _cut(bundle)
+    reads.clear()
+    _same(plain, messages_df(folder, cache_dir=cache))  # from the parts, no file read
+    assert reads == []
+    _cut(bundle)
+    _cut(_parts(cache)[0])
+    _same(plain, messages_df(folder, cache_dir=cache))
+    assert len(reads) == 1
+    assert not [p for p in cache.rglob("*") if p.name.endswith(".tmp")]
+
+
+def test_another_counter_or_code_version_does_not_reuse_the_cache(
+    folder, tmp_path, reads, monkeypatch
+):
+    cache = tmp_path / "cache"
+    sessions_df(folder, cache_dir=cache)
+    files = len(reads)
+    reads.clear()
+    other = sessions_df(folder, cache_dir=cache, counter="pi")
+    assert len(reads) == files
+    _same(sessions_df(folder, counter="pi"), other)
+    reads.clear()
+    monkeypatch.setattr(_cache, "__version__", "0.0.0-older")
+    sessions_df(folder, cache_dir=cache)
+    assert len(reads) == files
+
+
+def test_tool_calls_through_the_cache(folder, tmp_path):
+    _same(tool_calls_df(folder), tool_calls_df(folder, cache_dir=tmp_path / "cache"))
+
+
+def test_strict_raises_the_problem_the_in_memory_read_raises(folder, tmp_path):
+    with pytest.raises(SessionReadError) as plain:
+        entries_df(folder, strict=True)
+    with pytest.raises(SessionReadError) as cached:
+        entries_df(folder, strict=True, cache_dir=tmp_path / "cache")
+    assert (cached.value.path, cached.value.line, cached.value.kind) == (
+        plain.value.path,
+        plain.value.line,
+        plain.value.kind,
+    )
+
+
+@pytest.mark.parametrize("kind", sorted(FRAMES))
+def test_the_dask_frame_computes_the_pandas_frame(folder, tmp_path, kind):
+    frame, errors = FRAMES[kind](folder)
+    files = len(list(folder.rglob("*.jsonl")))
+    for per_partition in (1, 5):
+        lazy, lazy_errors = dask_frame(
+            kind, folder, cache_dir=tmp_path / "cache", files_per_partition=per_partition
+        )
+        assert lazy.npartitions == -(-files // per_partition)
+        pd.testing.assert_frame_equal(lazy.compute().reset_index(drop=True), frame)
+        assert lazy_errors == errors
+
+
+def test_dask_frame_refuses_an_unknown_kind(folder, tmp_path):
+    with pytest.raises(ValueError, match="unknown frame kind"):
+        dask_frame("turns", folder, cache_dir=tmp_path)
+
+
+def test_a_cache_inside_the_folder_is_not_read_as_sessions(folder):
+    inside = folder / ".frames"
+    sessions_df(folder, cache_dir=inside)
+    assert (inside / "v1" / "index.json").is_file()
+    _same(sessions_df(folder, cache_dir=inside), sessions_df(folder, cache_dir=inside))
+    frame, _ = sessions_df(folder, cache_dir=inside)
+    assert not frame["source_path"].str.contains(".frames").any()
