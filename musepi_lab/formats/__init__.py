@@ -7,7 +7,9 @@
 
 from ._claude_code import read_claude_code
 from ._codex import read_codex
+from ._gemini_cli import read_gemini_cli
 from ._inspect import iter_inspect, read_inspect
+from ._opencode import read_opencode
 from ._openhands import iter_openhands, read_openhands
 from ._pi import migrate_records, read_pi_jsonl, records_to_session
 from ._registry import (
@@ -30,7 +32,9 @@ __all__ = [
     "migrate_records",
     "read_claude_code",
     "read_codex",
+    "read_gemini_cli",
     "read_inspect",
+    "read_opencode",
     "read_openhands",
     "read_pi_jsonl",
     "read_session",

@@ -25,6 +25,8 @@ def format_of_record(obj: dict[str, Any]) -> str | None:
         return "pi"
     if "payload" in obj and kind in _CODEX_TYPES:
         return "codex"
+    if "sessionId" in obj and "projectHash" in obj:
+        return "gemini-cli"
     if "sessionId" in obj or "uuid" in obj or (kind in _CLAUDE_TYPES and "leafUuid" in obj):
         return "claude-code"
     if "history" in obj and ("instance_id" in obj or "instruction" in obj):
