@@ -236,7 +236,7 @@ def test_truncated_legacy_json_names_the_line(tmp_path: Path) -> None:
     session = read_gemini_cli(path)
     assert [p.kind for p in session.errors] == ["truncated-json"]
     assert session.errors[0].line == data[: len(data) // 2].count(b"\n") + 1
-    with pytest.raises(SessionReadError, match="truncated-json|cut short"):
+    with pytest.raises(SessionReadError, match=r"cut short"):
         read_session(path, strict=True)
     assert path.read_bytes() == data[: len(data) // 2]  # the input is left as it was
 
