@@ -1,0 +1,265 @@
+"""opencode reader: the storage-folder fixture (tests/data/opencode, PROVENANCE.md) against
+counts and usage taken from the raw JSON files by this test's own parser, detection and
+folder reads, bad input (truncated file, unknown part type, missing part folder), convert.
+
+The raw parser walks the folder as opencode lays it out (`@opencode-ai/sdk` 1.18.33 types):
+messages of a session in `message/<sessionID>/`, parts of a message in `part/<messageID>/`;
+one model call per `step-finish` part (or per assistant message without steps), a call per
+`tool` part, a result per tool whose state is `completed` or `error`.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from musepi_lab.cli import main
+from musepi_lab.formats import read_opencode
+from musepi_lab.formats._registry import (
+    FORMATS,
+    detect_format,
+    iter_session_files,
+    iter_sessions,
+    read_session,
+)
+from musepi_lab.session._errors import SessionReadError
+
+STORAGE = Path(__file__).parent / "data" / "opencode" / "storage"
+SESSION = next((STORAGE / "session").glob("*/*.json"))
+
+
+# -- the independent parser ------------------------------------------------------------------
+def load(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def raw_messages(storage: Path, session_id: str) -> list[tuple[dict[str, Any], list[dict]]]:
+    out = []
+    for file in sorted((storage / "message" / session_id).glob("*.json")):
+        info = load(file)
+        parts = [load(p) for p in sorted((storage / "part" / info["id"]).glob("*.json"))]
+        out.append((info, parts))
+    return out
+
+
+def raw_counts(storage: Path, session_id: str) -> tuple[Counter, Counter]:
+    counts: Counter = Counter()
+    tokens: Counter = Counter()
+    for info, parts in raw_messages(storage, session_id):
+        finishes = [p for p in parts if p["type"] == "step-finish"]
+        if info["role"] == "user":
+            counts["messages"] += 1
+        else:
+            counts["messages"] += max(len(finishes), 1)
+        for p in parts:
+            if p["type"] == "tool":
+                counts["calls"] += 1
+                counts["results"] += p["state"]["status"] in ("completed", "error")
+                counts["errors"] += p["state"]["status"] == "error"
+        for t, cost in [(f["tokens"], f["cost"]) for f in finishes] or (
+            [(info["tokens"], info["cost"])] if info["role"] == "assistant" else []
+        ):
+            tokens["input"] += t["input"]
+            tokens["output"] += t["output"] + t["reasoning"]
+            tokens["cacheRead"] += t["cache"]["read"]
+            tokens["cacheWrite"] += t["cache"]["write"]
+            tokens["cost"] += round(cost * 1e6)
+    return counts, tokens
+
+
+def session_counts(session) -> tuple[Counter, Counter]:
+    counts: Counter = Counter()
+    tokens: Counter = Counter()
+    for e in session.entries:
+        if e.type != "message":
+            continue
+        if e.role in ("user", "assistant"):
+            counts["messages"] += 1
+        if e.role == "toolResult":
+            counts["results"] += 1
+            counts["errors"] += e.message["isError"]
+        if e.role == "assistant":
+            counts["calls"] += sum(1 for b in e.message["content"] if b["type"] == "toolCall")
+            u = e.message["usage"]
+            for key in ("input", "output", "cacheRead", "cacheWrite"):
+                tokens[key] += u[key]
+            tokens["cost"] += round(u["cost"]["total"] * 1e6)
+    return counts, tokens
+
+
+# -- the fixture -----------------------------------------------------------------------------
+def test_counts_and_usage_match_the_raw_folder() -> None:
+    info = load(SESSION)
+    session = read_session(SESSION, strict=True)
+    expected = raw_counts(STORAGE, info["id"])
+    assert sum(expected[0].values()) > 0
+    assert session_counts(session) == expected
+    assert session.id == info["id"]
+    assert session.header["sourceFormat"] == "opencode"
+    assert session.header["sourceVersion"] == info["version"]
+    assert session.header["cwd"] == info["directory"]
+
+
+def test_assistant_messages_carry_model_provider_and_step_usage() -> None:
+    info = load(SESSION)
+    by_source: dict[str, list] = {}
+    for e in read_session(SESSION).entries:
+        if e.role == "assistant":
+            by_source.setdefault(e.source_id, []).append(e.message)
+    for raw, parts in raw_messages(STORAGE, info["id"]):
+        if raw["role"] != "assistant":
+            continue
+        for msg in by_source[raw["id"]]:
+            assert (msg["model"], msg["provider"]) == (raw["modelID"], raw["providerID"])
+        totals = [p["tokens"].get("total") for p in parts if p["type"] == "step-finish"]
+        for msg, total in zip(by_source[raw["id"]], totals, strict=False):
+            if total is not None:
+                assert msg["usage"]["totalTokens"] == total
+
+
+def test_tool_results_join_their_calls_and_unfinished_tools_have_none() -> None:
+    info = load(SESSION)
+    tools = [
+        p for _, parts in raw_messages(STORAGE, info["id"]) for p in parts if p["type"] == "tool"
+    ]
+    session = read_session(SESSION)
+    results = {
+        e.message["toolCallId"]: e.message for e in session.entries if e.role == "toolResult"
+    }
+    for tool in tools:
+        state = tool["state"]
+        if state["status"] == "completed":
+            assert results[tool["callID"]]["content"][0]["text"] == state["output"]
+        elif state["status"] == "error":
+            assert results[tool["callID"]]["content"][0]["text"] == state["error"]
+            assert results[tool["callID"]]["isError"]
+        else:
+            assert tool["callID"] not in results
+
+
+def test_aborted_message_says_so() -> None:
+    info = load(SESSION)
+    aborted = [m for m, _ in raw_messages(STORAGE, info["id"]) if m.get("error")]
+    last = {e.source_id: e.message for e in read_session(SESSION).entries if e.role == "assistant"}
+    for raw in aborted:
+        assert last[raw["id"]]["errorMessage"] == raw["error"]["data"]["message"]
+        assert last[raw["id"]]["stopReason"] == "aborted"
+
+
+def test_parts_without_content_ride_along() -> None:
+    info = load(SESSION)
+    raw = Counter(
+        p["type"]
+        for _, parts in raw_messages(STORAGE, info["id"])
+        for p in parts
+        if p["type"] not in ("text", "reasoning", "tool", "step-finish")
+        and not (p["type"] == "file" and p["messageID"].startswith("msg_a0e1f200"))
+    )
+    carried = Counter(
+        p["type"] for e in read_session(SESSION).entries for p in e.get("sourceParts") or ()
+    )
+    assert carried == raw
+
+
+# -- detection and folders -------------------------------------------------------------------
+def test_folder_read_finds_the_session_and_no_message_or_part_file() -> None:
+    assert "opencode" in FORMATS
+    assert list(iter_session_files(STORAGE.parent)) == [SESSION]
+    assert detect_format(SESSION) == "opencode"
+    sessions = list(iter_sessions(STORAGE))
+    assert [s.id for s in sessions] == [load(SESSION)["id"]]
+
+
+def test_reading_a_message_file_points_to_the_session_file() -> None:
+    message = next((STORAGE / "message").glob("*/*.json"))
+    assert detect_format(message) == "opencode"
+    session = read_session(message)
+    assert [p.kind for p in session.errors] == ["wrong-file"]
+    assert session.entries == ()
+    with pytest.raises(SessionReadError, match="session file"):
+        read_session(message, strict=True)
+
+
+# -- bad input -------------------------------------------------------------------------------
+@pytest.fixture
+def storage(tmp_path: Path) -> Path:
+    copy = tmp_path / "storage"
+    shutil.copytree(STORAGE, copy)
+    return copy
+
+
+def _session_file(storage: Path) -> Path:
+    return next((storage / "session").glob("*/*.json"))
+
+
+def test_truncated_part_file_is_named_with_its_line(storage: Path) -> None:
+    part = sorted((storage / "part").glob("msg_a0e1f210*/*.json"))[3]  # the read tool
+    data = part.read_bytes()
+    part.write_bytes(data[: len(data) - 40])
+    session = read_session(_session_file(storage))
+    (problem,) = session.errors
+    assert (problem.path, problem.kind) == (str(part), "truncated-json")
+    assert problem.line == data[: len(data) - 40].count(b"\n") + 1
+    counts, _ = session_counts(session)
+    full, _ = raw_counts(STORAGE, load(SESSION)["id"])
+    assert counts["calls"] == full["calls"] - 1  # only that tool is lost, and said to be
+    with pytest.raises(SessionReadError, match=part.name):
+        read_session(_session_file(storage), strict=True)
+
+
+def test_unknown_part_type_is_carried_and_named(storage: Path) -> None:
+    folder = next((storage / "part").glob("msg_a0e1f300*"))
+    odd = {"id": "prt_zz", "sessionID": "s", "messageID": folder.name, "type": "hologram", "x": 1}
+    (folder / "prt_zz.json").write_text(json.dumps(odd, indent=2))
+    session = read_session(_session_file(storage))
+    assert [(p.kind, Path(p.path).name) for p in session.errors] == [
+        ("unknown-part", "prt_zz.json")
+    ]
+    carried = [p for e in session.entries for p in e.get("sourceParts") or ()]
+    assert odd in carried
+    with pytest.raises(SessionReadError):
+        read_session(_session_file(storage), strict=True)
+
+
+def test_message_whose_part_folder_is_missing_is_kept_and_named(storage: Path) -> None:
+    folder = next((storage / "part").glob("msg_a0e1f300*"))
+    shutil.rmtree(folder)
+    session = read_session(_session_file(storage))
+    assert [p.kind for p in session.errors] == ["missing-parts"]
+    assert folder.name in session.errors[0].path
+    counts, _ = session_counts(session)
+    assert counts["messages"] == raw_counts(STORAGE, load(SESSION)["id"])[0]["messages"]
+
+
+def test_session_file_outside_a_storage_folder_says_so(tmp_path: Path) -> None:
+    alone = tmp_path / "ses_x.json"
+    shutil.copy(SESSION, alone)
+    session = read_opencode(alone)
+    assert [p.kind for p in session.errors] == ["missing-messages"]
+    assert session.id == load(SESSION)["id"]
+
+
+# -- convert and round trip ------------------------------------------------------------------
+def test_convert_round_trip_keeps_messages_calls_and_usage(tmp_path: Path) -> None:
+    out = tmp_path / "out.jsonl"
+    assert main(["convert", str(SESSION), str(out)]) == 0
+    back = read_session(out, strict=True)
+    original = read_session(SESSION)
+    assert (
+        session_counts(back) == session_counts(original) == raw_counts(STORAGE, load(SESSION)["id"])
+    )
+    assert [e.message for e in back.entries] == [e.message for e in original.entries]
+    assert back.header["sourceFormat"] == "opencode"
+
+
+def test_convert_of_a_storage_folder_writes_its_sessions_only(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert main(["convert", str(STORAGE), str(out)]) == 0
+    written = sorted(out.rglob("*.jsonl")) if out.is_dir() else [out]
+    assert len(written) == 1  # one session: convert writes it to the name given
+    assert read_session(written[0]).id == load(SESSION)["id"]
