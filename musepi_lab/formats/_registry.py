@@ -71,6 +71,16 @@ _GEMINI_START = re.compile(
 )
 # opencode storage files: session, message and part info, ids `ses_`, `msg_`, `prt_`.
 _OPENCODE_START = re.compile(rb'\{\s*"id"\s*:\s*"(?:ses|msg|prt)_')
+# The same documents pretty-printed (`JSON.stringify(v, null, 2)`) when their first key is
+# not the one above: top-level keys sit on lines of their own, two spaces in (four for the
+# items of a checkpoint's array). JSONL lines never start with spaces.
+_GEMINI_KEYS = (
+    re.compile(rb'^  "projectHash"\s*:', re.M),
+    re.compile(rb'^  "sessionId"\s*:', re.M),
+)
+_GEMINI_CONTENT = re.compile(rb'^    (?:  )?"role"\s*:\s*"(?:user|model)"', re.M)
+_GEMINI_HISTORY = re.compile(rb'^  "history"\s*:\s*\[', re.M)
+_OPENCODE_ID = re.compile(rb'^  "id"\s*:\s*"(?:ses|msg|prt)_', re.M)
 
 
 def detect_format(path: str | os.PathLike[str]) -> str:
@@ -105,6 +115,14 @@ def _format_of_head(head: bytes) -> str | None:
         return "gemini-cli"
     if _OPENCODE_START.match(stripped):
         return "opencode"
+    if all(key.search(stripped) for key in _GEMINI_KEYS):
+        return "gemini-cli"
+    if _OPENCODE_ID.search(stripped):
+        return "opencode"
+    if (stripped.startswith(b"[") or _GEMINI_HISTORY.search(stripped)) and _GEMINI_CONTENT.search(
+        stripped
+    ):
+        return "gemini-cli"
     if stripped.startswith(b"["):
         return "openhands"
     if _INSPECT_LOG_START.match(stripped):
