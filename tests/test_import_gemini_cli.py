@@ -44,6 +44,9 @@ def raw_recording(path: Path) -> tuple[dict[str, dict[str, Any]], list[str]]:
         if "$rewindTo" in rec:
             cut = rec["$rewindTo"]
             active = active[: active.index(cut)] if cut in active else []
+        elif "messages" in rec.get("$set", {}):
+            active = [m["id"] for m in rec["$set"]["messages"]]
+            latest.update({m["id"]: m for m in rec["$set"]["messages"]})
         elif "id" in rec:
             if rec["id"] not in active:
                 active.append(rec["id"])
@@ -177,6 +180,23 @@ def test_a_message_written_again_keeps_its_last_version() -> None:
     assert entry.message["usage"]["totalTokens"] == next(
         rec["tokens"]["total"] for rec in reversed(lines) if rec.get("id") == twice[0]
     )
+
+
+def test_a_rebuild_from_history_becomes_the_conversation(tmp_path: Path) -> None:
+    # `updateMessagesFromHistory` (chat compression): `$set.messages` replaces the list.
+    lines = JSONL.read_text().splitlines()
+    latest, active = raw_recording(JSONL)
+    summary = {"id": "sum-1", "timestamp": "2026-12-03T10:05:00Z", "type": "user",
+               "content": [{"text": "<state_snapshot>inspected setup.py</state_snapshot>"}]}  # fmt: skip
+    kept = [latest[mid] for mid in active[-2:]]
+    path = tmp_path / "s.jsonl"
+    path.write_text(
+        "\n".join([*lines, json.dumps({"$set": {"messages": [summary, *kept]}})]) + "\n"
+    )
+    latest, active = raw_recording(path)
+    session = read_session(path, strict=True)
+    assert [e.source_id for e in session.path() if e.role != "toolResult"] == active
+    assert session_counts(session) == raw_counts(latest)
 
 
 # -- checkpoints and the prompt log ----------------------------------------------------------
