@@ -31,6 +31,13 @@ from musepi_lab.session._errors import SessionReadError
 
 STORAGE = Path(__file__).parent / "data" / "opencode" / "storage"
 SESSION = next((STORAGE / "session").glob("*/*.json"))
+# Written by opencode 1.18.33 itself, run against a loopback model (its PROVENANCE.md).
+RUN_STORAGE = Path(__file__).parent / "data" / "opencode-run" / "storage"
+BOTH = pytest.mark.parametrize("where", [STORAGE, RUN_STORAGE], ids=["by-hand", "real-run"])
+
+
+def session_file(storage: Path) -> Path:
+    return next((storage / "session").glob("*/*.json"))
 
 
 # -- the independent parser ------------------------------------------------------------------
@@ -93,10 +100,11 @@ def session_counts(session) -> tuple[Counter, Counter]:
 
 
 # -- the fixture -----------------------------------------------------------------------------
-def test_counts_and_usage_match_the_raw_folder() -> None:
-    info = load(SESSION)
-    session = read_session(SESSION, strict=True)
-    expected = raw_counts(STORAGE, info["id"])
+@BOTH
+def test_counts_and_usage_match_the_raw_folder(where: Path) -> None:
+    info = load(session_file(where))
+    session = read_session(session_file(where), strict=True)
+    expected = raw_counts(where, info["id"])
     assert sum(expected[0].values()) > 0
     assert session_counts(session) == expected
     assert session.id == info["id"]
@@ -105,13 +113,14 @@ def test_counts_and_usage_match_the_raw_folder() -> None:
     assert session.header["cwd"] == info["directory"]
 
 
-def test_assistant_messages_carry_model_provider_and_step_usage() -> None:
-    info = load(SESSION)
+@BOTH
+def test_assistant_messages_carry_model_provider_and_step_usage(where: Path) -> None:
+    info = load(session_file(where))
     by_source: dict[str, list] = {}
-    for e in read_session(SESSION).entries:
+    for e in read_session(session_file(where)).entries:
         if e.role == "assistant":
             by_source.setdefault(e.source_id, []).append(e.message)
-    for raw, parts in raw_messages(STORAGE, info["id"]):
+    for raw, parts in raw_messages(where, info["id"]):
         if raw["role"] != "assistant":
             continue
         for msg in by_source[raw["id"]]:
@@ -122,12 +131,13 @@ def test_assistant_messages_carry_model_provider_and_step_usage() -> None:
                 assert msg["usage"]["totalTokens"] == total
 
 
-def test_tool_results_join_their_calls_and_unfinished_tools_have_none() -> None:
-    info = load(SESSION)
+@BOTH
+def test_tool_results_join_their_calls_and_unfinished_tools_have_none(where: Path) -> None:
+    info = load(session_file(where))
     tools = [
-        p for _, parts in raw_messages(STORAGE, info["id"]) for p in parts if p["type"] == "tool"
+        p for _, parts in raw_messages(where, info["id"]) for p in parts if p["type"] == "tool"
     ]
-    session = read_session(SESSION)
+    session = read_session(session_file(where))
     results = {
         e.message["toolCallId"]: e.message for e in session.entries if e.role == "toolResult"
     }
@@ -145,10 +155,23 @@ def test_tool_results_join_their_calls_and_unfinished_tools_have_none() -> None:
 def test_aborted_message_says_so() -> None:
     info = load(SESSION)
     aborted = [m for m, _ in raw_messages(STORAGE, info["id"]) if m.get("error")]
+    assert aborted  # PROVENANCE: the last assistant message was aborted
     last = {e.source_id: e.message for e in read_session(SESSION).entries if e.role == "assistant"}
     for raw in aborted:
         assert last[raw["id"]]["errorMessage"] == raw["error"]["data"]["message"]
         assert last[raw["id"]]["stopReason"] == "aborted"
+
+
+def test_real_run_usage_adds_up_to_the_prompts_the_model_served() -> None:
+    # The loopback model of the run (opencode-run/PROVENANCE.md) answered the two model
+    # calls with prompt_tokens 1200 and 1300, of them cached_tokens 1000 and 1200, and
+    # completion_tokens 30 and 12; opencode records input without the cached tokens.
+    session = read_session(session_file(RUN_STORAGE), strict=True)
+    usages = [e.message["usage"] for e in session.entries if e.role == "assistant"]
+    assert [u["input"] + u["cacheRead"] for u in usages] == [1200, 1300]
+    assert [u["cacheRead"] for u in usages] == [1000, 1200]
+    assert [u["output"] for u in usages] == [30, 12]
+    assert [u["totalTokens"] for u in usages] == [1230, 1312]
 
 
 def test_parts_without_content_ride_along() -> None:
@@ -245,13 +268,16 @@ def test_session_file_outside_a_storage_folder_says_so(tmp_path: Path) -> None:
 
 
 # -- convert and round trip ------------------------------------------------------------------
-def test_convert_round_trip_keeps_messages_calls_and_usage(tmp_path: Path) -> None:
+@BOTH
+def test_convert_round_trip_keeps_messages_calls_and_usage(where: Path, tmp_path: Path) -> None:
     out = tmp_path / "out.jsonl"
-    assert main(["convert", str(SESSION), str(out)]) == 0
+    assert main(["convert", str(session_file(where)), str(out)]) == 0
     back = read_session(out, strict=True)
-    original = read_session(SESSION)
+    original = read_session(session_file(where))
     assert (
-        session_counts(back) == session_counts(original) == raw_counts(STORAGE, load(SESSION)["id"])
+        session_counts(back)
+        == session_counts(original)
+        == raw_counts(where, load(session_file(where))["id"])
     )
     assert [e.message for e in back.entries] == [e.message for e in original.entries]
     assert back.header["sourceFormat"] == "opencode"
