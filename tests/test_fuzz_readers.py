@@ -46,6 +46,7 @@ GEMINI_FIXTURES: list[tuple[str, str, int | None]] = [
     ("gemini-cli", "data/gemini-cli/chats/session-2026-12-03T10-00-7f3c2a10.jsonl", None),
     ("gemini-cli", "data/gemini-cli/chats/session-2026-11-20T08-30-0a1b2c3d.json", None),
     ("gemini-cli", "data/gemini-cli/checkpoint-setup.json", None),
+    ("gemini-cli", "data/gemini-cli-run/chats/session-2026-12-03T19-10-1bf17e1b.jsonl", None),
 ]
 OPENCODE_STORAGE = Path(__file__).parent / "data" / "opencode" / "storage"
 

@@ -28,6 +28,9 @@ CHECKPOINT = DATA / "checkpoint-setup.json"
 OLD_CHECKPOINT = DATA / "checkpoint-legacy.json"
 LOGS = DATA / "logs.json"
 ALL = [JSONL, LEGACY, CHECKPOINT, OLD_CHECKPOINT, LOGS]
+# Written by Gemini CLI 0.61.0 itself, run against a loopback model (its PROVENANCE.md).
+RUN = next((Path(__file__).parent / "data" / "gemini-cli-run" / "chats").glob("*.jsonl"))
+RECORDINGS = pytest.mark.parametrize("path", [JSONL, LEGACY, RUN], ids=["jsonl", "legacy", "run"])
 
 
 # -- the independent parser ------------------------------------------------------------------
@@ -57,7 +60,16 @@ def raw_recording(path: Path) -> tuple[dict[str, dict[str, Any]], list[str]]:
 def raw_counts(messages: dict[str, dict[str, Any]]) -> Counter:
     out: Counter = Counter()
     for m in messages.values():
-        if m["type"] in ("user", "gemini"):
+        parts = m["content"] if isinstance(m["content"], list) else [m["content"]]
+        if m["type"] == "gemini" or (
+            # 0.61 also records the function responses it sends back as a user message;
+            # they are the results of the calls, not a message of the user's.
+            m["type"] == "user"
+            and (
+                not parts
+                or any(not isinstance(p, dict) or "functionResponse" not in p for p in parts)
+            )
+        ):
             out["messages"] += 1
         for call in m.get("toolCalls") or []:
             out["calls"] += 1
@@ -124,7 +136,7 @@ def session_usage(session) -> Counter:
 
 
 # -- recordings ------------------------------------------------------------------------------
-@pytest.mark.parametrize("path", [JSONL, LEGACY], ids=["jsonl", "legacy-json"])
+@RECORDINGS
 def test_recording_counts_and_usage_match_the_raw_file(path: Path) -> None:
     messages, _ = raw_recording(path)
     session = read_session(path, strict=True)
@@ -136,9 +148,10 @@ def test_recording_counts_and_usage_match_the_raw_file(path: Path) -> None:
     assert session_usage(session) == +raw_usage(messages)
 
 
-def test_usage_input_plus_cache_read_is_the_prompt() -> None:
-    messages, _ = raw_recording(JSONL)
-    by_id = {e.id: e.message for e in read_session(JSONL).entries if e.role == "assistant"}
+@pytest.mark.parametrize("path", [JSONL, RUN], ids=["jsonl", "run"])
+def test_usage_input_plus_cache_read_is_the_prompt(path: Path) -> None:
+    messages, _ = raw_recording(path)
+    by_id = {e.id: e.message for e in read_session(path).entries if e.role == "assistant"}
     for mid, m in messages.items():
         if m["type"] == "gemini":
             u = by_id[mid]["usage"]
@@ -149,10 +162,11 @@ def test_usage_input_plus_cache_read_is_the_prompt() -> None:
             assert by_id[mid]["provider"] == "google"
 
 
-def test_tool_results_join_their_calls_by_id_with_the_recorded_output() -> None:
-    messages, _ = raw_recording(JSONL)
+@pytest.mark.parametrize("path", [JSONL, RUN], ids=["jsonl", "run"])
+def test_tool_results_join_their_calls_by_id_with_the_recorded_output(path: Path) -> None:
+    messages, _ = raw_recording(path)
     calls = {c["id"]: c for m in messages.values() for c in m.get("toolCalls") or []}
-    session = read_session(JSONL)
+    session = read_session(path)
     results = [e.message for e in session.entries if e.role == "toolResult"]
     assert sorted(r["toolCallId"] for r in results) == sorted(calls)
     for r in results:
@@ -224,6 +238,21 @@ def test_every_fixture_is_detected_and_found_in_a_folder_read() -> None:
     assert sorted(iter_session_files(DATA)) == sorted(ALL)
 
 
+def test_real_run_usage_is_what_the_model_served() -> None:
+    # The loopback model of the run (gemini-cli-run/PROVENANCE.md) served usageMetadata of
+    # promptTokenCount 5200 and 5300 (cachedContentTokenCount 4000 and 5100),
+    # candidatesTokenCount 20 and 12, thoughtsTokenCount 15 and 0.
+    session = read_session(RUN, strict=True)
+    usages = [e.message["usage"] for e in session.entries if e.role == "assistant"]
+    assert [(u["input"], u["cacheRead"], u["output"]) for u in usages] == [
+        (1200, 4000, 35),
+        (200, 5100, 12),
+    ]
+    assert detect_format(RUN) == "gemini-cli"
+    results = [e.message for e in session.entries if e.role == "toolResult"]
+    assert [r["isError"] for r in results] == [False, True]  # the second call's args were bad
+
+
 def test_one_line_recording_with_claude_like_keys_is_gemini(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     lines = JSONL.read_text().splitlines()
@@ -293,7 +322,7 @@ def _view(session) -> list[Any]:
     ]
 
 
-@pytest.mark.parametrize("path", ALL, ids=[p.name for p in ALL])
+@pytest.mark.parametrize("path", [*ALL, RUN], ids=[p.name for p in [*ALL, RUN]])
 def test_convert_round_trip_keeps_messages_calls_and_usage(path: Path, tmp_path: Path) -> None:
     out = tmp_path / "out.jsonl"
     assert main(["convert", str(path), str(out)]) == 0

@@ -17,7 +17,9 @@ A message has `id`, `timestamp`, `type` (`user`, `gemini`, `info`, `error`, `war
 (`{subject, description, timestamp}`), `toolCalls` (`{id, name, args, result, status,
 timestamp, displayName, ...}`), `tokens` and `model`.
 
-Mapping: `user` → user message; `gemini` → assistant message (thoughts as thinking blocks,
+Mapping: `user` → user message (0.61 also records the function responses it sends back
+as a `user` message; those parts are the results of recorded calls and are read from the
+calls, so a user message holding only them gives no entry); `gemini` → assistant message (thoughts as thinking blocks,
 content, one toolCall per tool call), then one toolResult per tool call that has finished
 (`result` parts; `isError` when its status is `error` or `cancelled`); `info`, `warning`
 and `error` (notes the CLI showed, never sent to the model) → `custom` entries
@@ -50,7 +52,7 @@ import orjson
 from ..session._errors import ProblemLog
 from ..session._model import Entry
 from ..session._session import CURRENT_SESSION_VERSION, Session
-from ._gemini_parts import API, PROVIDER, part_block, part_list, result_blocks
+from ._gemini_parts import API, PROVIDER, part_block, part_list, response_text, result_blocks
 from ._io import parse_jsonl, read_bytes_checked, strip_bom
 from ._records import (
     assistant_message,
@@ -58,6 +60,7 @@ from ._records import (
     epoch_ms,
     message_record,
     stable_id,
+    text_block,
     token_count,
     tool_call_block,
     tool_result_message,
@@ -93,6 +96,10 @@ def _thinking(thought: Any) -> dict[str, Any] | None:
     subject, description = thought.get("subject"), thought.get("description")
     text = "\n\n".join(str(t) for t in (subject, description) if isinstance(t, str) and t)
     return {"type": "thinking", "thinking": text} if text else None
+
+
+def _has_result(call: Mapping[str, Any]) -> bool:
+    return call.get("status") in _FINISHED or call.get("result") is not None
 
 
 class _Conversation:
@@ -131,6 +138,7 @@ class _Reader:
         self.log = log
         self.meta: dict[str, Any] = {}
         self.conv = _Conversation()
+        self.answered: set[str] = set()
 
     def messages(self, items: Any, line: int | None, *, rebuild: bool) -> None:
         if rebuild:
@@ -185,6 +193,13 @@ class _Reader:
         out: list[Entry] = []
         last_of: dict[str, str] = {}  # message id → id of its last entry
         forward: dict[int, str] = {}  # index in `out` → parent message listed later
+        self.answered = {
+            str(c.get("id"))
+            for m, _ in self.conv.latest.values()
+            if m.get("type") == "gemini"
+            for c in m.get("toolCalls") or ()
+            if isinstance(c, Mapping) and _has_result(c)
+        }
         for mid in self.conv.in_file_order():
             msg, line = self.conv.latest[mid]
             parent_msg = self.conv.parent.get(mid)
@@ -192,6 +207,10 @@ class _Reader:
             if parent_msg is not None and parent is None:
                 forward[len(out)] = parent_msg
             records = self.message_records(msg, line)
+            if not records:  # tool responses already carried by their calls
+                forward.pop(len(out), None)
+                last_of[mid] = parent if parent is not None else (parent_msg or "")
+                continue
             for rec in records:
                 rec["parentId"] = parent
                 parent = rec["id"]
@@ -202,9 +221,24 @@ class _Reader:
             out[index] = out[index].copy_with(parentId=last_of.get(parent_msg, parent_msg))
         return out
 
+    def _answered(self, part: Any) -> bool:
+        """A `functionResponse` part whose call carries the same result (Gemini CLI 0.61
+        records the responses sent back to the model as a user message too)."""
+        fr = part.get("functionResponse") if isinstance(part, Mapping) else None
+        return isinstance(fr, Mapping) and str(fr.get("id")) in self.answered
+
     def blocks(self, content: Any, line: int | None, where: str) -> list[dict[str, Any]]:
         blocks = []
         for part in part_list(content):
+            fr = part.get("functionResponse") if isinstance(part, Mapping) else None
+            if isinstance(fr, Mapping):
+                self.log.add(
+                    line,
+                    "unpaired-tool-result",
+                    f"{where}: response to {fr.get('name')!r} answers no recorded call; kept as text",
+                )
+                blocks.append(text_block(response_text(fr.get("response"))))
+                continue
             block, unknown = part_block(part)
             if unknown is not None:
                 self.log.add(
@@ -219,7 +253,10 @@ class _Reader:
         iso = msg.get("timestamp") if isinstance(msg.get("timestamp"), str) else None
         ms = epoch_ms(iso)
         if kind == "user":
-            blocks = self.blocks(msg.get("content"), line, f"message {mid}")
+            parts = [p for p in part_list(msg.get("content")) if not self._answered(p)]
+            if not parts and part_list(msg.get("content")):
+                return []
+            blocks = self.blocks(parts, line, f"message {mid}")
             return [message_record(mid, None, iso, user_message(blocks, ms), source_id=mid)]
         if kind == "gemini":
             return self.gemini_records(msg, mid, iso, ms, line)
@@ -251,7 +288,7 @@ class _Reader:
             name = str(call.get("name", ""))
             blocks.append(tool_call_block(call_id, name, call.get("args") or {}))
             status = call.get("status")
-            if status not in _FINISHED and call.get("result") is None:
+            if not _has_result(call):
                 continue  # still running when the file was written: no result yet
             content, unknown = result_blocks(call.get("result"))
             for what in unknown:
