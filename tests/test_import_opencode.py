@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ STORAGE = Path(__file__).parent / "data" / "opencode" / "storage"
 SESSION = next((STORAGE / "session").glob("*/*.json"))
 # Written by opencode 1.18.33 itself, run against a loopback model (its PROVENANCE.md).
 RUN_STORAGE = Path(__file__).parent / "data" / "opencode-run" / "storage"
+RUN_DB = Path(__file__).parent / "data" / "opencode-run" / "db" / "opencode.db"
 BOTH = pytest.mark.parametrize("where", [STORAGE, RUN_STORAGE], ids=["by-hand", "real-run"])
 
 
@@ -54,10 +56,28 @@ def raw_messages(storage: Path, session_id: str) -> list[tuple[dict[str, Any], l
     return out
 
 
+def raw_db_messages(db: Path, session_id: str) -> list[tuple[dict[str, Any], list[dict]]]:
+    """The same from opencode's database: rows' `data` with their ids put back."""
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    out = []
+    rows = con.execute(
+        "select id, data from message where session_id = ? order by id", (session_id,)
+    )
+    for mid, data in rows.fetchall():
+        parts = con.execute("select id, data from part where message_id = ? order by id", (mid,))
+        out.append(({"id": mid, **json.loads(data)}, [json.loads(d) for _, d in parts.fetchall()]))
+    con.close()
+    return out
+
+
 def raw_counts(storage: Path, session_id: str) -> tuple[Counter, Counter]:
+    return count_raw(raw_messages(storage, session_id))
+
+
+def count_raw(messages: list[tuple[dict[str, Any], list[dict]]]) -> tuple[Counter, Counter]:
     counts: Counter = Counter()
     tokens: Counter = Counter()
-    for info, parts in raw_messages(storage, session_id):
+    for info, parts in messages:
         finishes = [p for p in parts if p["type"] == "step-finish"]
         if info["role"] == "user":
             counts["messages"] += 1
@@ -289,3 +309,77 @@ def test_convert_of_a_storage_folder_writes_its_sessions_only(tmp_path: Path) ->
     written = sorted(out.rglob("*.jsonl")) if out.is_dir() else [out]
     assert len(written) == 1  # one session: convert writes it to the name given
     assert read_session(written[0]).id == load(SESSION)["id"]
+
+
+# -- opencode's database (what 1.18 writes) --------------------------------------------------
+def _db_session_ids(db: Path) -> list[str]:
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    ids = [r[0] for r in con.execute("select id from session order by time_created, id")]
+    con.close()
+    return ids
+
+
+def test_database_counts_and_usage_match_its_rows() -> None:
+    before = RUN_DB.read_bytes()
+    (sid,) = _db_session_ids(RUN_DB)
+    session = read_session(RUN_DB, strict=True)
+    assert detect_format(RUN_DB) == "opencode"
+    assert session.id == sid
+    assert session_counts(session) == count_raw(raw_db_messages(RUN_DB, sid))
+    # The same run exported into the storage layout reads the same.
+    folder = read_session(session_file(RUN_STORAGE), strict=True)
+    assert [e.message for e in session.entries] == [e.message for e in folder.entries]
+    assert session.header == folder.header
+    assert RUN_DB.read_bytes() == before  # opened read-only
+
+
+def test_database_with_two_sessions_yields_both(tmp_path: Path) -> None:
+    db = tmp_path / "opencode.db"
+    shutil.copy(RUN_DB, db)
+    con = sqlite3.connect(db)
+    con.execute("create temp table t as select * from session")
+    con.execute("update t set id = 'ses_zzcopy', time_created = time_created + 1")
+    con.execute("insert into session select * from t")
+    con.commit()
+    con.close()
+    ids = _db_session_ids(db)
+    assert [s.id for s in iter_sessions(db)] == ids
+    assert len(list(iter_session_files(tmp_path))) == 1
+    first = read_session(db)
+    assert [p.kind for p in first.errors] == ["multiple-sessions"]
+    with pytest.raises(SessionReadError, match="2 sessions"):
+        read_session(db, strict=True)
+
+
+def test_bad_part_row_is_named_and_the_rest_kept(tmp_path: Path) -> None:
+    db = tmp_path / "opencode.db"
+    shutil.copy(RUN_DB, db)
+    con = sqlite3.connect(db)
+    (pid,) = con.execute("select id from part where data like '%\"tool\"%' limit 1").fetchone()
+    con.execute('update part set data = \'{"type": "tool", \' where id = ?', (pid,))
+    con.commit()
+    con.close()
+    session = read_session(db)
+    assert [(p.kind, p.path) for p in session.errors] == [("malformed-json", str(db))]
+    assert pid in session.errors[0].message
+    counts, _ = session_counts(session)
+    assert counts["calls"] == 0 and counts["messages"] == 3  # only that part is lost
+
+
+def test_other_sqlite_database_says_so(tmp_path: Path) -> None:
+    db = tmp_path / "opencode.db"
+    con = sqlite3.connect(db)
+    con.execute("create table notes (x text)")
+    con.commit()
+    con.close()
+    session = read_session(db)
+    assert [p.kind for p in session.errors] == ["not-an-opencode-database"]
+    with pytest.raises(SessionReadError):
+        read_session(db, strict=True)
+
+
+def test_convert_of_the_database(tmp_path: Path) -> None:
+    out = tmp_path / "out.jsonl"
+    assert main(["convert", str(RUN_DB), str(out)]) == 0
+    back = read_session(out, strict=True)
+    assert session_counts(back) == count_raw(raw_db_messages(RUN_DB, _db_session_ids(RUN_DB)[0]))

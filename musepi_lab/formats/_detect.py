@@ -36,3 +36,8 @@ def format_of_record(obj: dict[str, Any]) -> str | None:
     if isinstance(obj.get("id"), str) and "parentId" in obj:
         return "pi"
     return None
+
+
+def is_opencode_db_name(name: str) -> bool:
+    """True for the names opencode gives its database (`opencode.db`, `opencode-*.db`)."""
+    return name == "opencode.db" or (name.startswith("opencode-") and name.endswith(".db"))

@@ -65,6 +65,7 @@ from ._records import (
 from ._swe_agent import parse_json_document
 
 SOURCE_FORMAT = "opencode"
+SQLITE_MAGIC = b"SQLite format 3\x00"
 CONTENT_PARTS = frozenset({"text", "reasoning", "tool", "step-finish"})
 CARRIED_PARTS = frozenset(
     {"step-start", "snapshot", "patch", "agent", "subtask", "retry", "compaction", "file"}
@@ -111,8 +112,9 @@ def storage_root(session_file: Path) -> Path | None:
     return session_file.parent.parent.parent
 
 
-class _Files:
-    """Reads the JSON files of one session, collecting every file's problems."""
+class Files:
+    """Reads the JSON files of one session, collecting every file's problems (each names
+    its file)."""
 
     def __init__(self) -> None:
         self.problems: list[ReadProblem] = []
@@ -170,8 +172,10 @@ class _Step:
         return not (self.blocks or self.carried or self.finish)
 
 
-class _Builder:
-    def __init__(self, files: _Files) -> None:
+class Builder:
+    """Maps opencode messages with their parts to v3 records, in order."""
+
+    def __init__(self, files: Files) -> None:
         self.files = files
         self.records: list[dict[str, Any]] = []
         self.seen_calls: set[str] = set()
@@ -285,6 +289,41 @@ class _Builder:
             )
             self.results(step.tools)
 
+    def message(
+        self, where: Path, msg: Mapping[str, Any], parts: list[tuple[Path, Mapping[str, Any]]]
+    ) -> None:
+        """Map one message with its parts (`where`: the file or database it came from)."""
+        if msg.get("role") == "user":
+            self.user(msg, parts)
+        elif msg.get("role") == "assistant":
+            self.assistant(msg, parts)
+        else:
+            self.files.add(where, None, "unknown-role", f"role {msg.get('role')!r}; kept as custom")
+            self.records.append(
+                {
+                    "type": "custom",
+                    "id": "",
+                    "parentId": None,
+                    "timestamp": None,
+                    "customType": "opencode:message",
+                    "data": dict(msg),
+                }
+            )
+
+    def session(self, path: str, header: dict[str, Any], strict: bool) -> Session:
+        """The session of the records mapped so far (ids given, chained)."""
+        alloc = IdAllocator(str(header["id"]))
+        for k, rec in enumerate(self.records):
+            rec["id"] = alloc.take(rec.get("sourceId"), k)
+        entries = [Entry.from_record(r) for r in chain(self.records)]
+        return Session(
+            header,
+            entries,
+            errors=finish(self.files, strict),
+            source_path=path,
+            source_format=SOURCE_FORMAT,
+        )
+
     def results(self, tools: list[Mapping[str, Any]]) -> None:
         for part in tools:
             state = _obj(part.get("state"))
@@ -306,7 +345,7 @@ class _Builder:
             self.records.append(rec)
 
 
-def _header(path: str, info: Mapping[str, Any]) -> dict[str, Any]:
+def session_header(path: str, info: Mapping[str, Any]) -> dict[str, Any]:
     time = _obj(info.get("time"))
     header: dict[str, Any] = {
         "type": "session",
@@ -326,7 +365,7 @@ def _header(path: str, info: Mapping[str, Any]) -> dict[str, Any]:
     return header
 
 
-def _finish(path: str, files: _Files, strict: bool) -> tuple[ReadProblem, ...]:
+def finish(files: Files, strict: bool) -> tuple[ReadProblem, ...]:
     problems = tuple(files.problems)
     if strict and problems:
         raise SessionReadError.from_problem(problems[0], problems)
@@ -334,22 +373,29 @@ def _finish(path: str, files: _Files, strict: bool) -> tuple[ReadProblem, ...]:
 
 
 def read_opencode(path: str | os.PathLike[str], *, strict: bool = False) -> Session:
-    """Read an opencode session from its storage folder, given the session file.
+    """Read an opencode session from its storage folder, given the session file, or the
+    first session of its database (`opencode.db`, see `_opencode_db`).
 
     Args:
         path: `<storage>/session/<projectID>/<sessionID>.json`; its messages and parts
             are read from `<storage>/message/<sessionID>/` and `<storage>/part/<messageID>/`.
+            Or an `opencode.db`.
         strict: Raise `SessionReadError` for the first problem (in any of the files)
             instead of recording it.
 
     Raises:
         SessionReadError: The path is not a readable file, or (strict) the content is bad.
     """
+    p, head = read_bytes_checked(path, len(SQLITE_MAGIC))
+    if head == SQLITE_MAGIC:
+        from ._opencode_db import read_opencode_db
+
+        return read_opencode_db(p, strict=strict)
     p, data = read_bytes_checked(path)
-    files = _Files()
+    files = Files()
     info = files.load(Path(p), data)
     if info is None:
-        return empty_session(p, _finish(p, files, strict), SOURCE_FORMAT)
+        return empty_session(p, finish(files, strict), SOURCE_FORMAT)
     if not str(info.get("id", "")).startswith("ses_") and ("role" in info or "messageID" in info):
         what = "message" if "role" in info else "part"
         files.add(
@@ -359,8 +405,8 @@ def read_opencode(path: str | os.PathLike[str], *, strict: bool = False) -> Sess
             f"an opencode {what} file; read its session file under "
             "<storage>/session/<projectID>/ instead",
         )
-        return empty_session(p, _finish(p, files, strict), SOURCE_FORMAT)
-    header = _header(p, info)
+        return empty_session(p, finish(files, strict), SOURCE_FORMAT)
+    header = session_header(p, info)
     root = storage_root(Path(p))
     folder = root / "message" / str(header["id"]) if root is not None else None
     if folder is None or not folder.is_dir():
@@ -370,34 +416,9 @@ def read_opencode(path: str | os.PathLike[str], *, strict: bool = False) -> Sess
             "missing-messages",
             f"no message folder {folder or '(not in a storage folder)'}",
         )
-        return empty_session(p, _finish(p, files, strict), SOURCE_FORMAT, **header)
-    builder = _Builder(files)
+        return empty_session(p, finish(files, strict), SOURCE_FORMAT, **header)
+    builder = Builder(files)
     for msg_file, msg in files.folder(folder):
-        parts = builder.parts(root, msg_file, _str(msg.get("id")) or msg_file.stem)  # type: ignore[arg-type]
-        if msg.get("role") == "user":
-            builder.user(msg, parts)
-        elif msg.get("role") == "assistant":
-            builder.assistant(msg, parts)
-        else:
-            files.add(msg_file, None, "unknown-role", f"role {msg.get('role')!r}; kept as custom")
-            builder.records.append(
-                {
-                    "type": "custom",
-                    "id": "",
-                    "parentId": None,
-                    "timestamp": None,
-                    "customType": "opencode:message",
-                    "data": dict(msg),
-                }
-            )
-    alloc = IdAllocator(str(header["id"]))
-    for k, rec in enumerate(builder.records):
-        rec["id"] = alloc.take(rec.get("sourceId"), k)
-    entries = [Entry.from_record(r) for r in chain(builder.records)]
-    return Session(
-        header,
-        entries,
-        errors=_finish(p, files, strict),
-        source_path=p,
-        source_format=SOURCE_FORMAT,
-    )
+        mid = _str(msg.get("id")) or msg_file.stem
+        builder.message(msg_file, msg, builder.parts(folder.parent.parent, msg_file, mid))
+    return builder.session(p, header, strict)

@@ -14,7 +14,7 @@ import orjson
 
 from ..session._errors import ReadProblem, SessionReadError
 from ..session._session import Session
-from ._detect import format_of_record
+from ._detect import format_of_record, is_opencode_db_name
 from ._io import check_session_path, read_bytes_checked, strip_bom
 from ._pi import read_pi_jsonl
 from ._values import loads_js
@@ -33,7 +33,8 @@ FORMATS: tuple[str, ...] = (
 )
 """Formats `read_session` understands (`pi` covers MusePi and oh-my-pi JSONL; `inspect-ai`
 is Inspect AI's `.eval` and `.json` evaluation logs; `gemini-cli` its chat recordings,
-checkpoints and prompt log; `opencode` a session file of its storage folder)."""
+checkpoints and prompt log; `opencode` its `opencode.db` or a session file of its
+storage folder)."""
 
 _SNIFF_BYTES = 65536
 
@@ -98,6 +99,8 @@ def detect_format(path: str | os.PathLike[str]) -> str:
     p, head = read_bytes_checked(path, _SNIFF_BYTES)
     if p.endswith(".traj"):
         return "swe-agent"
+    if head.startswith(b"SQLite format 3\x00"):
+        return "opencode"  # its database; the reader says so when it is another one
     if head.startswith(_ZIP_MAGIC):
         # Inspect AI's `.eval` logs are zip archives; its reader says so when one is not.
         return "inspect-ai"
@@ -227,7 +230,9 @@ def iter_session_files(root: str | os.PathLike[str]) -> Iterator[Path]:
     base = Path(root)
     storage: dict[Path, Path | None] = {}
     for p in sorted(base.rglob("*")):
-        if not p.is_file() or p.suffix not in SESSION_SUFFIXES:
+        if not p.is_file() or (
+            p.suffix not in SESSION_SUFFIXES and not is_opencode_db_name(p.name)
+        ):
             continue
         if p.parent.name == "subagents" or p.name.endswith(_SIDECAR_SUFFIXES):
             continue
@@ -292,6 +297,10 @@ def _file_sessions(file: Path, *, strict: bool) -> Iterator[Session]:
         from ._openhands import iter_openhands
 
         yield from iter_openhands(file, strict=strict)
+    elif fmt == "opencode" and is_opencode_db_name(file.name):
+        from ._opencode_db import iter_opencode_db
+
+        yield from iter_opencode_db(file, strict=strict)
     elif fmt == "inspect-ai":
         from ._inspect import iter_inspect
 
