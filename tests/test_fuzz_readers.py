@@ -278,6 +278,33 @@ def test_damaged_opencode_files_never_crash_the_reader(
     assert len(read_session(out).entries) == len(session.entries)
 
 
+@FUZZ
+@given(ops=st.lists(
+    st.one_of(
+        st.tuples(st.just("truncate"), POSITION),
+        st.tuples(st.just("flip"), POSITION, st.integers(min_value=1, max_value=255)),
+    ),
+    min_size=1,
+    max_size=4,
+))  # fmt: skip
+def test_damaged_opencode_database_never_crashes_the_reader(
+    tmp_path_factory: pytest.TempPathFactory, ops: list[Op]
+) -> None:
+    db = tmp_path_factory.mktemp("opencode-db") / "opencode.db"
+    data = damage(
+        (OPENCODE_STORAGE.parent.parent / "opencode-run/db/opencode.db").read_bytes(), ops
+    )
+    db.write_bytes(data)
+    assert detect_format(db) in FORMATS
+    session = read_session(db)  # lenient: nothing may escape
+    assert all(isinstance(p, ReadProblem) and p.path == str(db) for p in session.errors)
+    try:
+        read_session(db, strict=True)
+    except SessionReadError as err:
+        assert str(err).startswith(str(db))
+    assert db.read_bytes() == data  # opened read-only
+
+
 # -- hostile values: nesting depth, huge numbers, long first lines (issue 13) ----------------
 
 # One small input per format (first lines of corpus files; JSON documents whole).

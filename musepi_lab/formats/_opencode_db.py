@@ -121,7 +121,13 @@ def iter_opencode_db(path: str | os.PathLike[str], *, strict: bool = False) -> I
             yield empty_session(p, finish(files, strict), SOURCE_FORMAT)
             return
         for row in rows:
-            yield _session(con, p, row, strict)
+            try:
+                session = _session(con, p, row, strict)
+            except sqlite3.Error as exc:  # a damaged page met half-way
+                files = Files()
+                files.add(p, None, "unreadable", f"session {row['id']}: {exc}")
+                session = empty_session(p, finish(files, strict), SOURCE_FORMAT, id=str(row["id"]))
+            yield session
     finally:
         con.close()
 
