@@ -338,3 +338,29 @@ def test_codex_requests_without_an_assistant_item_are_reported(tmp_path: Path) -
     assert f"{expected - len(frame)} of {expected} Codex requests" in unplaced[0].message
     with pytest.raises(SessionReadError, match="no assistant item"):
         usage_df(path, strict=True)
+
+
+def test_gemini_cli_requests_are_priced_from_the_raw_token_counts() -> None:
+    # The last record of each Gemini CLI message id is its final form (the CLI rewrites a
+    # message by appending it again); Gemini's `input` includes the `cached` tokens, and
+    # thoughts are billed as output. Prices: the google provider's in pi-ai 0.58.3's model
+    # table (gemini-2.5-flash: 0.30 input, 0.075 cached, 2.50 output per million).
+    folder = REPO_ROOT / "tests" / "data" / "gemini-cli-run"
+    final: dict[str, dict[str, Any]] = {}
+    for file in sorted(folder.rglob("session-*.jsonl")):
+        for line in file.read_text(encoding="utf-8").splitlines():
+            record = json.loads(line)
+            if record.get("type") == "gemini" and isinstance(record.get("tokens"), dict):
+                final[record["id"]] = record
+    assert final and {r["model"] for r in final.values()} == {"gemini-2.5-flash"}
+    expected = 0.0
+    for record in final.values():
+        t = record["tokens"]
+        uncached = t["input"] - t["cached"] + t.get("tool", 0)
+        expected += (
+            uncached * 0.30 + t["cached"] * 0.075 + (t["output"] + t["thoughts"]) * 2.5
+        ) / 1e6
+    frame, errors = usage_df(folder)
+    assert errors == [] and len(frame) == len(final)
+    assert set(frame["cost_source"]) == {"priced"}
+    assert frame["cost"].sum() == pytest.approx(expected, rel=1e-12)

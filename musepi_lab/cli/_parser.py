@@ -22,7 +22,7 @@ from ._usage import add_usage_parser
 from ._watch import add_watch_parser
 
 DESCRIPTION = """\
-A research workbench for context compaction in coding-agent sessions: read sessions of six
+A research workbench for context compaction in coding-agent sessions: read sessions of eight
 agent formats, run compaction strategies at any token budget, replay whole sessions under a
 window and compare what each strategy costs and loses.
 

@@ -7,7 +7,9 @@
 
 from ._claude_code import read_claude_code
 from ._codex import read_codex
+from ._gemini_cli import read_gemini_cli
 from ._inspect import iter_inspect, read_inspect
+from ._opencode import read_opencode
 from ._openhands import iter_openhands, read_openhands
 from ._pi import migrate_records, read_pi_jsonl, records_to_session
 from ._registry import (
@@ -48,8 +50,10 @@ __all__ = [
     "poll",
     "read_claude_code",
     "read_codex",
+    "read_gemini_cli",
     "read_inspect",
     "read_new_bytes",
+    "read_opencode",
     "read_openhands",
     "read_pi_jsonl",
     "read_session",

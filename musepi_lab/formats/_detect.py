@@ -25,6 +25,8 @@ def format_of_record(obj: dict[str, Any]) -> str | None:
         return "pi"
     if "payload" in obj and kind in _CODEX_TYPES:
         return "codex"
+    if "sessionId" in obj and "projectHash" in obj:
+        return "gemini-cli"
     if "sessionId" in obj or "uuid" in obj or (kind in _CLAUDE_TYPES and "leafUuid" in obj):
         return "claude-code"
     if "history" in obj and ("instance_id" in obj or "instruction" in obj):
@@ -34,3 +36,8 @@ def format_of_record(obj: dict[str, Any]) -> str | None:
     if isinstance(obj.get("id"), str) and "parentId" in obj:
         return "pi"
     return None
+
+
+def is_opencode_db_name(name: str) -> bool:
+    """True for the names opencode gives its database (`opencode.db`, `opencode-*.db`)."""
+    return name == "opencode.db" or (name.startswith("opencode-") and name.endswith(".db"))

@@ -14,16 +14,27 @@ import orjson
 
 from ..session._errors import ReadProblem, SessionReadError
 from ..session._session import Session
-from ._detect import format_of_record
+from ._detect import format_of_record, is_opencode_db_name
 from ._io import check_session_path, read_bytes_checked, strip_bom
 from ._pi import read_pi_jsonl
 from ._values import loads_js
 
 Reader = Callable[..., Session]
 
-FORMATS: tuple[str, ...] = ("pi", "claude-code", "codex", "swe-agent", "openhands", "inspect-ai")
+FORMATS: tuple[str, ...] = (
+    "pi",
+    "claude-code",
+    "codex",
+    "swe-agent",
+    "openhands",
+    "inspect-ai",
+    "gemini-cli",
+    "opencode",
+)
 """Formats `read_session` understands (`pi` covers MusePi and oh-my-pi JSONL; `inspect-ai`
-is Inspect AI's `.eval` and `.json` evaluation logs)."""
+is Inspect AI's `.eval` and `.json` evaluation logs; `gemini-cli` its chat recordings,
+checkpoints and prompt log; `opencode` its `opencode.db` or a session file of its
+storage folder)."""
 
 _SNIFF_BYTES = 65536
 
@@ -51,6 +62,26 @@ _OPENHANDS_EVAL_LINE = re.compile(rb'\{\s*"(?:instance_id|instruction)"\s*:')
 # Inspect AI's JSON logs open with the log version and status, then the eval description.
 _INSPECT_LOG_START = re.compile(rb'\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:')
 _ZIP_MAGIC = b"PK\x03\x04"
+# Gemini CLI: a recording's metadata record, a checkpoint's Content[] (bare or under
+# `history`), the prompt log's LogEntry[].
+_GEMINI_START = re.compile(
+    rb'(?:\{\s*"sessionId"\s*:\s*"[^"]*"\s*,\s*"projectHash"\s*:'
+    rb'|\[\s*\{\s*"(?:role|parts)"\s*:'
+    rb'|\{\s*"history"\s*:\s*\[\s*(?:\]|\{\s*"(?:role|parts)"\s*:)'
+    rb'|\[\s*\{\s*"sessionId"\s*:\s*"[^"]*"\s*,\s*"messageId"\s*:)'
+)
+# opencode storage files: session, message and part info, ids `ses_`, `msg_`, `prt_`.
+_OPENCODE_START = re.compile(rb'\{\s*"id"\s*:\s*"(?:ses|msg|prt)_')
+# The same documents pretty-printed (`JSON.stringify(v, null, 2)`) when their first key is
+# not the one above: top-level keys sit on lines of their own, two spaces in (four for the
+# items of a checkpoint's array). JSONL lines never start with spaces.
+_GEMINI_KEYS = (
+    re.compile(rb'^  "projectHash"\s*:', re.M),
+    re.compile(rb'^  "sessionId"\s*:', re.M),
+)
+_GEMINI_CONTENT = re.compile(rb'^    (?:  )?"role"\s*:\s*"(?:user|model)"', re.M)
+_GEMINI_HISTORY = re.compile(rb'^  "history"\s*:\s*\[', re.M)
+_OPENCODE_ID = re.compile(rb'^  "id"\s*:\s*"(?:ses|msg|prt)_', re.M)
 
 
 def detect_format(path: str | os.PathLike[str]) -> str:
@@ -68,6 +99,8 @@ def detect_format(path: str | os.PathLike[str]) -> str:
     p, head = read_bytes_checked(path, _SNIFF_BYTES)
     if p.endswith(".traj"):
         return "swe-agent"
+    if head.startswith(b"SQLite format 3\x00"):
+        return "opencode"  # its database; the reader says so when it is another one
     if head.startswith(_ZIP_MAGIC):
         # Inspect AI's `.eval` logs are zip archives; its reader says so when one is not.
         return "inspect-ai"
@@ -81,6 +114,18 @@ def detect_format(path: str | os.PathLike[str]) -> str:
 def _format_of_head(head: bytes) -> str | None:
     """The format the start of a file shows, or None when its records tell nothing."""
     stripped = strip_bom(head).lstrip()
+    if _GEMINI_START.match(stripped):
+        return "gemini-cli"
+    if _OPENCODE_START.match(stripped):
+        return "opencode"
+    if all(key.search(stripped) for key in _GEMINI_KEYS):
+        return "gemini-cli"
+    if _OPENCODE_ID.search(stripped):
+        return "opencode"
+    if (stripped.startswith(b"[") or _GEMINI_HISTORY.search(stripped)) and _GEMINI_CONTENT.search(
+        stripped
+    ):
+        return "gemini-cli"
     if stripped.startswith(b"["):
         return "openhands"
     if _INSPECT_LOG_START.match(stripped):
@@ -122,6 +167,14 @@ def _reader(fmt: str) -> Reader:
         from ._inspect import read_inspect
 
         return read_inspect
+    if fmt == "gemini-cli":
+        from ._gemini_cli import read_gemini_cli
+
+        return read_gemini_cli
+    if fmt == "opencode":
+        from ._opencode import read_opencode
+
+        return read_opencode
     raise ValueError(f"unknown format {fmt!r}; expected one of {FORMATS}")
 
 
@@ -172,14 +225,39 @@ _SIDECAR_SUFFIXES = (".facts.json", "manifest.json")
 
 def iter_session_files(root: str | os.PathLike[str]) -> Iterator[Path]:
     """Session files under a folder, sorted; Claude Code subagent files are left out
-    because they are read with their parent session."""
+    because they are read with their parent session, and in an opencode storage folder
+    only the session files count (their message and part files are read with them)."""
     base = Path(root)
+    storage: dict[Path, Path | None] = {}
     for p in sorted(base.rglob("*")):
-        if not p.is_file() or p.suffix not in SESSION_SUFFIXES:
+        if not p.is_file() or (
+            p.suffix not in SESSION_SUFFIXES and not is_opencode_db_name(p.name)
+        ):
             continue
         if p.parent.name == "subagents" or p.name.endswith(_SIDECAR_SUFFIXES):
             continue
+        inside = _opencode_storage(p, storage)
+        if inside is not None and not _is_opencode_session(p, inside):
+            continue
         yield p
+
+
+def _opencode_storage(file: Path, cache: dict[Path, Path | None]) -> Path | None:
+    """The opencode storage root (a folder holding `session/` and `message/`) that `file`
+    lies up to three folders under, or None."""
+    for folder in list(file.parents)[:3]:
+        if folder not in cache:
+            cache[folder] = (
+                folder if (folder / "session").is_dir() and (folder / "message").is_dir() else None
+            )
+        if cache[folder] is not None:
+            return cache[folder]
+    return None
+
+
+def _is_opencode_session(file: Path, storage: Path) -> bool:
+    parts = file.relative_to(storage).parts
+    return len(parts) == 3 and parts[0] == "session"
 
 
 def iter_sessions(root: str | os.PathLike[str], *, strict: bool = False) -> Iterator[Session]:
@@ -219,6 +297,10 @@ def _file_sessions(file: Path, *, strict: bool) -> Iterator[Session]:
         from ._openhands import iter_openhands
 
         yield from iter_openhands(file, strict=strict)
+    elif fmt == "opencode" and is_opencode_db_name(file.name):
+        from ._opencode_db import iter_opencode_db
+
+        yield from iter_opencode_db(file, strict=strict)
     elif fmt == "inspect-ai":
         from ._inspect import iter_inspect
 

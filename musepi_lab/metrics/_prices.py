@@ -46,7 +46,9 @@ def _openai(input_: float, cached: float, output: float) -> Mapping[str, float]:
 PRICES_SOURCE = (
     "The providers' published list prices: https://www.anthropic.com/pricing (Claude API; "
     "cache writes 1.25x input for 5 minutes, 2x for 1 hour, reads 0.1x) and "
-    "https://openai.com/api/pricing (input, cached input, output). Standard tier only: no "
+    "https://openai.com/api/pricing (input, cached input, output); Gemini models as the "
+    "google provider's `cost` in pi-ai 0.58.3's model table (dist/models.generated.js; prompts "
+    "up to 200k tokens). Standard tier only: no "
     "batch discount, no long-context (>200k) surcharge, no regional uplift. Cross-checked "
     "on PRICES_DATE against the LiteLLM prices bundled in ccusage 18.0.11 for every model of "
     "the corpus (the same cost to 1e-9 relative; tests/conformance/test_ccusage.py)."
@@ -80,6 +82,12 @@ MODEL_PRICES: Mapping[str, Mapping[str, float]] = MappingProxyType(
         "gpt-5-mini": _openai(0.25, 0.025, 2.0),
         "gpt-4.1": _openai(2.0, 0.5, 8.0),
         "gpt-4o": _openai(2.5, 1.25, 10.0),
+        # Gemini bills implicit cache hits at its cached price and charges no writes, as OpenAI.
+        "gemini-3-pro": _openai(2.0, 0.2, 12.0),
+        "gemini-2.5-pro": _openai(1.25, 0.31, 10.0),
+        "gemini-2.5-flash-lite": _openai(0.1, 0.025, 0.4),
+        "gemini-2.5-flash": _openai(0.3, 0.075, 2.5),
+        "gemini-2.0-flash": _openai(0.1, 0.025, 0.4),
     }
 )
 """List prices per model id (USD per million tokens), keyed by the id without a date."""
