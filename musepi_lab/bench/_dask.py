@@ -59,6 +59,10 @@ LOCAL_CLUSTER_CONFIG: Mapping[str, Any] = {
 TASK_RETRIES = 2
 """Reruns of a task that raised (a part write that failed: a full disk, a lost mount)."""
 
+WINDOW_PER_THREAD = 8
+"""Tasks in flight per worker thread: enough that the scheduler always has the next one
+to hand a worker that finishes, few enough that the client holds a handful of futures."""
+
 Hook = Callable[[Cell, Mapping[str, Any]], None]
 Client = Any  # distributed.Client, imported lazily
 
@@ -212,7 +216,7 @@ def run_on_dask(
         config: The run's configuration (`config.json`).
         address: See `dask_client`.
         n_workers: Worker processes of the local cluster.
-        window: Tasks in flight at most (default: two per worker thread).
+        window: Tasks in flight at most (default: `WINDOW_PER_THREAD` per worker thread).
         progress: Show a progress bar.
         on_computed: Called in this process with each computed cell and its row (the
             rows of a finished task then travel back to the client, one task at a time).
@@ -229,13 +233,8 @@ def run_on_dask(
         remove_manifest(base)
         groups = session_groups(cells)
         keys = [part_key(group) for group in groups]
-        parts: list[dict[str, Any] | None] = []
-        todo: list[int] = []
-        for i, (group, key) in enumerate(zip(groups, keys, strict=True)):
-            info = part_done(results, key, len(group))
-            parts.append({"file": part_file(key), **info} if info else None)
-            if info is None:
-                todo.append(i)
+        parts = _written_parts(results, groups, keys)
+        todo = [i for i, part in enumerate(parts) if part is None]
         cached = sum(len(groups[i]) for i, p in enumerate(parts) if p is not None)
         bar = _progress(len(cells), progress)
         bar.update(cached)
@@ -258,7 +257,8 @@ def run_on_dask(
                 if on_client is not None:
                     on_client(client)
                 jobs = _Jobs(client, groups, keys, str(results), on_computed is not None)
-                jobs.run(todo, window or 2 * max(1, sum(client.nthreads().values())), finish)
+                threads = max(1, sum(client.nthreads().values()))
+                jobs.run(todo, window or WINDOW_PER_THREAD * threads, finish)
                 scheduler = str(client.scheduler.address)
         finally:
             bar.close()
@@ -274,6 +274,17 @@ def run_on_dask(
         scheduler=scheduler,
         dashboard=link,
     )
+
+
+def _written_parts(
+    results: Path, groups: Sequence[Sequence[Cell]], keys: Sequence[str]
+) -> list[dict[str, Any] | None]:
+    """For each session, its part's counts when an earlier run wrote it whole (None: to do)."""
+    parts: list[dict[str, Any] | None] = []
+    for group, key in zip(groups, keys, strict=True):
+        info = part_done(results, key, len(group))
+        parts.append({"file": part_file(key), **info} if info else None)
+    return parts
 
 
 @dataclass

@@ -296,8 +296,7 @@ def run_benchmark(
         budgets: Tokens: `keep_recent_tokens` of the one compaction at the session leaf
             (`compact` mode) or the context window replayed under (`replay` mode).
         executor: `"serial"` (inline); None for a process pool (`max_workers`, default
-            one per CPU); any `concurrent.futures.Executor` (Dask's, Ray's); or `"dask"`:
-            Dask distributed, one task per session, rows streamed to `out` (see `out`).
+            one per CPU); any `concurrent.futures.Executor` (Dask's, Ray's); `"dask"`.
         cache_dir: Folder where each finished cell is written at once, so a rerun skips
             finished cells; locked while the run uses it.
         settings: Compaction settings (default: MusePi's).
@@ -313,24 +312,20 @@ def run_benchmark(
         reader: The model answering the probes (`evaluate="probes"`).
         judge: The model scoring answers without an exact reference (likewise).
         probe_point: Where the probes' compaction is made (see `bench._probes`).
-        out: With `executor="dask"` (required there): the result folder, written as
-            `results/part-*.parquet` (one part per session), the manifest
-            `results/_SUCCESS.json` and `config.json`; a rerun resumes from the parts.
-        address: With `executor="dask"`: None for a `LocalCluster` of `max_workers`
-            processes started for the run, a scheduler address (`tcp://host:8786`), or a
-            connected `distributed.Client`.
+        out: `executor="dask"`'s result folder (required): a Parquet part per session in
+            `results/`, a manifest, `config.json`; a rerun resumes from the parts.
+        address: `executor="dask"`'s scheduler: None (a `LocalCluster` of `max_workers`
+            processes), an address (`tcp://host:8786`) or a `distributed.Client`.
 
     Returns:
         One row per cell in grid order (session, strategy, budget) with `COLUMNS` (and
-        `PROBE_COLUMNS`); `df.attrs`: the run's `config`, `cells_computed`, `cells_cached`
-        (and `dask`: the scheduler and dashboard addresses, on Dask).
+        `PROBE_COLUMNS`); `df.attrs`: `config`, `cells_computed`, `cells_cached` (`dask`).
 
     Raises:
         FileNotFoundError: A session path does not exist.
         KeyError: An unknown strategy name.
         ValueError: The inputs hold no session; a bad budget, mode or fact source.
         FolderLockedError: Another running process uses `cache_dir` (or `out`).
-        ImportError: `executor="dask"` without dask.distributed installed.
     """
     check_evaluation(evaluate, mode=mode, reader=reader, judge=judge)
     _check_dask_options(executor, out=out, address=address, cache_dir=cache_dir, evaluate=evaluate)
@@ -346,8 +341,21 @@ def run_benchmark(
         prices=prices,
     )
     if executor == "dask":
-        assert out is not None
         return _run_dask(cells, config, out, address, max_workers, progress, on_computed)
+    df = _run_here(cells, config, executor, cache_dir, progress, on_computed, max_workers)
+    return with_evaluation(df, cells, evaluate, reader=reader, judge=judge, point=probe_point)
+
+
+def _run_here(
+    cells: Sequence[Cell],
+    config: Mapping[str, Any],
+    executor: Executor | str | None,
+    cache_dir: str | os.PathLike[str] | None,
+    progress: bool,
+    on_computed: CellHook | None,
+    max_workers: int | None,
+) -> pd.DataFrame:
+    """The frame of the cells run in this process, its pool or a given executor."""
     tally = _Tally(on_computed)
     rows = run_cells(
         cells,
@@ -357,8 +365,7 @@ def run_benchmark(
         on_computed=tally,
         max_workers=max_workers,
     )
-    df = _frame(rows, config, computed=tally.computed, cached=len(cells) - tally.computed)
-    return with_evaluation(df, cells, evaluate, reader=reader, judge=judge, point=probe_point)
+    return _frame(rows, config, computed=tally.computed, cached=len(cells) - tally.computed)
 
 
 def _check_dask_options(
@@ -386,15 +393,17 @@ def _check_dask_options(
 def _run_dask(
     cells: Sequence[Cell],
     config: Mapping[str, Any],
-    out: str | os.PathLike[str],
+    out: str | os.PathLike[str] | None,
     address: Any,
     max_workers: int | None,
     progress: bool,
     on_computed: CellHook | None,
 ) -> pd.DataFrame:
+    """The frame of the cells run on Dask (`_dask`), read back from the parts in `out`."""
     from ._dask import run_on_dask
     from ._parts import read_parts
 
+    assert out is not None, "checked by _check_dask_options"
     run = run_on_dask(
         cells,
         out,
