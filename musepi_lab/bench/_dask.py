@@ -176,7 +176,8 @@ class DaskRun:
         computed: Cells computed by this run.
         cached: Cells whose parts an earlier run had written.
         failed: Cells that ended as error rows.
-        scheduler: The scheduler's address.
+        scheduler: The scheduler's address (None: every part was written before, so no
+            cluster was needed).
         dashboard: The dashboard's address, when there is one.
     """
 
@@ -185,7 +186,7 @@ class DaskRun:
     computed: int
     cached: int
     failed: int
-    scheduler: str
+    scheduler: str | None
     dashboard: str | None
 
 
@@ -250,16 +251,14 @@ def run_on_dask(
             computed += done["rows"]
             bar.update(done["rows"])
 
+        jobs = _Jobs(groups, keys, str(results), on_computed is not None)
         try:
-            with dask_client(address, n_workers=n_workers) as client:
-                link = dashboard_link(client)
-                logger.info("dask scheduler %s, dashboard %s", client.scheduler.address, link)
-                if on_client is not None:
-                    on_client(client)
-                jobs = _Jobs(client, groups, keys, str(results), on_computed is not None)
-                threads = max(1, sum(client.nthreads().values()))
-                jobs.run(todo, window or WINDOW_PER_THREAD * threads, finish)
-                scheduler = str(client.scheduler.address)
+            # A rerun with every part written starts no cluster.
+            scheduler, link = (
+                _compute(jobs, todo, finish, address, n_workers, window, on_client)
+                if todo
+                else (None, None)
+            )
         finally:
             bar.close()
         listed = [p for p in parts if p is not None]
@@ -287,18 +286,43 @@ def _written_parts(
     return parts
 
 
+def _compute(
+    jobs: _Jobs,
+    todo: Sequence[int],
+    finish: Callable[[int, dict[str, Any]], None],
+    address: str | Client | None,
+    n_workers: int | None,
+    window: int | None,
+    on_client: Callable[[Client], None] | None,
+) -> tuple[str, str | None]:
+    """Run the sessions at `todo` on a client; returns the scheduler's and dashboard's
+    addresses."""
+    with dask_client(address, n_workers=n_workers) as client:
+        scheduler = str(client.scheduler.address)
+        link = dashboard_link(client)
+        logger.info("dask scheduler %s, dashboard %s", scheduler, link)
+        if on_client is not None:
+            on_client(client)
+        threads = max(1, sum(client.nthreads().values()))
+        jobs.run(client, todo, window or WINDOW_PER_THREAD * threads, finish)
+    return scheduler, link
+
+
 @dataclass
 class _Jobs:
     """The submission window: at most `window` tasks in flight, one more as each ends."""
 
-    client: Client
     groups: Sequence[Sequence[Cell]]
     keys: Sequence[str]
     results: str
     with_rows: bool
 
     def run(
-        self, todo: Sequence[int], window: int, finish: Callable[[int, dict[str, Any]], None]
+        self,
+        client: Client,
+        todo: Sequence[int],
+        window: int,
+        finish: Callable[[int, dict[str, Any]], None],
     ) -> None:
         distributed = _distributed()
         pending = iter(todo)
@@ -309,7 +333,7 @@ class _Jobs:
             i = next(pending, None)
             if i is None:
                 return
-            future = self.client.submit(
+            future = client.submit(
                 run_session_task,
                 self.groups[i],
                 self.results,
