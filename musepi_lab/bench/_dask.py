@@ -53,6 +53,9 @@ LOCAL_CLUSTER_CONFIG: Mapping[str, Any] = {
     "distributed.scheduler.worker-saturation": 1.0,
     # A session whose task saw this many workers die is given up as error rows.
     "distributed.scheduler.allowed-failures": 3,
+    # The statistical profiler walks the running task's stack every 10 ms: a cost on cells
+    # that are pure Python, paid for a dashboard page the grid does not need.
+    "distributed.worker.profile.enabled": False,
 }
 """Dask settings of the `LocalCluster` a run starts (a named scheduler keeps its own)."""
 
