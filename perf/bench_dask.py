@@ -133,16 +133,22 @@ class Sampler(threading.Thread):
         self.root = psutil.Process(pid)
         self.client = 0
         self.workers: dict[int, int] = {}
+        self.client_cpu = 0.0
+        self.worker_cpu: dict[int, float] = {}
         self.stop = threading.Event()
 
     def run(self) -> None:
         while not self.stop.is_set():
             try:
                 self.client = max(self.client, self.root.memory_info().rss)
+                cpu = self.root.cpu_times()
+                self.client_cpu = cpu.user + cpu.system
                 for proc in self.root.children(recursive=True):
                     if _is_worker(proc):
                         rss = proc.memory_info().rss
                         self.workers[proc.pid] = max(self.workers.get(proc.pid, 0), rss)
+                        cpu = proc.cpu_times()
+                        self.worker_cpu[proc.pid] = cpu.user + cpu.system
             except Exception:
                 pass  # a process ended between listing and reading
             self.stop.wait(0.2)
@@ -188,6 +194,7 @@ def timed_run(kind: str, data: Path, out: Path, workers: int, kill_at: float | N
         raise SystemExit(f"{kind} run failed ({proc.returncode})")
     report = json.loads(lines[-1])
     report.update(client_rss=sampler.client, worker_rss=dict(sampler.workers), killed=killed)
+    report.update(client_cpu=sampler.client_cpu, worker_cpu=sum(sampler.worker_cpu.values()))
     return report
 
 
@@ -197,6 +204,13 @@ def _same_rows(a: Path, b: Path) -> bool:
     x = read_benchmark(a).drop(columns=list(TIMING_COLUMNS)).reset_index(drop=True)
     y = read_benchmark(b).drop(columns=list(TIMING_COLUMNS)).reset_index(drop=True)
     return bool(x.equals(y))
+
+
+def _cell_seconds(out: Path) -> float:
+    """The sum of the run's cells' own times (as the workers measured them)."""
+    from musepi_lab.bench import read_benchmark
+
+    return float(read_benchmark(out)["cell_seconds"].sum())
 
 
 def _task_seconds(out: Path) -> tuple[float, float]:
@@ -239,6 +253,7 @@ def main(argv: list[str] | None = None) -> int:
                 shutil.rmtree(out, ignore_errors=True)
                 runs[kind].append(timed_run(kind, data, out, args.workers, None))
                 runs[kind][-1]["out"] = out
+                runs[kind][-1]["cell_s"] = _cell_seconds(out)
         for r in range(args.repeat):
             if not _same_rows(runs["pool"][r]["out"], runs["dask"][r]["out"]):
                 print(f"round {r}: the Dask rows differ from the pool's", file=sys.stderr)
@@ -285,6 +300,13 @@ def _table(runs: dict[str, list[dict]], args: argparse.Namespace) -> None:
         f"| Dask LocalCluster | {dask_s:.1f} (cluster start {start_s:.1f}) | "
         f"{cells / dask_s:.1f} | {client / GIB:.2f} GiB (client) | {worker / GIB:.2f} GiB |"
     )
+    for kind in ("pool", "dask"):
+        r = runs[kind]
+        print(
+            f"{kind}: Σ cell seconds {_median([x['cell_s'] for x in r]):.1f}, CPU seconds of "
+            f"the main process {_median([x['client_cpu'] for x in r]):.1f} and of the "
+            f"workers {_median([x['worker_cpu'] for x in r]):.1f} (sampled every 0.2 s)"
+        )
     print(
         f"\nthroughput Dask / pool: {ratio:.2f} (target ≥ {RATIO_TARGET}: "
         f"{'meets' if ratio >= RATIO_TARGET else 'misses'}); "
