@@ -92,8 +92,16 @@ def child(kind: str, data: str, out: str, workers: int) -> None:
         from musepi_lab.bench import write_benchmark
         from musepi_lab.bench._run import _frame, run_cells
 
-        rows = run_cells(cells, executor=None, max_workers=workers, progress=False)
+        ends: list[float] = []
+        rows = run_cells(
+            cells,
+            executor=None,
+            max_workers=workers,
+            progress=False,
+            on_computed=lambda cell, row: ends.append(time.time()),
+        )
         report["run_s"] = time.perf_counter() - planned
+        report["steady"] = steady_rate(sorted(ends), [1] * len(ends))
         report["cluster_s"] = 0.0
         write_benchmark(_frame(rows, config, computed=len(rows), cached=0), out)
     else:
@@ -206,6 +214,40 @@ def _same_rows(a: Path, b: Path) -> bool:
     return bool(x.equals(y))
 
 
+STEADY = (0.2, 0.9)
+"""The share of the cells between which the steady throughput is taken."""
+
+
+def steady_rate(ends: list[float], cells: list[int]) -> float:
+    """Cells per second between the moments `STEADY` of the cells were done (`ends`:
+    sorted finish times of units holding `cells` cells each): start-up and tail left out."""
+    total = sum(cells)
+    done, lo, hi = 0, None, None
+    for end, n in zip(ends, cells, strict=True):
+        done += n
+        if lo is None and done >= STEADY[0] * total:
+            lo, lo_done = end, done
+        if hi is None and done >= STEADY[1] * total:
+            hi, hi_done = end, done
+    if lo is None or hi is None or hi <= lo:
+        return float("nan")
+    return (hi_done - lo_done) / (hi - lo)
+
+
+def _dask_steady(out: Path) -> float:
+    """`steady_rate` of a Dask run, from its parts' modification times."""
+    parts = sorted(
+        (p.stat().st_mtime_ns / 1e9, pq_rows(p)) for p in (out / "results").glob("part-*.parquet")
+    )
+    return steady_rate([t for t, _ in parts], [n for _, n in parts])
+
+
+def pq_rows(path: Path) -> int:
+    import pyarrow.parquet as pq
+
+    return int(pq.read_metadata(path).num_rows)
+
+
 def _cell_seconds(out: Path) -> float:
     """The sum of the run's cells' own times (as the workers measured them)."""
     from musepi_lab.bench import read_benchmark
@@ -254,6 +296,8 @@ def main(argv: list[str] | None = None) -> int:
                 runs[kind].append(timed_run(kind, data, out, args.workers, None))
                 runs[kind][-1]["out"] = out
                 runs[kind][-1]["cell_s"] = _cell_seconds(out)
+                if kind == "dask":
+                    runs[kind][-1]["steady"] = _dask_steady(out)
         for r in range(args.repeat):
             if not _same_rows(runs["pool"][r]["out"], runs["dask"][r]["out"]):
                 print(f"round {r}: the Dask rows differ from the pool's", file=sys.stderr)
@@ -282,6 +326,9 @@ def _table(runs: dict[str, list[dict]], args: argparse.Namespace) -> None:
     start_s = _median([r["cluster_s"] for r in runs["dask"]])
     ratio = pool_s / dask_s
     warm = pool_s / (dask_s - start_s)
+    steady = _median([r["steady"] for r in runs["dask"]]) / _median(
+        [r["steady"] for r in runs["pool"]]
+    )
     client = max(r["client_rss"] for r in runs["dask"])
     worker = max(max(r["worker_rss"].values(), default=0) for r in runs["dask"])
     pool_worker = max(max(r["worker_rss"].values(), default=0) for r in runs["pool"])
@@ -310,7 +357,8 @@ def _table(runs: dict[str, list[dict]], args: argparse.Namespace) -> None:
     print(
         f"\nthroughput Dask / pool: {ratio:.2f} (target ≥ {RATIO_TARGET}: "
         f"{'meets' if ratio >= RATIO_TARGET else 'misses'}); "
-        f"without the cluster's start: {warm:.2f}"
+        f"without the cluster's start: {warm:.2f}; steady state (cells/s between "
+        f"{STEADY[0]:.0%} and {STEADY[1]:.0%} of the cells done): {steady:.2f}"
     )
     print(
         f"client peak {client / GIB:.2f} GiB (target < 1 GiB: "
