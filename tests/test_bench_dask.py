@@ -247,7 +247,7 @@ if __name__ == "__main__":
     out, gate, *sessions = sys.argv[1:]
     run_benchmark(
         sessions,
-        [("test-dask-sleepy", {"gate": gate, "seconds": 0.4})],
+        [("test-dask-sleepy", {"gate": gate, "seconds": 0.6})],
         [8000],
         executor="dask",
         out=out,
@@ -306,7 +306,7 @@ def test_a_killed_client_resumes_from_its_parts_and_a_second_run_is_refused(clus
     computed = []
     df = run_benchmark(
         sessions,
-        [("test-dask-sleepy", {"gate": str(gate), "seconds": 0.4})],
+        [("test-dask-sleepy", {"gate": str(gate), "seconds": 0.6})],
         [8000],
         executor="dask",
         out=out,
@@ -322,7 +322,7 @@ def test_a_killed_client_resumes_from_its_parts_and_a_second_run_is_refused(clus
     } == before
     assert df.attrs["cells_cached"] == len(before)
     gate.unlink()
-    serial = _serial(sessions, [("test-dask-sleepy", {"gate": str(gate), "seconds": 0.4})], [8000])
+    serial = _serial(sessions, [("test-dask-sleepy", {"gate": str(gate), "seconds": 0.6})], [8000])
     pd.testing.assert_frame_equal(_compare(df), _compare(serial))
 
 
