@@ -289,6 +289,15 @@ def _written_parts(
     return parts
 
 
+def _error_of(future: Any) -> BaseException:
+    """What ended a future that did not finish (its exception, or why it has none)."""
+    try:
+        error = future.exception()
+    except BaseException as exc:  # cancelled: the exception is the cancellation
+        return exc
+    return error if isinstance(error, BaseException) else RuntimeError(f"task {future.status}")
+
+
 def _compute(
     jobs: _Jobs,
     todo: Sequence[int],
@@ -328,38 +337,40 @@ class _Jobs:
         finish: Callable[[int, dict[str, Any]], None],
     ) -> None:
         distributed = _distributed()
-        pending = iter(todo)
+        pending = list(reversed(todo))
         index: dict[str, int] = {}
-        running = distributed.as_completed()
+        # Results are gathered in the background and handed over in batches: a handful of
+        # calls into the client's event loop per batch, not several per task.
+        running = distributed.as_completed(with_results=True, raise_errors=False)
 
-        def submit_next() -> None:
-            i = next(pending, None)
-            if i is None:
+        def submit(count: int) -> None:
+            chosen = [pending.pop() for _ in range(min(count, len(pending)))]
+            if not chosen:
                 return
-            future = client.submit(
+            futures = client.map(
                 run_session_task,
-                self.groups[i],
-                self.results,
-                self.keys[i],
-                self.with_rows,
+                [self.groups[i] for i in chosen],
+                [self.results] * len(chosen),
+                [self.keys[i] for i in chosen],
+                [self.with_rows] * len(chosen),
                 # Named by the work, so a resubmitted session is the same task.
-                key=f"musepi-lab-part-{self.keys[i][:32]}",
+                key=[f"musepi-lab-part-{self.keys[i][:32]}" for i in chosen],
                 retries=TASK_RETRIES,
             )
-            index[future.key] = i
-            running.add(future)
+            for i, future in zip(chosen, futures, strict=True):
+                index[future.key] = i
+            running.update(futures)
 
-        for _ in range(window):
-            submit_next()
-        for future in running:
-            i = index.pop(future.key)
-            try:
-                done = future.result()
-            except Exception as exc:  # KilledWorker, or a part that could not be written
-                done = self._failed(i, exc)
-            future.release()
-            finish(i, done)
-            submit_next()
+        submit(window)
+        for batch in running.batches():
+            for future, done in batch:
+                i = index.pop(future.key)
+                if future.status != "finished":  # KilledWorker, a part not written
+                    done = self._failed(i, _error_of(future))
+                finish(i, done)
+            for future, _ in batch:
+                future.release()
+            submit(len(batch))
 
     def _failed(self, i: int, exc: BaseException) -> dict[str, Any]:
         logger.warning("session %s failed on the cluster: %s", self.groups[i][0].session.path, exc)
