@@ -322,7 +322,7 @@ def _compute(
 
 @dataclass
 class _Jobs:
-    """The submission window: at most `window` tasks in flight, one more as each ends."""
+    """The submission window: at most `window` tasks in flight, as many new as ended."""
 
     groups: Sequence[Sequence[Cell]]
     keys: Sequence[str]
