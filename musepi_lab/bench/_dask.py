@@ -148,17 +148,35 @@ def session_groups(cells: Sequence[Cell]) -> list[list[Cell]]:
     return groups
 
 
-def run_session_task(
-    cells: Sequence[Cell], results: str, key: str, with_rows: bool
-) -> dict[str, Any]:
+def run_session_task(payload: bytes, results: str, key: str, with_rows: bool) -> dict[str, Any]:
     """One task, in a worker: every cell of one session, written as its part.
 
+    Args:
+        payload: The session's cells, pickled in the client (`pack_cells`).
+        results: The folder of parts.
+        key: The part's key (`part_key` of the cells).
+        with_rows: Return the rows too (for an `on_computed` hook).
+
     Returns:
-        `file`, `rows`, `errors` (and the rows themselves when `with_rows`, for a hook).
+        `file`, `rows`, `errors` (and the rows themselves when `with_rows`).
     """
+    import pickle
+
+    cells: list[Cell] = pickle.loads(payload)
     rows = [run_cell(cell) for cell in cells]
     write_part(results, key, rows)
     return _outcome(key, rows, with_rows)
+
+
+def pack_cells(cells: Sequence[Cell]) -> bytes:
+    """A session's cells as one byte string for its task. Dask walks and serializes a list
+    of dataclasses value by value (about 5 ms of the client's CPU per task on a 12-cell
+    session, against 1.5 ms for bytes), and on a small machine that CPU is the workers'.
+    cloudpickle, as Dask itself uses: a strategy defined in a notebook travels too."""
+    import cloudpickle
+
+    data: bytes = cloudpickle.dumps(list(cells))
+    return data
 
 
 def _outcome(key: str, rows: Sequence[Mapping[str, Any]], with_rows: bool) -> dict[str, Any]:
@@ -349,7 +367,7 @@ class _Jobs:
                 return
             futures = client.map(
                 run_session_task,
-                [self.groups[i] for i in chosen],
+                [pack_cells(self.groups[i]) for i in chosen],
                 [self.results] * len(chosen),
                 [self.keys[i] for i in chosen],
                 [self.with_rows] * len(chosen),
