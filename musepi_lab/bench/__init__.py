@@ -1,9 +1,10 @@
 """Benchmarks: the (session × strategy × budget) grid on any executor, scored, and written.
 
-The grid (`_grid`), running it (`_cell`, `_run`, `_pool`, resuming with `_cache`), scoring
-one cell (`_score`), writing and reading results atomically (`_files`, under the folder
-lock of `_lock`), the summary tables (`_summary`, with counts, means where defined and
-bootstrap intervals from `_aggregate`) and probe scores beside the metrics (`_probes`,
+The grid (`_grid`), running it (`_cell`, `_run`, `_pool`, resuming with `_cache`; on Dask
+distributed one task per session, its rows streamed to Parquet parts: `_dask`, `_parts`),
+scoring one cell (`_score`), writing and reading results atomically (`_files`, under the
+folder lock of `_lock`), the summary tables (`_summary`, with counts, means where defined
+and bootstrap intervals from `_aggregate`) and probe scores beside the metrics (`_probes`,
 `run_benchmark(..., evaluate="probes")`). Figures live in `musepi_lab.plot`
 (`plot_benchmark`, `plot_tradeoff`, `write_benchmark_report`).
 """
@@ -33,6 +34,7 @@ from ._grid import (
     session_refs,
 )
 from ._lock import FolderLockedError
+from ._parts import benchmark_parts
 from ._probes import EVALUATIONS, PROBE_COLUMNS
 from ._run import benchmark_config, run_benchmark, run_cells
 from ._score import COLUMNS, TIMING_COLUMNS, score_compaction, score_replay
@@ -67,6 +69,7 @@ __all__ = [
     "FolderLockedError",
     "SessionRef",
     "benchmark_config",
+    "benchmark_parts",
     "bootstrap_ci",
     "branch_table",
     "cost_differences",

@@ -159,7 +159,8 @@ def _replay_cell(cell: Cell, session: Session, counter: TokenCounter) -> dict[st
     }
 
 
-def _failed_row(cell: Cell, exc: BaseException) -> dict[str, Any]:
+def failed_row(cell: Cell, exc: BaseException) -> dict[str, Any]:
+    """The row of a cell that failed with `exc` (identity columns and `error`)."""
     # The last frames say where it failed without flooding the table.
     where = "".join(traceback.format_exception(exc)[-3:]).rstrip()
     return {
@@ -192,6 +193,6 @@ def run_cell(cell: Cell) -> dict[str, Any]:
             row = _compact_cell(cell, session, counter)
         row["error"] = None
     except Exception as exc:
-        row = _failed_row(cell, exc)
+        row = failed_row(cell, exc)
     row["cell_seconds"] = time.perf_counter() - started
     return {column: row.get(column) for column in COLUMNS}

@@ -72,19 +72,33 @@ def write_benchmark(
 
 
 def read_benchmark(out_dir: str | os.PathLike[str]) -> pd.DataFrame:
-    """Read a result folder written by `write_benchmark`; the configuration is in
-    `df.attrs["config"]`.
+    """Read a result folder: `results.parquet` written by `write_benchmark`, or the parts
+    of a run on Dask (`results/part-*.parquet` listed by `results/_SUCCESS.json`), whichever
+    was written last; the configuration is in `df.attrs["config"]`.
 
     Raises:
-        FileNotFoundError: The folder has no `results.parquet` (the message names it).
+        FileNotFoundError: The folder holds neither (the message names it), or a run on
+            Dask that has not finished (rerun it to resume).
     """
     import pandas as pd
 
+    from ._parts import MANIFEST, RESULTS_DIR, read_parts
+
     base = Path(out_dir)
     path = base / RESULTS_PARQUET
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: not a benchmark result folder (no {RESULTS_PARQUET})")
-    df = pd.read_parquet(path)
+    manifest = base / RESULTS_DIR / MANIFEST
+    parts_dir = base / RESULTS_DIR
+    if parts_dir.is_dir() and (
+        not path.is_file()
+        or (manifest.is_file() and manifest.stat().st_mtime_ns > path.stat().st_mtime_ns)
+    ):
+        df = read_parts(base)
+    elif path.is_file():
+        df = pd.read_parquet(path)
+    else:
+        raise FileNotFoundError(
+            f"{path}: not a benchmark result folder (no {RESULTS_PARQUET}, no {RESULTS_DIR}/)"
+        )
     config_path = base / CONFIG_JSON
     df.attrs["config"] = (
         json.loads(config_path.read_text(encoding="utf-8")) if config_path.is_file() else {}

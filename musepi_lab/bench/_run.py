@@ -4,7 +4,8 @@ Each cell is a pure function of its inputs (`Cell`): the session file, the strat
 parameters, the budget, the settings, the token method and the fact source. Cells run
 inline, in a process pool (the default; its workers end with this process), or on any
 `concurrent.futures.Executor` — a Dask `distributed.Client(...).get_executor()` or Ray's
-take the same cells. With a cache folder every finished cell is written at once (one small
+take the same cells. `executor="dask"` runs them on Dask distributed one task per session,
+streaming rows to Parquet parts in an output folder (`_dask`, `_parts`). With a cache folder every finished cell is written at once (one small
 JSON file named by the cell's key), so an interrupted run resumes where it stopped; the
 folder is locked while a run uses it. What each row holds is described in `_score`.
 """
@@ -283,6 +284,8 @@ def run_benchmark(
     reader: Summarizer | None = None,
     judge: Summarizer | None = None,
     probe_point: str = "last-request",
+    out: str | os.PathLike[str] | None = None,
+    address: Any = None,
 ) -> pd.DataFrame:
     """Run every (session, strategy, budget) cell and return one tidy DataFrame.
 
@@ -293,7 +296,7 @@ def run_benchmark(
         budgets: Tokens: `keep_recent_tokens` of the one compaction at the session leaf
             (`compact` mode) or the context window replayed under (`replay` mode).
         executor: `"serial"` (inline); None for a process pool (`max_workers`, default
-            one per CPU); or any `concurrent.futures.Executor` (Dask's, Ray's).
+            one per CPU); any `concurrent.futures.Executor` (Dask's, Ray's); `"dask"`.
         cache_dir: Folder where each finished cell is written at once, so a rerun skips
             finished cells; locked while the run uses it.
         settings: Compaction settings (default: MusePi's).
@@ -309,18 +312,23 @@ def run_benchmark(
         reader: The model answering the probes (`evaluate="probes"`).
         judge: The model scoring answers without an exact reference (likewise).
         probe_point: Where the probes' compaction is made (see `bench._probes`).
+        out: `executor="dask"`'s result folder (required): a Parquet part per session in
+            `results/`, a manifest, `config.json`; a rerun resumes from the parts.
+        address: `executor="dask"`'s scheduler: None (a `LocalCluster` of `max_workers`
+            processes), an address (`tcp://host:8786`) or a `distributed.Client`.
 
     Returns:
         One row per cell in grid order (session, strategy, budget) with `COLUMNS` (and
-        `PROBE_COLUMNS`); `df.attrs`: the run's `config`, `cells_computed`, `cells_cached`.
+        `PROBE_COLUMNS`); `df.attrs`: `config`, `cells_computed`, `cells_cached` (`dask`).
 
     Raises:
         FileNotFoundError: A session path does not exist.
         KeyError: An unknown strategy name.
         ValueError: The inputs hold no session; a bad budget, mode or fact source.
-        FolderLockedError: Another running process uses `cache_dir`.
+        FolderLockedError: Another running process uses `cache_dir` (or `out`).
     """
     check_evaluation(evaluate, mode=mode, reader=reader, judge=judge)
+    _check_dask_options(executor, out=out, address=address, cache_dir=cache_dir, evaluate=evaluate)
     cells, config = _plan(
         sessions,
         strategies,
@@ -332,6 +340,22 @@ def run_benchmark(
         summarizer=summarizer,
         prices=prices,
     )
+    if executor == "dask":
+        return _run_dask(cells, config, out, address, max_workers, progress, on_computed)
+    df = _run_here(cells, config, executor, cache_dir, progress, on_computed, max_workers)
+    return with_evaluation(df, cells, evaluate, reader=reader, judge=judge, point=probe_point)
+
+
+def _run_here(
+    cells: Sequence[Cell],
+    config: Mapping[str, Any],
+    executor: Executor | str | None,
+    cache_dir: str | os.PathLike[str] | None,
+    progress: bool,
+    on_computed: CellHook | None,
+    max_workers: int | None,
+) -> pd.DataFrame:
+    """The frame of the cells run in this process, its pool or a given executor."""
     tally = _Tally(on_computed)
     rows = run_cells(
         cells,
@@ -341,8 +365,62 @@ def run_benchmark(
         on_computed=tally,
         max_workers=max_workers,
     )
-    df = _frame(rows, config, computed=tally.computed, cached=len(cells) - tally.computed)
-    return with_evaluation(df, cells, evaluate, reader=reader, judge=judge, point=probe_point)
+    return _frame(rows, config, computed=tally.computed, cached=len(cells) - tally.computed)
+
+
+def _check_dask_options(
+    executor: Executor | str | None,
+    *,
+    out: str | os.PathLike[str] | None,
+    address: Any,
+    cache_dir: str | os.PathLike[str] | None,
+    evaluate: str,
+) -> None:
+    if executor != "dask":
+        if out is not None or address is not None:
+            raise ValueError("out= and address= go with executor='dask'")
+        return
+    if out is None:
+        raise ValueError("executor='dask' writes its rows to a folder: pass out=DIR")
+    if cache_dir is not None:
+        raise ValueError(
+            "executor='dask' resumes from the parts in out=; cache_dir= is for the other executors"
+        )
+    if evaluate != "metrics":
+        raise ValueError("evaluate='probes' runs on the other executors, not on Dask")
+
+
+def _run_dask(
+    cells: Sequence[Cell],
+    config: Mapping[str, Any],
+    out: str | os.PathLike[str] | None,
+    address: Any,
+    max_workers: int | None,
+    progress: bool,
+    on_computed: CellHook | None,
+) -> pd.DataFrame:
+    """The frame of the cells run on Dask (`_dask`), read back from the parts in `out`."""
+    from ._dask import run_on_dask
+    from ._parts import read_parts
+
+    assert out is not None, "checked by _check_dask_options"
+    run = run_on_dask(
+        cells,
+        out,
+        config,
+        address=address,
+        n_workers=max_workers,
+        progress=progress,
+        on_computed=on_computed,
+    )
+    df = read_parts(out)
+    df.attrs.update(
+        config=dict(config),
+        cells_computed=run.computed,
+        cells_cached=run.cached,
+        dask={"scheduler": run.scheduler, "dashboard": run.dashboard},
+    )
+    return df
 
 
 def _frame(

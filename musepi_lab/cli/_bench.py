@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -104,6 +105,44 @@ def _executor(args: argparse.Namespace) -> Any:
     return "serial" if args.serial or args.workers == 1 else None
 
 
+LOCAL_CLUSTER = "local"
+"""`--dask` without a scheduler: a LocalCluster started for the run."""
+
+
+@contextmanager
+def _dask_messages() -> Iterator[None]:
+    """Show the bench's log lines (the scheduler and dashboard addresses) while on Dask."""
+    import logging
+
+    log = logging.getLogger("musepi_lab.bench")
+    handler = logging.StreamHandler(sys.stdout)
+    handler.setFormatter(logging.Formatter("musepi-lab: %(message)s"))
+    level = log.level
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        log.removeHandler(handler)
+        log.setLevel(level)
+
+
+def _dask_options(args: argparse.Namespace, out: Path) -> dict[str, Any]:
+    if args.dask is None:
+        return {}
+    if args.serial:
+        raise UsageError("--serial and --dask: choose one")
+    if args.no_cache:
+        raise UsageError(
+            f"--dask resumes from {out}/results; remove that folder to start over, not --no-cache"
+        )
+    return {
+        "executor": "dask",
+        "out": out,
+        "address": None if args.dask == LOCAL_CLUSTER else args.dask,
+    }
+
+
 def _run_bench(
     sessions: Sequence[SessionRef],
     strategies: Sequence[Any],
@@ -116,26 +155,39 @@ def _run_bench(
     from ..compaction._settings import CompactionSettings
 
     settings = CompactionSettings.for_profile(args.profile)
+    dask = _dask_options(args, out)
+    options: dict[str, Any] = {
+        "settings": settings,
+        "counter_method": args.counter,
+        "facts": args.facts,
+        "progress": not args.no_progress,
+        "mode": args.mode,
+        "max_workers": args.workers,
+        **_probe_options(args),
+    }
     started = time.perf_counter()
     try:
-        # One run per output folder: a second one would redo this one's cells.
-        with folder_lock(out):
-            df = run_benchmark(
-                list(sessions),
-                strategies,
-                budgets,
-                executor=_executor(args),
-                max_workers=args.workers,
-                cache_dir=None if args.no_cache else out / "cells",
-                settings=settings,
-                counter_method=args.counter,
-                facts=args.facts,
-                progress=not args.no_progress,
-                mode=args.mode,
-                **_probe_options(args),
-            )
-            write_benchmark(df, out)
+        if dask:
+            # The run locks the folder and streams its rows there itself.
+            with _dask_messages():
+                df = run_benchmark(list(sessions), strategies, budgets, **options, **dask)
+        else:
+            # One run per output folder: a second one would redo this one's cells.
+            with folder_lock(out):
+                df = run_benchmark(
+                    list(sessions),
+                    strategies,
+                    budgets,
+                    executor=_executor(args),
+                    cache_dir=None if args.no_cache else out / "cells",
+                    **options,
+                )
+                write_benchmark(df, out)
     except FolderLockedError as exc:
+        raise UsageError(str(exc)) from None
+    except (ImportError, ValueError) as exc:
+        if not dask:
+            raise
         raise UsageError(str(exc)) from None
     elapsed = time.perf_counter() - started
     failed = int(df["error"].notna().sum())
@@ -143,7 +195,7 @@ def _run_bench(
     print(
         f"\n{len(df)} cells ({df.attrs['cells_computed']} computed, "
         f"{df.attrs['cells_cached']} cached, {failed} failed) in {elapsed:.1f} s; "
-        f"results in {out}/"
+        f"results in {out}/{'results/' if dask else ''}"
     )
     if failed:
         first = df.loc[df["error"].notna()].iloc[0]
@@ -281,6 +333,16 @@ def add_run_options(
         p.add_argument("--out", default=default_out, help=f"output folder (default {default_out})")
     p.add_argument("--workers", type=int, default=None, help="process-pool size (default: CPUs)")
     p.add_argument("--serial", action="store_true", help="run every cell inline")
+    p.add_argument(
+        "--dask",
+        nargs="?",
+        const=LOCAL_CLUSTER,
+        default=None,
+        metavar="SCHEDULER",
+        help="run on Dask distributed: a LocalCluster of --workers processes, or the "
+        "scheduler at SCHEDULER (tcp://host:8786); rows stream to OUT/results/part-*.parquet "
+        "and a rerun resumes from them",
+    )
     p.add_argument("--mode", choices=modes, default="compact")
     p.add_argument("--profile", choices=("musepi", "pi"), default="musepi")
     p.add_argument("--counter", default=None, help="token method (default: the profile's)")

@@ -1,0 +1,223 @@
+"""Partitioned results: one Parquet part per session, and a manifest written at the end.
+
+A grid run on a cluster (`_dask`) never gathers its rows in one place. Each session's
+cells are one task; the task writes that session's rows as
+`<out>/results/part-<name>.parquet`, where `name` is a hash of the cells' keys (so of the
+session file's bytes and the whole grid configuration, see `Cell.key`). The name being a
+function of the work, not of when or where it ran, is what makes faults harmless:
+
+- a task rerun after its worker died writes the same part again (atomically, temporary +
+  rename), so it replaces the first copy instead of adding a second;
+- a rerun of the whole run finds the parts already written and skips their sessions
+  (a part holding a failed cell is recomputed, as the cell cache retries failed cells).
+
+Each part carries its key and its row and error counts in the Parquet footer, so checking
+a part reads a few bytes. When every part is written, `_SUCCESS.json` lists them in grid
+order with their row counts (written atomically, last): a folder without it is a run that
+has not finished, and readers say so instead of returning part of a grid.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .._atomic import write_bytes_atomic, write_files_atomic
+from ._grid import Cell
+from ._score import COLUMNS
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import pyarrow as pa
+
+RESULTS_DIR = "results"
+"""The folder of parts inside a run's output folder."""
+
+MANIFEST = "_SUCCESS.json"
+"""The manifest inside `RESULTS_DIR`, written when every part is."""
+
+PARTS_FORMAT = 1
+"""Bumped when the meaning of a part changes."""
+
+_META_KEY = b"musepi_lab.part"
+
+
+def part_key(cells: Sequence[Cell]) -> str:
+    """Hex sha256 of the cells' keys in order: what a part's name and footer hold."""
+    digest = hashlib.sha256(f"parts:{PARTS_FORMAT}\n".encode())
+    for cell in cells:
+        digest.update(cell.key.encode() + b"\n")
+    return digest.hexdigest()
+
+
+def part_file(key: str) -> str:
+    """The part's file name for a `part_key`."""
+    return f"part-{key[:32]}.parquet"
+
+
+def _column(values: list[Any]) -> pa.Array:
+    import pyarrow as pa
+
+    try:
+        return pa.array(values)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        # A column mixing kinds (never seen; a new strategy's odd value): kept as text
+        # rather than losing the part.
+        return pa.array([None if v is None else str(v) for v in values], pa.large_string())
+
+
+def part_table(key: str, rows: Sequence[Mapping[str, Any]]) -> pa.Table:
+    """The rows as an Arrow table with `COLUMNS`, the key and counts in its metadata."""
+    import pyarrow as pa
+
+    table = pa.table({c: _column([row.get(c) for row in rows]) for c in COLUMNS})
+    errors = sum(1 for row in rows if row.get("error") is not None)
+    meta = {"format": PARTS_FORMAT, "key": key, "rows": len(rows), "errors": errors}
+    return table.replace_schema_metadata({_META_KEY: json.dumps(meta).encode()})
+
+
+def write_part(
+    results: str | os.PathLike[str], key: str, rows: Sequence[Mapping[str, Any]]
+) -> Path:
+    """Write one session's rows as its part, atomically (a rerun replaces it whole).
+
+    Returns:
+        The part's path.
+    """
+    import pyarrow.parquet as pq
+
+    path = Path(results) / part_file(key)
+    table = part_table(key, rows)
+    # Not synced one by one (thousands of small files): the manifest, written last, is.
+    write_files_atomic({path: lambda tmp: pq.write_table(table, tmp)}, durable=False)
+    return path
+
+
+def part_info(path: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """A part's footer metadata (`key`, `rows`, `errors`), or None when the file is
+    missing or not a whole part."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        meta = pq.read_metadata(path).metadata or {}
+        info = json.loads(meta[_META_KEY])
+    except (OSError, KeyError, ValueError, pa.ArrowException):
+        return None
+    return info if isinstance(info, dict) and info.get("format") == PARTS_FORMAT else None
+
+
+def part_done(results: str | os.PathLike[str], key: str, cells: int) -> dict[str, Any] | None:
+    """The footer of the part for `key` when it is written whole and holds no failed cell
+    (so a rerun may skip its session), else None."""
+    info = part_info(Path(results) / part_file(key))
+    if info is None or info.get("key") != key or info.get("rows") != cells:
+        return None
+    return info if info.get("errors") == 0 else None
+
+
+def write_manifest(
+    out: str | os.PathLike[str],
+    parts: Sequence[Mapping[str, Any]],
+    config: Mapping[str, Any],
+) -> Path:
+    """Write `config.json` and, last, the manifest listing `parts` (dicts with `file`,
+    `rows`, `errors`, in grid order); remove parts of other runs from the folder, so the
+    folder's `part-*.parquet` are exactly the manifest's.
+
+    Returns:
+        The manifest's path.
+    """
+    from ._files import CONFIG_JSON
+
+    base = Path(out)
+    results = base / RESULTS_DIR
+    listed = [
+        {"file": p["file"], "rows": int(p["rows"]), "errors": int(p["errors"])} for p in parts
+    ]
+    manifest = {
+        "format": PARTS_FORMAT,
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+        "rows": sum(p["rows"] for p in listed),
+        "errors": sum(p["errors"] for p in listed),
+        "parts": listed,
+    }
+    config_text = json.dumps(dict(config), indent=2, sort_keys=True, default=str) + "\n"
+    write_bytes_atomic(base / CONFIG_JSON, config_text.encode())
+    path = write_bytes_atomic(results / MANIFEST, (json.dumps(manifest, indent=1) + "\n").encode())
+    keep = {p["file"] for p in listed}
+    for stray in results.glob("part-*.parquet"):
+        if stray.name not in keep:
+            stray.unlink(missing_ok=True)
+    return path
+
+
+def remove_manifest(out: str | os.PathLike[str]) -> None:
+    """Forget a previous run's manifest (a run starting in the folder is not finished)."""
+    (Path(out) / RESULTS_DIR / MANIFEST).unlink(missing_ok=True)
+
+
+def read_manifest(out: str | os.PathLike[str]) -> dict[str, Any]:
+    """The manifest of a partitioned result folder.
+
+    Raises:
+        FileNotFoundError: No manifest: the folder holds no partitioned results, or a run
+            that has not finished (rerun it to resume; the message says which).
+    """
+    base = Path(out)
+    path = base / RESULTS_DIR / MANIFEST
+    try:
+        manifest: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        if any((base / RESULTS_DIR).glob("part-*.parquet")):
+            raise FileNotFoundError(
+                f"{path}: missing; the run that writes {base / RESULTS_DIR} has not "
+                "finished (rerun it to resume from the parts written)"
+            ) from None
+        raise
+    return manifest
+
+
+def benchmark_parts(out: str | os.PathLike[str]) -> list[Path]:
+    """The part files of a finished partitioned run, in grid order (for
+    `pyarrow.dataset`, `dask.dataframe.read_parquet` or reading a part at a time).
+
+    Raises:
+        FileNotFoundError: The run has not finished, or the folder is not one.
+    """
+    results = Path(out) / RESULTS_DIR
+    return [results / p["file"] for p in read_manifest(out)["parts"]]
+
+
+def read_parts(out: str | os.PathLike[str]) -> pd.DataFrame:
+    """The frame of a finished partitioned run: its parts in grid order, with the types
+    a frame built from all rows at once gets (a part whose column is all None or all
+    ints takes the column's type from the others).
+
+    Raises:
+        FileNotFoundError: The run has not finished, or a listed part is gone.
+        ValueError: A part's row count differs from the manifest's.
+    """
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    manifest = read_manifest(out)
+    results = Path(out) / RESULTS_DIR
+    tables = []
+    for part in manifest["parts"]:
+        table = pq.read_table(results / part["file"])
+        if table.num_rows != part["rows"]:
+            raise ValueError(
+                f"{results / part['file']}: {table.num_rows} rows, the manifest says {part['rows']}"
+            )
+        tables.append(table.replace_schema_metadata(None))
+    if not tables:
+        return pd.DataFrame(columns=list(COLUMNS))
+    frame: pd.DataFrame = pa.concat_tables(tables, promote_options="permissive").to_pandas()
+    return frame
