@@ -18,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
+from ._model_ids import by_model_id
+
 
 def _anthropic(input_: float, output: float) -> Mapping[str, float]:
     return MappingProxyType(
@@ -97,12 +99,7 @@ def known_prices(model: str | None) -> Mapping[str, float] | None:
     """The price set of a model id: the longest `MODEL_PRICES` key the id starts with
     (so `claude-sonnet-4-20250514` is `claude-sonnet-4`, `openai/gpt-5` is `gpt-5`), else
     None: the table has no price for it."""
-    if model:
-        name = model.rsplit("/", 1)[-1].lower()
-        matches = [key for key in MODEL_PRICES if name.startswith(key)]
-        if matches:
-            return MODEL_PRICES[max(matches, key=len)]
-    return None
+    return by_model_id(MODEL_PRICES, model)
 
 
 def prices_for(model: str | None) -> Mapping[str, float]:

@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
+from ._model_ids import by_model_id
+
 DEFAULT_CONTEXT_WINDOW = 128_000
 """The window assumed for a model the table does not know (as the package's other
 defaults, e.g. `compaction._branch.DEFAULT_CONTEXT_WINDOW`); shown as unknown."""
@@ -58,9 +60,4 @@ the ids it starts (`gpt-5.1` covers `gpt-5.1-codex`, whose window pi lists as th
 def context_window_for(model: str | None) -> int | None:
     """The context window of a model id: the longest `MODEL_WINDOWS` key the id starts
     with (so `claude-sonnet-4-5-20250929` is `claude-sonnet-4-5`), else None."""
-    if model:
-        name = model.rsplit("/", 1)[-1].lower()
-        matches = [key for key in MODEL_WINDOWS if name.startswith(key)]
-        if matches:
-            return MODEL_WINDOWS[max(matches, key=len)]
-    return None
+    return by_model_id(MODEL_WINDOWS, model)
