@@ -181,7 +181,10 @@ def timed_run(kind: str, data: Path, out: Path, workers: int, kill_at: float | N
     sampler.start()
     killed = None
     if kill_at is not None:
-        sessions = sum(1 for _ in data.glob("*.jsonl"))
+        from musepi_lab.bench import session_refs
+
+        # The generated datasets keep one folder per format: count the sessions below `data`.
+        sessions = max(1, len(session_refs([data])))
         results = out / "results"
         while proc.poll() is None:
             if (
