@@ -110,16 +110,14 @@ sessions.groupby("format")[["entries", "messages", "tool_calls", "compactions"]]
 # %%
 from musepi_lab.bench import read_benchmark, run_benchmark
 
-results = run_benchmark(
-    [data],
-    strategies,
-    budgets,
+grid = dict(
     executor="dask",
     address=scheduler or None,
     max_workers=workers,
     out=out / "bench",
     progress=False,
 )
+results = run_benchmark([data], strategies, budgets, **grid)
 print(results.attrs["dask"])
 parts = sorted((out / "bench" / "results").glob("part-*.parquet"))
 print(f"{len(results)} rows in {len(parts)} parts")
@@ -132,16 +130,7 @@ assert read_benchmark(out / "bench").shape == results.shape
 # A second run finds every part written and computes nothing.
 
 # %%
-rerun = run_benchmark(
-    [data],
-    strategies,
-    budgets,
-    executor="dask",
-    address=scheduler or None,
-    max_workers=workers,
-    out=out / "bench",
-    progress=False,
-)
+rerun = run_benchmark([data], strategies, budgets, **grid)
 assert rerun.attrs["cells_computed"] == 0
 assert rerun.attrs["cells_cached"] == len(results)
 

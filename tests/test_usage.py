@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 import pytest
 from _corpus import CORPUS, REPO_ROOT, needs_corpus
+from _raw import jsonl_records
 
 from musepi_lab.analysis import billing_blocks, usage_df, usage_report
 from musepi_lab.cli import main
@@ -24,25 +25,13 @@ KINDS = ("input", "output", "cache_read", "cache_write")
 SAMPLE = REPO_ROOT / "datasets" / "sample"
 
 
-def _lines(path: Path) -> list[dict[str, Any]]:
-    out = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(record, dict):
-            out.append(record)
-    return out
-
-
 def claude_last_line_totals(main_file: Path) -> dict[str, int]:
     """Sum of each streamed reply's last line (per file and message id), subagents included."""
     files = [main_file, *sorted((main_file.with_suffix("") / "subagents").glob("*.jsonl"))]
     totals = dict.fromkeys(KINDS, 0)
     for file in files:
         last: dict[Any, dict[str, Any]] = {}
-        for n, record in enumerate(_lines(file)):
+        for n, record in enumerate(jsonl_records(file)):
             message = record.get("message")
             if record.get("type") != "assistant" or not isinstance(message, dict):
                 continue
@@ -62,7 +51,7 @@ def codex_new_total_requests(path: Path) -> dict[str, int]:
     """Sum of `last_token_usage` over token_count events whose cumulative total is new."""
     totals = dict.fromkeys(KINDS, 0)
     previous: Any = None
-    for record in _lines(path):
+    for record in jsonl_records(path):
         payload = record.get("payload")
         if record.get("type") != "event_msg" or not isinstance(payload, dict):
             continue
@@ -85,7 +74,7 @@ def codex_new_total_requests(path: Path) -> dict[str, int]:
 def pi_totals(path: Path) -> tuple[dict[str, int], float]:
     totals = dict.fromkeys(KINDS, 0)
     cost = 0.0
-    for record in _lines(path):
+    for record in jsonl_records(path):
         message = record.get("message")
         if record.get("type") != "message" or not isinstance(message, dict):
             continue
@@ -128,7 +117,7 @@ def codex_cumulative_deltas(path: Path) -> list[tuple[int, int, int]]:
     consecutive distinct `total_token_usage` values (never `last_token_usage`)."""
     previous: dict[str, int] = {}
     out = []
-    for record in _lines(path):
+    for record in jsonl_records(path):
         payload = record.get("payload")
         info = payload.get("info") if isinstance(payload, dict) else None
         if record.get("type") != "event_msg" or not isinstance(info, dict):

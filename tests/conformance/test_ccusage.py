@@ -17,7 +17,6 @@ summary (tests/conftest.py). Missing node or npm skips these tests, except under
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections import defaultdict
 from datetime import datetime
@@ -27,6 +26,7 @@ from typing import Any, NoReturn
 
 import pytest
 from _corpus import CORPUS, REPO_ROOT, needs_corpus
+from _raw import jsonl_records
 
 from musepi_lab.conformance import _ccusage as cc
 from musepi_lab.conformance import _reference as runner
@@ -80,18 +80,6 @@ def _files(kind: str, folder: str) -> list[Path]:
 # -- independent counts following ccusage's rules -------------------------------------------
 
 
-def _records(path: Path) -> list[dict[str, Any]]:
-    out = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(record, dict):
-            out.append(record)
-    return out
-
-
 def _add(table: dict[str, dict[str, int]], key: str, counts: tuple[int, int, int, int]) -> None:
     row = table.setdefault(key, dict.fromkeys(KINDS, 0))
     for name, value in zip(KINDS, counts, strict=True):
@@ -105,7 +93,7 @@ def claude_first_line(files: list[Path]) -> dict[str, dict[str, dict[str, int]]]
     out: dict[str, dict[str, dict[str, int]]] = {"daily": {}, "session": {}}
     for main in files:
         for file in [main, *sorted((main.with_suffix("") / "subagents").glob("*.jsonl"))]:
-            for record in _records(file):
+            for record in jsonl_records(file):
                 message = record.get("message")
                 usage = message.get("usage") if isinstance(message, dict) else None
                 if not isinstance(usage, dict) or "timestamp" not in record:
@@ -131,7 +119,7 @@ def codex_every_event(files: list[Path]) -> dict[str, dict[str, dict[str, int]]]
     `last_token_usage`, all-zero ones skipped."""
     out: dict[str, dict[str, dict[str, int]]] = {"daily": {}, "session": {}}
     for file in files:
-        for record in _records(file):
+        for record in jsonl_records(file):
             payload = record.get("payload")
             if record.get("type") != "event_msg" or not isinstance(payload, dict):
                 continue
@@ -155,7 +143,7 @@ def pi_messages(files: list[Path]) -> dict[str, dict[str, dict[str, int]]]:
     seen: set[str] = set()
     out: dict[str, dict[str, dict[str, int]]] = {"daily": {}, "session": {}}
     for file in files:
-        for record in _records(file):
+        for record in jsonl_records(file):
             message = record.get("message")
             if record.get("type", "message") != "message" or not isinstance(message, dict):
                 continue
@@ -217,7 +205,7 @@ def test_ours_against_ccusage_every_difference_has_its_cause(kind: str, folder: 
 
 def codex_model(path: Path) -> str:
     """The model the rollout's first `turn_context` names."""
-    for record in _records(path):
+    for record in jsonl_records(path):
         payload = record.get("payload")
         if record.get("type") == "turn_context" and isinstance(payload, dict):
             return str(payload.get("model"))
@@ -232,7 +220,7 @@ def codex_repeated_events(files: list[Path]) -> dict[str, dict[str, int]]:
     for file in files:
         new: dict[str, int] = dict.fromkeys(KINDS, 0)
         previous: Any = None
-        for record in _records(file):
+        for record in jsonl_records(file):
             payload = record.get("payload")
             info = payload.get("info") if isinstance(payload, dict) else None
             if record.get("type") != "event_msg" or not isinstance(info, dict):
@@ -286,7 +274,7 @@ def test_streamed_claude_code_usage_only_grows() -> None:
     for main in _files("claude-code", "claude-code"):
         for file in [main, *sorted((main.with_suffix("") / "subagents").glob("*.jsonl"))]:
             lines: dict[str, list[dict[str, Any]]] = defaultdict(list)
-            for record in _records(file):
+            for record in jsonl_records(file):
                 message = record.get("message")
                 usage = message.get("usage") if isinstance(message, dict) else None
                 if isinstance(usage, dict) and message.get("id") is not None:
@@ -315,7 +303,7 @@ def test_claude_code_cost_differences_are_exactly_their_causes() -> None:
     for main in files:
         for file in [main, *sorted((main.with_suffix("") / "subagents").glob("*.jsonl"))]:
             replies: dict[str, list[tuple[str, dict[str, Any]]]] = defaultdict(list)
-            for record in _records(file):
+            for record in jsonl_records(file):
                 message = record.get("message")
                 usage = message.get("usage") if isinstance(message, dict) else None
                 if isinstance(usage, dict) and message.get("id") is not None:
@@ -349,7 +337,7 @@ def test_billing_blocks_are_ccusages() -> None:
     seen: set[str] = set()
     for main in _files("claude-code", "claude-code"):
         for file in [main, *sorted((main.with_suffix("") / "subagents").glob("*.jsonl"))]:
-            for record in _records(file):
+            for record in jsonl_records(file):
                 message = record.get("message")
                 usage = message.get("usage") if isinstance(message, dict) else None
                 if not isinstance(usage, dict):
