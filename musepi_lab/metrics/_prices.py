@@ -77,6 +77,8 @@ MODEL_PRICES: Mapping[str, Mapping[str, float]] = MappingProxyType(
         "gpt-5.3-codex": _openai(1.75, 0.175, 14.0),
         "gpt-5.2-codex": _openai(1.75, 0.175, 14.0),
         "gpt-5.2": _openai(1.75, 0.175, 14.0),
+        "gpt-5.1-codex-max": _openai(1.25, 0.125, 10.0),
+        "gpt-5.1-codex-mini": _openai(0.25, 0.025, 2.0),
         "gpt-5.1-codex": _openai(1.25, 0.125, 10.0),
         "gpt-5.1": _openai(1.25, 0.125, 10.0),
         "gpt-5-codex": _openai(1.25, 0.125, 10.0),
@@ -84,21 +86,24 @@ MODEL_PRICES: Mapping[str, Mapping[str, float]] = MappingProxyType(
         "gpt-5-mini": _openai(0.25, 0.025, 2.0),
         "gpt-4.1": _openai(2.0, 0.5, 8.0),
         "gpt-4o": _openai(2.5, 1.25, 10.0),
+        # The first gpt-4o snapshot keeps its own, higher price (and no cached-input rate).
+        "gpt-4o-2024-05-13": _openai(5.0, 5.0, 15.0),
         # Gemini bills implicit cache hits at its cached price and charges no writes, as OpenAI.
-        "gemini-3-pro": _openai(2.0, 0.2, 12.0),
+        "gemini-3-pro-preview": _openai(2.0, 0.2, 12.0),
         "gemini-2.5-pro": _openai(1.25, 0.31, 10.0),
         "gemini-2.5-flash-lite": _openai(0.1, 0.025, 0.4),
         "gemini-2.5-flash": _openai(0.3, 0.075, 2.5),
         "gemini-2.0-flash": _openai(0.1, 0.025, 0.4),
     }
 )
-"""List prices per model id (USD per million tokens), keyed by the id without a date."""
+"""List prices per model id (USD per million tokens), keyed by the id without a date; an id
+finds only its own key (`by_model_id`: the key, an alias, a dated snapshot)."""
 
 
 def known_prices(model: str | None) -> Mapping[str, float] | None:
-    """The price set of a model id: the longest `MODEL_PRICES` key the id starts with
-    (so `claude-sonnet-4-20250514` is `claude-sonnet-4`, `openai/gpt-5` is `gpt-5`), else
-    None: the table has no price for it."""
+    """The price set of a model id: its `MODEL_PRICES` key, a known alias of it or a dated
+    snapshot of it (so `claude-sonnet-4-20250514` is `claude-sonnet-4`, `openai/gpt-5` is
+    `gpt-5`), else None: the table has no price for it (`gpt-5-pro` is not `gpt-5`)."""
     return by_model_id(MODEL_PRICES, model)
 
 
