@@ -51,9 +51,7 @@ UNPRICED = (
 def test_aliases_and_dated_snapshots_are_priced(model: str, dollars: float) -> None:
     prices = known_prices(model)
     assert prices is not None, model
-    cost = usage_cost(
-        prices, input=1_000_000, output=1_000_000, cache_read=0, cache_write_5m=0
-    )
+    cost = usage_cost(prices, input=1_000_000, output=1_000_000, cache_read=0, cache_write_5m=0)
     assert cost == pytest.approx(dollars)
 
 
