@@ -203,6 +203,7 @@ def replay_pairs(replay: Any) -> list[tuple[str, Any]]:
     return [
         ("strategy", replay.strategy),
         ("window / threshold", f"{replay.window:,} / {replay.threshold:,}"),
+        ("window from", replay.window_reason),
         ("requests", len(replay.timeline)),
         ("compactions", replay.compactions),
         ("peak context", f"{replay.peak_context:,}"),

@@ -23,7 +23,6 @@ from ..session._session import Session
 from ..strategies._base import compact
 from ..tokens._composition import COMPOSITION_KINDS, context_composition_of
 from ..tokens._counter import TokenCounter
-from ._live import session_model, session_window
 from ._rows import frame_session_ids
 from ._sources import EXPECTED_SOURCE, check_source, takes_sources
 from ._tables import SessionSource, load_sessions
@@ -258,8 +257,8 @@ def replay_composition_df(
             replayed here with `strategy` under `window`.
         strict: Raise on read problems instead of returning them beside the frame.
         strategy: The strategy sessions are replayed with (not used for replay results).
-        window: The window sessions are replayed under (default: the one they record,
-            else their model's in `metrics.MODEL_WINDOWS`, else `DEFAULT_CONTEXT_WINDOW`).
+        window: The window sessions are replayed under (default: each session's own,
+            `metrics.session_context_window`, as `replay` picks it).
         settings: Compaction settings of those replays (default: MusePi's).
         counter: Token counter (default: the replay profile's estimator; pass the
             replay's own counter to match its `context_tokens`).
@@ -315,12 +314,11 @@ def _replays(
     sessions, problems = load_sessions(source, strict=strict)
     replays = []
     for session in sessions:
-        size = window or session_window(session, session_model(session, None))[0]
         replays.append(
             replay(
                 session,
                 strategy,
-                window=size,
+                window=window,
                 settings=settings,
                 counter=counter,
                 system_tokens=system_tokens,

@@ -16,7 +16,7 @@ from ..compaction._settings import CompactionSettings
 from ..compaction._threshold import estimate_context_tokens, should_compact, threshold_tokens
 from ..context._build import build_session_context
 from ..metrics._prices import DEFAULT_PRICES, prices_for
-from ..metrics._windows import DEFAULT_CONTEXT_WINDOW, context_window_for
+from ..metrics._session_window import session_context_window
 from ..replay._calibration import recorded_bill
 from ..session._session import Session
 from ..tokens._counter import TokenCounter
@@ -33,9 +33,11 @@ class LiveSummary:
         model: `provider/modelId` in force at the leaf (or the last reply's model), if any.
         context_tokens: The context at the leaf: the last valid usage plus an estimate of
             the messages after it (`estimate_context_tokens`, the trigger's input).
-        window: The model's context window.
-        window_source: `recorded` (the session says), `table` (`metrics.MODEL_WINDOWS`)
-            or `unknown` (`DEFAULT_CONTEXT_WINDOW` assumed).
+        window: The model's context window (`metrics.session_context_window`).
+        window_source: Where it came from: `given`, `recorded` (the session says),
+            `evidence` or `harness` (the harness's window for the model, from the session's
+            records), `table` (`metrics.MODEL_WINDOWS`) or `unknown`
+            (`DEFAULT_CONTEXT_WINDOW` assumed).
         threshold: The context size above which `should_compact` fires.
         would_compact: Whether `should_compact` fires now.
         tokens_to_threshold: Tokens the context can still grow before it fires (0 when it
@@ -51,6 +53,7 @@ class LiveSummary:
         unpriced_models: Models priced at `DEFAULT_PRICES` because the table lacks them.
         problems: Read problems of the session.
         pending_bytes: Bytes of an unfinished last line (a tail's; 0 for a whole file).
+        window_reason: Where the window came from, in words (`ContextWindow.reason`).
     """
 
     session_id: str
@@ -71,6 +74,7 @@ class LiveSummary:
     unpriced_models: tuple[str, ...]
     problems: int
     pending_bytes: int = 0
+    window_reason: str = ""
 
     def line(self) -> str:
         """One line of text for a terminal (what `musepi-lab watch` prints)."""
@@ -110,17 +114,6 @@ def session_model(session: Session, context_model: Mapping[str, Any] | None) -> 
         if entry.role == "assistant" and message is not None and message.get("model"):
             return str(message["model"])
     return None
-
-
-def session_window(session: Session, model: str | None) -> tuple[int, str]:
-    """The context window and where it came from (`recorded`, `table`, `unknown`)."""
-    recorded = session.header.get("contextWindow")
-    if isinstance(recorded, int) and not isinstance(recorded, bool) and recorded > 0:
-        return recorded, "recorded"
-    known = context_window_for(model)
-    if known is not None:
-        return known, "table"
-    return DEFAULT_CONTEXT_WINDOW, "unknown"
 
 
 def cost_so_far(session: Session) -> tuple[float, int, tuple[str, ...]]:
@@ -163,8 +156,9 @@ def live_summary(
         settings: Compaction settings (default: MusePi's); their profile builds the context.
         counter: Token counter (default: the profile's estimator); share one across
             updates so each entry is counted once.
-        window: The model's window (default: recorded, else `MODEL_WINDOWS`, else
-            `DEFAULT_CONTEXT_WINDOW`, marked unknown).
+        window: The model's window (default: `metrics.session_context_window`: recorded,
+            else the harness's for the model with the session's evidence, else
+            `MODEL_WINDOWS`, else `DEFAULT_CONTEXT_WINDOW`, marked unknown).
         pending_bytes: An unfinished last line's size, shown as pending.
     """
     settings = settings or CompactionSettings.musepi()
@@ -173,10 +167,8 @@ def live_summary(
     context = build_session_context(session, profile=profile)
     tokens = estimate_context_tokens(context.messages, counter=counter, profile=profile).tokens
     model = session_model(session, context.model)
-    if window is not None:
-        size, source = window, "given"
-    else:
-        size, source = session_window(session, model)
+    chosen = session_context_window(session, model, window=window)
+    size = chosen.tokens
     threshold = threshold_tokens(size, settings)
     fires = should_compact(tokens, size, settings)
     preparation = prepare_compaction(session, settings, counter) if session.entries else None
@@ -192,7 +184,7 @@ def live_summary(
         model=model,
         context_tokens=tokens,
         window=size,
-        window_source=source,
+        window_source=chosen.source,
         threshold=threshold,
         would_compact=fires,
         tokens_to_threshold=0 if fires else max(0, threshold + 1 - tokens),
@@ -204,4 +196,5 @@ def live_summary(
         unpriced_models=unpriced,
         problems=len(session.errors),
         pending_bytes=pending_bytes,
+        window_reason=chosen.reason,
     )

@@ -37,6 +37,8 @@ def cmd_watch(args: argparse.Namespace) -> int:
             raise
         raise UsageError(f"{args.file}: {exc}") from None
 
+    said: list[str] = []
+
     def show(current: TailState) -> None:
         summary = live_summary(
             current.session,
@@ -45,6 +47,12 @@ def cmd_watch(args: argparse.Namespace) -> int:
             window=args.window,
             pending_bytes=current.pending_bytes,
         )
+        # Where the window came from, once, and again whenever it changes (on stderr: the
+        # standard output stays one line per change of the session).
+        origin = f"window {summary.window:,}: {summary.window_reason}"
+        if said[-1:] != [origin]:
+            print(origin, file=sys.stderr, flush=True)
+            said.append(origin)
         print(watch_line(current, summary.line()), flush=True)
 
     show(state)
@@ -71,5 +79,11 @@ def add_watch_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
     p.add_argument("--once", action="store_true", help="print the current state and end")
     p.add_argument("--seconds", type=float, default=None, help="end after this many seconds")
     p.add_argument("--profile", choices=("musepi", "pi"), default="musepi")
-    p.add_argument("--window", type=int, default=None, help="the model's context window")
+    p.add_argument(
+        "--window",
+        type=int,
+        default=None,
+        help="the model's context window (default: the session's own: recorded, else the "
+        "harness's for its model, e.g. Claude Code's 200,000 for Opus 4.6, else pi-ai's table)",
+    )
     p.set_defaults(func=cmd_watch)

@@ -28,6 +28,7 @@ from ._prices import (
 )
 from ._scoring import SessionScorer, session_scorer
 from ._session_facts import corpus_facts, entry_facts, facts_of_entries
+from ._session_window import ContextWindow, session_context_window
 from ._windows import DEFAULT_CONTEXT_WINDOW, MODEL_WINDOWS, context_window_for
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "PRICES_DATE",
     "PRICES_SOURCE",
     "ArchiveText",
+    "ContextWindow",
     "Fact",
     "FactMatcher",
     "SessionScorer",
@@ -61,6 +63,7 @@ __all__ = [
     "retention_bounds",
     "retention_by_kind",
     "session_archives",
+    "session_context_window",
     "session_scorer",
     "summarizer_cost",
     "summary_tokens",

@@ -32,6 +32,7 @@ How it works:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Collection, Mapping
 from typing import Any
 
@@ -44,6 +45,7 @@ from ..compaction._threshold import (
 )
 from ..llm._summarizer import Summarizer
 from ..metrics._metrics import summarizer_cost
+from ..metrics._session_window import ContextWindow, session_context_window
 from ..session._model import Entry, Message, thinking_level_of
 from ..session._session import Session, parse_timestamp_ms
 from ..strategies._base import Strategy
@@ -78,7 +80,7 @@ def replay(
     session: Session,
     strategy: str | Strategy,
     *,
-    window: int,
+    window: int | None = None,
     settings: CompactionSettings | None = None,
     counter: TokenCounter | None = None,
     summarizer: Summarizer | None = None,
@@ -99,7 +101,7 @@ def replay(
         strategy: A strategy name or value (`none` replays without compacting;
             `recorded` follows the agent's own recorded compactions and fires no trigger).
             A strategy with a `window` parameter (`hybrid`) gets the replay's window.
-        window: The context window of the model, in tokens.
+        window: Context window in tokens (default: the session's, `session_context_window`).
         settings: Compaction settings (default: MusePi's); their profile picks the
             threshold rule, `mid_turn_enabled` gates the mid-turn trigger and
             `idle_timeout_seconds` / `idle_threshold_tokens` the idle one. Every
@@ -133,9 +135,11 @@ def replay(
         ValueError: Unknown triggers or cache model, or a contradicting strategy window.
     """
     fit = calibration or DEFAULT_CALIBRATION
+    chosen = session_context_window(session, window=window)
+    billed = fit.system_prompt_tokens(session.header) if system_tokens is None else system_tokens
     config = configure(
         strategy,
-        window=window,
+        window=chosen.tokens,
         settings=settings,
         counter=counter,
         summarizer=summarizer,
@@ -145,19 +149,23 @@ def replay(
         system_tokens=system_tokens or 0,
         params=params,
         cache=cache,
-        billed_system_tokens=fit.system_prompt_tokens(session.header)
-        if system_tokens is None
-        else system_tokens,
+        billed_system_tokens=billed,
         hooks=hooks,
         warm_tokens=fit.warm_prefix_tokens(session.header),
         split_replies=session.header.get("sourceFormat") in SPLIT_REPLY_HARNESSES,
         calibration=fit,
     )
-    return walk(config, session, leaf_id)
+    return walk(config, session, leaf_id, chosen)
 
 
-def walk(config: ReplayConfig, session: Session, leaf_id: str | None) -> ReplayResult:
-    """One step per entry of the path to `leaf_id`, over an explicit state value."""
+def walk(
+    config: ReplayConfig,
+    session: Session,
+    leaf_id: str | None,
+    window: ContextWindow | None = None,
+) -> ReplayResult:
+    """One step per entry of the path to `leaf_id`, over an explicit state value; the result
+    says where the window came from (`window`; None: given)."""
     path = session.path(leaf_id)
     log = SimulatedPath(session, profile=config.profile)
     out = WalkOutput()
@@ -165,7 +173,10 @@ def walk(config: ReplayConfig, session: Session, leaf_id: str | None) -> ReplayR
     for index, entry in enumerate(path):
         following = path[index + 1] if index + 1 < len(path) else None
         state = step(config, log, out, state, entry, following)
-    return finish(config, log, out)
+    result = finish(config, log, out)
+    if window is None:
+        return result
+    return dataclasses.replace(result, window_source=window.source, window_reason=window.reason)
 
 
 def finish(config: ReplayConfig, log: SimulatedPath, out: WalkOutput) -> ReplayResult:

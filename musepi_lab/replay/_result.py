@@ -143,6 +143,9 @@ class ReplayResult:
         pricing: One `RequestPricing` per timeline row (what the bill's simulation needs).
         calibration: The calibration replayed under (its miss rates and ratio spreads
             make `cost_interval`).
+        window_source: Where `window` came from (`metrics.ContextWindow.source`: `given`, or
+            the session's own window by `metrics.session_context_window`).
+        window_reason: The same in words.
     """
 
     timeline: pd.DataFrame
@@ -155,6 +158,8 @@ class ReplayResult:
     failures: tuple[CompactionFailure, ...] = ()
     pricing: tuple[RequestPricing, ...] = field(default=(), repr=False)
     calibration: Calibration = field(default=DEFAULT_CALIBRATION, repr=False)
+    window_source: str = "given"
+    window_reason: str = "given"
 
     @property
     def peak_context(self) -> int:

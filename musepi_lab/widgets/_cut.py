@@ -16,13 +16,14 @@ from ..compaction._prepare import CompactionPreparation, prepare_compaction
 from ..compaction._settings import CompactionSettings
 from ..compaction._threshold import estimate_context_tokens, threshold_tokens
 from ..context._build import build_session_context
+from ..metrics._session_window import session_context_window
 from ..session._profiles import PROFILES
 from ..session._session import Session
 from ..tokens._counter import METHODS, TokenCounter, token_method_for
 from ._figures import figure_png, show_png, show_text
 
 DEFAULT_WINDOW = 200_000
-"""Context window the explorer starts with (Claude-class models)."""
+"""The window slider's smallest top end (tokens)."""
 BAR_COLORS: dict[str, str] = {
     "summarized": "#fd8d3c",
     "turn prefix": "#9e9ac8",
@@ -42,8 +43,11 @@ def region_tokens(prep: CompactionPreparation | None, counter: TokenCounter) -> 
     }
 
 
-def token_bar_html(regions: dict[str, int], *, window: int, threshold: int, context: int) -> str:
-    """A bar as wide as the window: the regions of the context, and the threshold mark."""
+def token_bar_html(
+    regions: dict[str, int], *, window: int, threshold: int, context: int, window_from: str = ""
+) -> str:
+    """A bar as wide as the window: the regions of the context, and the threshold mark;
+    `window_from` says where the window came from."""
     scale = max(window, context, sum(regions.values()), 1)
     cells = "".join(
         f"<div title='{html.escape(name)}: {n:,}' style='width:{100 * n / scale:.3f}%;"
@@ -59,6 +63,7 @@ def token_bar_html(regions: dict[str, int], *, window: int, threshold: int, cont
         f"<span style='color:{BAR_COLORS[name]}'>■</span> {html.escape(name)} {n:,}"
         for name, n in regions.items()
     )
+    origin = f" ({html.escape(window_from)})" if window_from else ""
     verdict = (
         "<b style='color:#d62728'>over the threshold: a compaction would fire</b>"
         if context > threshold
@@ -69,7 +74,7 @@ def token_bar_html(regions: dict[str, int], *, window: int, threshold: int, cont
         "<div style='position:relative;display:flex;height:14px;width:100%;max-width:720px;"
         f"background:{BAR_COLORS['free']};border-radius:3px'>{cells}{mark}</div>"
         f"<div>{legend}</div><div>context ≈ {context:,} tokens · threshold {threshold:,} "
-        f"(red mark) · window {window:,}: {verdict}</div></div>"
+        f"(red mark) · window {window:,}{origin}: {verdict}</div></div>"
     )
 
 
@@ -120,13 +125,15 @@ class CutPointExplorer(widgets.VBox):
     State: `session`, `leaf_id`, `settings` (the `CompactionSettings` in force),
     `counter`, `preparation` (the current `CompactionPreparation`, or None when nothing
     would be summarized), `threshold`, `context_tokens`, `regions` (tokens per region) and
-    `png` (bytes of the tree last drawn, None when plotting is off).
+    `png` (bytes of the tree last drawn, None when plotting is off), `context_window` (the
+    starting window and where it came from, a `metrics.ContextWindow`).
 
     Args:
         session: The session (not changed).
         leaf_id: The leaf whose path is cut (default: the session leaf).
         settings: Starting settings (default: the profile's defaults).
-        window: Starting context window.
+        window: Starting context window (default: the session's own,
+            `metrics.session_context_window`, the rule every view and `replay` use).
         method: Starting token method (default: the profile's estimator).
         plot: Draw the tree (turn off for speed in scripts; the state still updates).
     """
@@ -137,11 +144,13 @@ class CutPointExplorer(widgets.VBox):
         *,
         leaf_id: str | None = None,
         settings: CompactionSettings | None = None,
-        window: int = DEFAULT_WINDOW,
+        window: int | None = None,
         method: str | None = None,
         plot: bool = True,
     ) -> None:
         settings = settings or CompactionSettings.musepi()
+        self.context_window = session_context_window(session, window=window)
+        window = self.context_window.tokens
         self.session = session
         self.leaf_id = leaf_id
         self.plot = plot
@@ -163,7 +172,7 @@ class CutPointExplorer(widgets.VBox):
 
         path_tokens = sum(self.counter.count_entries(session.path(leaf_id)))
         keep_max = max(settings.keep_recent_tokens * 2, path_tokens, 1000)
-        window_max = max(1_000_000, window)
+        window_max = max(1_000_000, window, DEFAULT_WINDOW)
         self.keep_slider = _slider("keep recent", keep_max, 500, settings.keep_recent_tokens)
         self.reserve_slider = _slider("reserve", window_max, 512, settings.resolved_reserve_tokens)
         self.window_slider = _slider("window", window_max, 4096, window, low=4096)
@@ -248,8 +257,13 @@ class CutPointExplorer(widgets.VBox):
         self.threshold = threshold_tokens(window, self.settings)
         self.context_tokens = self._context_tokens(prep)
         self.cut_view.value = split_turn_html(prep)
+        start = self.context_window
         self.bar_view.value = token_bar_html(
-            self.regions, window=window, threshold=self.threshold, context=self.context_tokens
+            self.regions,
+            window=window,
+            threshold=self.threshold,
+            context=self.context_tokens,
+            window_from=start.reason if window == start.tokens else "set by the slider",
         )
         # The cut only changes with the budget, profile and counter, not with window or
         # reserve: skip the redraw, the slow part, when it stayed where it was.
