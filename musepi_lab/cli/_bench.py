@@ -10,14 +10,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..datasets._registry import DATASETS_DIR
-from ._common import UsageError, positive_int
+from ._common import UsageError, add_model_options, positive_int, summarizer_from
 
 if TYPE_CHECKING:
     from ..bench._grid import SessionRef
-
-
-SAMPLE_DIR = DATASETS_DIR / "sample"
 
 
 DEMO_STRATEGIES: tuple[str, ...] = (
@@ -89,6 +85,13 @@ def model_free_strategies() -> list[str]:
     return [n for n in DEMO_STRATEGIES if n in names and not strategy_type(n).needs_summarizer]
 
 
+def sample_dir() -> Path:
+    """The bundled sample's folder (what `demo` runs on without `--data`)."""
+    from ..datasets._registry import DATASETS_DIR
+
+    return DATASETS_DIR / "sample"
+
+
 def _strategies(specs: Sequence[str] | None) -> list[Any]:
     from ..bench._grid import resolve_strategy
 
@@ -153,10 +156,22 @@ def _run_bench(
     from ..bench import FolderLockedError, run_benchmark, summary_table, table_text, write_benchmark
     from ..bench._lock import folder_lock
     from ..compaction._settings import CompactionSettings
+    from ..tokens._counter import METHODS
 
+    if args.counter is not None and args.counter not in METHODS:
+        raise UsageError(f"--counter {args.counter}: not a token method ({', '.join(METHODS)})")
     settings = CompactionSettings.for_profile(args.profile)
     dask = _dask_options(args, out)
+    calling = [s.name for s in strategies if type(s).needs_summarizer]
+    summarizer = None
+    if calling:
+        summarizer = summarizer_from(
+            args,
+            cache_dir=None if args.no_cache else out / "summaries",
+            required=f"strategy {calling[0]!r}",
+        )
     options: dict[str, Any] = {
+        "summarizer": summarizer,
         "settings": settings,
         "counter_method": args.counter,
         "facts": args.facts,
@@ -255,16 +270,16 @@ def cmd_branch_bench(args: argparse.Namespace) -> int:
     strategy (the LLM one when an endpoint is configured) and score what returns."""
     from .._atomic import write_bytes_atomic
     from ..bench._branch import BRANCH_STRATEGIES, branch_table, run_branch_bench
-    from ..llm import OpenAICompatibleSummarizer, SummarizerNotConfigured
 
     cases = branch_cases(args.dataset, verify=not args.no_verify, generated=args.generated)
-    try:
-        summarizer: Any = OpenAICompatibleSummarizer(
-            cache_dir=None if args.no_cache else Path(args.out) / "summaries"
+    summarizer = summarizer_from(
+        args, cache_dir=None if args.no_cache else Path(args.out) / "summaries"
+    )
+    if summarizer is None:
+        print(
+            "musepi-lab: no model endpoint configured (--base-url or OPENAI_BASE_URL); "
+            "the llm branch strategy is skipped"
         )
-    except SummarizerNotConfigured:
-        summarizer = None
-        print("musepi-lab: no model endpoint configured; the llm branch strategy is skipped")
     frame = run_branch_bench(
         cases, strategies=BRANCH_STRATEGIES, summarizer=summarizer, profile=args.profile
     )
@@ -295,11 +310,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     out = Path(args.out)
     strategies = _strategies(args.strategy)
+    data = args.data or str(sample_dir())
     print(
         f"musepi-lab demo: {len(strategies)} model-free strategies × budgets "
-        f"{', '.join(map(str, _budgets(args)))} over {args.data}\n"
+        f"{', '.join(map(str, _budgets(args)))} over {data}\n"
     )
-    df = _run_bench(bench_sessions(args.data), strategies, _budgets(args), args, out)
+    df = _run_bench(bench_sessions(data), strategies, _budgets(args), args, out)
     written = write_benchmark_report(out, df)
     print("plots: " + ", ".join(str(p) for n, p in written.items() if n.endswith(".png")))
     return 1 if len(df) and df["error"].notna().all() else 0
@@ -343,12 +359,43 @@ def add_run_options(
         "scheduler at SCHEDULER (tcp://host:8786); rows stream to OUT/results/part-*.parquet "
         "and a rerun resumes from them",
     )
-    p.add_argument("--mode", choices=modes, default="compact")
-    p.add_argument("--profile", choices=("musepi", "pi"), default="musepi")
-    p.add_argument("--counter", default=None, help="token method (default: the profile's)")
-    p.add_argument("--facts", choices=("auto", "planted", "extracted"), default="auto")
+    p.add_argument(
+        "--mode",
+        choices=modes,
+        default="compact",
+        help="compact: each strategy once at each budget (keep-recent tokens); replay: whole "
+        "sessions replayed under each budget as the window"
+        + (
+            "; branch: branch summaries over the sessions' branch points"
+            if "branch" in modes
+            else ""
+        )
+        + " (default compact)",
+    )
+    p.add_argument(
+        "--profile",
+        choices=("musepi", "pi"),
+        default="musepi",
+        help="whose compaction rules and token estimator: MusePi's or pi's (default musepi)",
+    )
+    p.add_argument(
+        "--counter",
+        default=None,
+        metavar="METHOD",
+        help="token counting method, e.g. musepi, pi, o200k_base, cl100k_base "
+        "(default: the profile's estimator)",
+    )
+    p.add_argument(
+        "--facts",
+        choices=("auto", "planted", "extracted"),
+        default="auto",
+        help="the facts retention is scored on: planted (a generated dataset's facts file), "
+        "extracted (by fixed rules from the session's own records), auto (planted when "
+        "there, else extracted; the default)",
+    )
     p.add_argument("--no-cache", action="store_true", help="do not resume from OUT/cells")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_model_options(p, what="the strategies that call a model (llm-summary, handoff, ...)")
 
 
 PROBE_ENV: dict[str, str] = {

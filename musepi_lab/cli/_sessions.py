@@ -3,20 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..formats._io import check_session_path
-from ..formats._registry import read_session
-from ..session import Session
-from ._common import UsageError, format_table, print_problems
+from ._common import UsageError, format_table, print_error, print_problems, summarizer_from
 
 if TYPE_CHECKING:
-    pass
+    from ..session._errors import ReadProblem
+    from ..session._model import Entry
+    from ..session._session import Session
 
 
 def session_summary(session: Session) -> dict[str, object]:
@@ -38,32 +38,114 @@ def session_summary(session: Session) -> dict[str, object]:
     }
 
 
-def cmd_inspect(args: argparse.Namespace) -> int:
-    """Summarize every session of a file (and its linked subagent sessions).
+SNIPPET = 60
+"""Characters of an entry's text `inspect --entries` shows."""
 
-    Exit 1 when the file holds no session (empty, binary, nothing readable).
-    """
+
+def entry_text(entry: Entry) -> str:
+    """The start of what an entry says, on one line (its text, summary or type)."""
+    message = entry.message
+    text: object = entry.get("summary") or ""
+    if message is not None:
+        content = message.get("content")
+        if isinstance(content, str):
+            text = content
+        elif isinstance(content, list):
+            text = " ".join(
+                str(b.get("text") or b.get("thinking") or b.get("name") or b.get("type"))
+                for b in content
+                if isinstance(b, Mapping)
+            )
+    line = " ".join(str(text).split())
+    return line[:SNIPPET] + ("…" if len(line) > SNIPPET else "")
+
+
+def entry_rows(session: Session) -> list[dict[str, object]]:
+    """One row per entry in file order: the ids `navigate` takes, and which are leaves."""
+    leaves = {e.id for e in session.leaves}
+    rows: list[dict[str, object]] = []
+    for entry in session.entries:
+        leaf = (
+            "current leaf" if entry.id == session.leaf_id else "leaf" if entry.id in leaves else ""
+        )
+        rows.append(
+            {
+                "id": entry.id or "",
+                "parent": entry.parent_id or "",
+                "kind": f"{entry.type}/{entry.role}" if entry.role else entry.type,
+                "line": entry.line if entry.line is not None else "",
+                "leaf": leaf,
+                "text": entry_text(entry),
+            }
+        )
+    return rows
+
+
+def problem_record(problem: ReadProblem) -> dict[str, object]:
+    """A read problem as JSON: file, line, kind, message."""
+    return {
+        "path": problem.path,
+        "line": problem.line,
+        "kind": problem.kind,
+        "message": problem.message,
+    }
+
+
+def _inspected(path: str, strict: bool) -> list[Session]:
+    """Every session of a file or a folder, each followed by its linked subagent sessions."""
     from ..formats._convert import with_linked
+    from ..formats._io import check_session_path
     from ..formats._registry import iter_sessions
 
-    check_session_path(args.file)
-    sessions = list(with_linked(iter_sessions(args.file, strict=args.strict)))
+    if not os.path.isdir(path):
+        check_session_path(path)
+    return list(with_linked(iter_sessions(path, strict=strict)))
+
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    """Summarize every session of a file or a folder (and the linked subagent sessions);
+    with `--entries`, every entry; with `--json`, one JSON document.
+
+    Exit 1 when the input holds no session (empty, binary, nothing readable).
+    """
+    sessions = _inspected(args.file, args.strict)
     problems = list(dict.fromkeys(p for s in sessions for p in s.errors))
-    if not any(s.entries for s in sessions):
-        print(f"musepi-lab: {args.file} holds no session", file=sys.stderr)
+    found = [s for s in sessions if s.entries]
+    folder = os.path.isdir(args.file)
+    rows = [
+        {**session_summary(s), **({"file": s.source_path or ""} if folder else {})} for s in found
+    ]
+    if args.json:
+        document = {
+            "path": args.file,
+            "sessions": [
+                {**row, **({"entries_list": entry_rows(s)} if args.entries else {})}
+                for row, s in zip(rows, found, strict=True)
+            ],
+            "problems": [problem_record(p) for p in problems],
+        }
+        print(json.dumps(document, indent=1, default=str))
+        return 0 if found else 1
+    if not found:
+        print_error(f"{args.file} holds no session")
         print_problems(problems, args.max_problems, file=sys.stderr)
         return 1
-    print(format_table([session_summary(s) for s in sessions if s.entries]))
+    print(format_table(rows))
+    if args.entries:
+        for session in found:
+            print(f"\nEntries of {session.id} (leaf {session.leaf_id}):")
+            print(format_table(entry_rows(session)))
     print_problems(problems, args.max_problems)
     return 0
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
-    """Write every session of the input as MusePi JSONL; exit 1 listing what was not carried.
+    """Write every session of the input as MusePi JSONL; print the problems met reading it
+    (as `inspect` does) and exit 1 when something could not be carried.
 
-    One session goes to OUTPUT; several (an OpenHands output, a Claude Code session with
-    subagents, a folder) go one file each into the folder OUTPUT, or beside an OUTPUT
-    named `*.jsonl`.
+    One session goes to OUTPUT, its subagent sessions beside it (`<stem>.<agent>.jsonl`);
+    several (an OpenHands output, a folder) go one file each into the folder OUTPUT, or
+    beside an OUTPUT named `*.jsonl`.
     """
     from ..formats._convert import plan_conversion, write_plan
 
@@ -78,17 +160,17 @@ def cmd_convert(args: argparse.Namespace) -> int:
         print(f"wrote {len(written)} sessions")
     failed = bool(plan.not_carried or plan.empty or not written)
     if not written:
-        print(f"musepi-lab: {args.input} holds no session; nothing written", file=sys.stderr)
+        print_error(f"{args.input} holds no session; nothing written")
     for session in plan.empty:
         if written:
-            print(
-                f"musepi-lab: not written: {session.source_path} holds no session", file=sys.stderr
-            )
+            print_error(f"not written: {session.source_path} holds no session")
+    carried = [p for p in plan.problems if p not in set(plan.not_carried)]
+    if carried:
+        print(f"{len(carried)} problems met reading (the output keeps what they concern):")
+        print_problems(carried, args.max_problems)
     if plan.not_carried:
-        print(
-            f"musepi-lab: {len(plan.not_carried)} problems dropped data that is not in the output:",
-            file=sys.stderr,
-        )
+        if written:  # else "nothing written" was the error line
+            print_error(f"{len(plan.not_carried)} problems dropped data that is not in the output:")
         print_problems(list(plan.not_carried), args.max_problems, file=sys.stderr)
     return 1 if failed else 0
 
@@ -142,11 +224,14 @@ def _found_rows(found: Sequence[Any]) -> list[dict[str, object]]:
     ]
 
 
-def _cmd_generate(args: argparse.Namespace) -> int:
+def cmd_generate(args: argparse.Namespace) -> int:
+    """`datasets generate`: write a generated dataset at scale."""
     from ..datasets._scale import write_scale_dataset
 
-    if len(args.folders) > 1 or not args.out:
-        raise UsageError("usage: musepi-lab datasets generate --n N --out DIR [--seed S]")
+    if args.n < 0:
+        raise UsageError(f"--n must be 0 or more, not {args.n}")
+    if args.workers is not None and args.workers < 1:
+        raise UsageError(f"--workers must be 1 or more, not {args.workers}")
     start = time.perf_counter()
     manifest = write_scale_dataset(
         args.out, args.n, seed=args.seed, workers=args.workers, progress=sys.stderr.isatty()
@@ -162,11 +247,8 @@ def _cmd_generate(args: argparse.Namespace) -> int:
 
 
 def cmd_datasets(args: argparse.Namespace) -> int:
+    """`datasets` (`datasets list`): the registry datasets, and the sessions found."""
     from ..datasets._discover import discover_folder, discover_sessions
-
-    # `generate` is the subcommand unless it names a folder to list and no --out is given
-    if args.folders[:1] == ["generate"] and (args.out or not os.path.isdir("generate")):
-        return _cmd_generate(args)
 
     rows = _dataset_rows(args.verify)
     print("Datasets (registry):")
@@ -187,16 +269,20 @@ def cmd_datasets(args: argparse.Namespace) -> int:
 
 def cmd_navigate(args: argparse.Namespace) -> int:
     """Move the leaf of a session to an entry, summarizing the abandoned branch if asked."""
+    from ..formats._registry import read_session
     from ..navigation import navigate_tree
 
     session = read_session(args.file, strict=args.strict)
     if args.target not in session:
-        raise UsageError(f"{args.file}: no entry with id {args.target!r}")
+        raise UsageError(
+            f"{args.file}: no entry with id {args.target!r} (musepi-lab inspect "
+            f"{args.file} --entries lists them)"
+        )
     summarizer = None
     if args.summarize:
-        from ..llm import OpenAICompatibleSummarizer
-
-        summarizer = OpenAICompatibleSummarizer(cache_dir=args.cache_dir)
+        summarizer = summarizer_from(
+            args, cache_dir=args.cache_dir, required="navigate --summarize"
+        )
     result = navigate_tree(
         session,
         args.target,

@@ -56,7 +56,9 @@ def _add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--until", help="last day kept (YYYYMMDD or YYYY-MM-DD)")
     p.add_argument("--timezone", default="UTC", help="IANA zone for the dates (default UTC)")
     p.add_argument("--no-models", action="store_true", help="one row per key, models summed")
-    p.add_argument("--max-problems", type=int, default=20)
+    p.add_argument(
+        "--max-problems", type=int, default=20, metavar="N", help="print at most N problems"
+    )
     p.add_argument(
         "--compare-ccusage",
         metavar="CORPUS",

@@ -5,13 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from typing import TYPE_CHECKING
 
-from ..analysis._live import live_summary
-from ..compaction._settings import CompactionSettings
-from ..formats._tail import TailState, poll, start_tail
-from ..session._errors import SessionReadError
-from ..tokens._counter import TokenCounter
 from ._common import UsageError
+
+if TYPE_CHECKING:
+    from ..formats._tail import TailState
 
 
 def watch_line(state: TailState, line: str) -> str:
@@ -26,6 +25,12 @@ def cmd_watch(args: argparse.Namespace) -> int:
     Only the bytes past the last offset are read; a truncated, rotated or replaced file is
     read anew. Ctrl-C (or `--seconds`) ends it; `--once` prints the current state and ends.
     """
+    from ..analysis._live import live_summary
+    from ..compaction._settings import CompactionSettings
+    from ..formats._tail import poll, start_tail
+    from ..session._errors import SessionReadError
+    from ..tokens._counter import TokenCounter
+
     if args.interval <= 0:
         raise UsageError("--interval must be positive")
     settings = CompactionSettings.for_profile(args.profile)
@@ -78,7 +83,12 @@ def add_watch_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
     p.add_argument("--interval", type=float, default=0.25, help="seconds between looks")
     p.add_argument("--once", action="store_true", help="print the current state and end")
     p.add_argument("--seconds", type=float, default=None, help="end after this many seconds")
-    p.add_argument("--profile", choices=("musepi", "pi"), default="musepi")
+    p.add_argument(
+        "--profile",
+        choices=("musepi", "pi"),
+        default="musepi",
+        help="whose threshold and cut rules (default musepi)",
+    )
     p.add_argument(
         "--window",
         type=int,

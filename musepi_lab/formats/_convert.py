@@ -50,11 +50,14 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 @dataclass(frozen=True, slots=True)
 class Plan:
-    """What to write: `(session, destination)` pairs, and what cannot be carried."""
+    """What to write: `(session, destination)` pairs, what cannot be carried, the sessions
+    with nothing to write, and every problem met reading (each once, as `inspect` lists
+    them)."""
 
     writes: tuple[tuple[Session, Path], ...]
     not_carried: tuple[ReadProblem, ...]
     empty: tuple[Session, ...]
+    problems: tuple[ReadProblem, ...] = ()
 
 
 def with_linked(sessions: Iterable[Session]) -> Iterator[Session]:
@@ -80,15 +83,31 @@ def not_carried(sessions: Iterable[Session]) -> tuple[ReadProblem, ...]:
     return tuple(seen)
 
 
+def linked_name(session: Session, parent: Session) -> str:
+    """The part of a linked session's id after its parent's (`S/agent-x` → `agent-x`)."""
+    prefix = f"{parent.id}/"
+    return session.id[len(prefix) :] if session.id.startswith(prefix) else session.id
+
+
 def destinations(sessions: list[Session], output: Path) -> list[Path]:
     """Where each session goes.
 
-    One session and an output that is not a folder: the output itself. Several: one file
-    each, in the output folder (`<id>.jsonl`), or beside an output named `*.jsonl`
-    (`<stem>.<id>.jsonl`). Names that collide get `-2`, `-3`, ...
+    One session and an output that is not a folder: the output itself; a session with
+    its linked (subagent) sessions and an output named `*.jsonl`: the session to the output,
+    each linked one beside it (`<stem>.<agent>.jsonl`). Several: one file each, in the
+    output folder (`<id>.jsonl`), or beside an output named `*.jsonl` (`<stem>.<id>.jsonl`).
+    Names that collide get `-2`, `-3`, ...
     """
     if len(sessions) == 1 and not output.is_dir():
         return [output]
+    first = sessions[0]
+    family = all(s.id.startswith(f"{first.id}/") for s in sessions[1:])
+    if family and output.suffix == ".jsonl" and not output.is_dir():
+        around = (
+            output.parent / f"{output.stem}.{file_name(linked_name(s, first))}.jsonl"
+            for s in sessions[1:]
+        )
+        return [output, *_unique(list(around))]
     beside = output.suffix == ".jsonl" and not output.is_dir()
     taken: set[str] = set()
     out = []
@@ -117,7 +136,22 @@ def plan_conversion(
     writable = [s for s in sessions if s.entries]
     empty = tuple(s for s in sessions if not s.entries)
     paths = destinations(writable, Path(output)) if writable else []
-    return Plan(tuple(zip(writable, paths, strict=True)), not_carried(sessions), empty)
+    problems = tuple(dict.fromkeys(p for s in sessions for p in s.errors))
+    return Plan(tuple(zip(writable, paths, strict=True)), not_carried(sessions), empty, problems)
+
+
+def _unique(paths: list[Path]) -> list[Path]:
+    """The paths, a colliding name given `-2`, `-3`, ... before its suffix."""
+    taken: set[Path] = set()
+    out = []
+    for path in paths:
+        candidate, n = path, 1
+        while candidate in taken:
+            n += 1
+            candidate = path.with_name(f"{path.stem}-{n}{path.suffix}")
+        taken.add(candidate)
+        out.append(candidate)
+    return out
 
 
 def write_plan(plan: Plan) -> list[Path]:
