@@ -1,63 +1,117 @@
 """musepi-lab: a Jupyter-native research workbench for context compaction in agent sessions.
 
-`import musepi_lab` stays light: the session model, tokens, the compaction engine, the
-strategy registry and replay load at once (pure Python); DataFrames (pandas), benchmarks,
-plots (matplotlib) and widgets (ipywidgets) load on first use. (`replay` is imported eagerly
-because the function shares its name with the subpackage that defines it.)
+`import musepi_lab` loads nothing but this file: every public name (the session model,
+readers, the compaction engine, strategies, replay, DataFrames, benchmarks, plots, widgets)
+is imported on first use (PEP 562), so the command line and scripts start fast. The HTML and
+text cards of the core values (`musepi_lab.display`) load when the first one is shown.
 """
 
 from __future__ import annotations
 
 import importlib
+import sys
+import types
+import typing
 from typing import Any
 
-from . import display as _display  # noqa: F401  (fills the repr registry: HTML cards)
+from . import _repr
 from ._version import __version__
-from .compaction import (
-    CompactionPreparation,
-    CompactionResult,
-    CompactionSettings,
-    find_cut_point,
-    preferred_dialect,
-    prepare_compaction,
-    prune_tool_outputs,
-    serialize_conversation,
-    serialize_for_summary,
-    should_compact,
-)
-from .compaction._hooks import SessionHooks
-from .context._build import SessionContext, build_session_context
-from .context._llm import convert_to_llm
-from .context._transcript import render_transcript, transcript
-from .formats._registry import iter_sessions, read_session, read_sessions
-from .navigation import NavigationResult, generate_branch_summary, navigate_tree
-from .replay import ReplayResult, replay
-from .session import Entry, ReadProblem, Session, SessionReadError
-from .strategies import HandoffResult, compact, handoff
-from .tokens import TokenCounter
+
+if typing.TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
+    from .analysis import (
+        compactions_df,
+        context_composition_df,
+        entries_df,
+        messages_df,
+        sessions_df,
+        tool_calls_df,
+        usage_df,
+        usage_report,
+    )
+    from .bench import run_benchmark
+    from .compaction import (
+        CompactionPreparation,
+        CompactionResult,
+        CompactionSettings,
+        find_cut_point,
+        preferred_dialect,
+        prepare_compaction,
+        prune_tool_outputs,
+        serialize_conversation,
+        serialize_for_summary,
+        should_compact,
+    )
+    from .compaction._hooks import SessionHooks
+    from .context._build import SessionContext, build_session_context
+    from .context._llm import convert_to_llm
+    from .context._transcript import render_transcript, transcript
+    from .formats._registry import iter_sessions, read_session, read_sessions
+    from .navigation import NavigationResult, generate_branch_summary, navigate_tree
+    from .replay import ReplayResult, replay
+    from .session import Entry, ReadProblem, Session, SessionReadError
+    from .strategies import HandoffResult, compact, handoff
+    from .tokens import TokenCounter
 
 # Name → module that defines it, imported on first access (PEP 562).
 _LAZY: dict[str, str] = {
-    "entries_df": "musepi_lab.analysis",
-    "messages_df": "musepi_lab.analysis",
-    "tool_calls_df": "musepi_lab.analysis",
-    "compactions_df": "musepi_lab.analysis",
-    "context_composition_df": "musepi_lab.analysis",
-    "sessions_df": "musepi_lab.analysis",
-    "usage_df": "musepi_lab.analysis",
-    "usage_report": "musepi_lab.analysis",
+    **dict.fromkeys(
+        (
+            "compactions_df",
+            "context_composition_df",
+            "entries_df",
+            "messages_df",
+            "sessions_df",
+            "tool_calls_df",
+            "usage_df",
+            "usage_report",
+        ),
+        "musepi_lab.analysis",
+    ),
     "run_benchmark": "musepi_lab.bench",
+    **dict.fromkeys(
+        (
+            "CompactionPreparation",
+            "CompactionResult",
+            "CompactionSettings",
+            "find_cut_point",
+            "preferred_dialect",
+            "prepare_compaction",
+            "prune_tool_outputs",
+            "serialize_conversation",
+            "serialize_for_summary",
+            "should_compact",
+        ),
+        "musepi_lab.compaction",
+    ),
+    "SessionHooks": "musepi_lab.compaction._hooks",
+    "SessionContext": "musepi_lab.context._build",
+    "build_session_context": "musepi_lab.context._build",
+    "convert_to_llm": "musepi_lab.context._llm",
+    "render_transcript": "musepi_lab.context._transcript",
+    "transcript": "musepi_lab.context._transcript",
+    "iter_sessions": "musepi_lab.formats._registry",
+    "read_session": "musepi_lab.formats._registry",
+    "read_sessions": "musepi_lab.formats._registry",
+    "NavigationResult": "musepi_lab.navigation",
+    "generate_branch_summary": "musepi_lab.navigation",
+    "navigate_tree": "musepi_lab.navigation",
+    "ReplayResult": "musepi_lab.replay._result",
+    "replay": "musepi_lab.replay._replay",
+    **dict.fromkeys(("Entry", "ReadProblem", "Session", "SessionReadError"), "musepi_lab.session"),
+    "HandoffResult": "musepi_lab.strategies",
+    "compact": "musepi_lab.strategies",
+    "handoff": "musepi_lab.strategies",
+    "TokenCounter": "musepi_lab.tokens",
 }
 _SUBMODULES = (
+    "analysis",
     "bench",
     "compaction",
     "datasets",
     "display",
-    "analysis",
     "metrics",
     "navigation",
     "plot",
-    "replay",
     "session",
     "strategies",
     "testing",
@@ -123,3 +177,27 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted(set(__all__) | set(_SUBMODULES))
+
+
+def _load_displays() -> None:
+    """Fill the repr registry (HTML and text cards) the first time a card is asked for."""
+    importlib.import_module("musepi_lab.display")
+
+
+class _Package(types.ModuleType):
+    """The package module: `musepi_lab.replay` stays the function.
+
+    Importing the subpackage `musepi_lab.replay` (which defines the function) makes the
+    import system set the package's attribute `replay` to that module; kept, it would
+    shadow `replay()` for whoever imported it after. So that one assignment is ignored,
+    and the name resolves to the function (`__getattr__`), as it always has.
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "replay" and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+_repr.add_loader(_load_displays)
+sys.modules[__name__].__class__ = _Package

@@ -2,8 +2,9 @@
 
 Core values (`Session`, `CompactionPreparation`, `CompactionResult`, `ReplayResult`) ask
 this registry for their HTML and text cards; the display layer (`musepi_lab.display`) fills
-it when it is imported, which `import musepi_lab` does. So the layer rule holds with no
-exception: nothing below `display` imports it.
+it when it is imported. The package face registers a loader that imports it the first time
+a card is asked for (`add_loader`), so `import musepi_lab` stays light and the layer rule
+holds with no exception: nothing below `display` imports it.
 """
 
 from __future__ import annotations
@@ -15,6 +16,17 @@ Render = Callable[[Any], str]
 
 _HTML: dict[type, Render] = {}
 _TEXT: dict[type, Render] = {}
+_LOADERS: list[Callable[[], None]] = []
+
+
+def add_loader(load: Callable[[], None]) -> None:
+    """Run `load` (which registers renderers) before the registry is first read."""
+    _LOADERS.append(load)
+
+
+def _loaded() -> None:
+    while _LOADERS:
+        _LOADERS.pop(0)()
 
 
 def register_repr(cls: type, *, html: Render | None = None, text: Render | None = None) -> None:
@@ -35,11 +47,13 @@ def _find(table: dict[type, Render], obj: object) -> Render | None:
 
 def html_of(obj: object) -> str | None:
     """The registered HTML of `obj`, or None (IPython then falls back to the text repr)."""
+    _loaded()
     render = _find(_HTML, obj)
     return render(obj) if render is not None else None
 
 
 def text_of(obj: object) -> str | None:
     """The registered plain-text card of `obj`, or None."""
+    _loaded()
     render = _find(_TEXT, obj)
     return render(obj) if render is not None else None

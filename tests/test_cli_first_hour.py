@@ -326,3 +326,50 @@ def test_convert_writes_out_with_subagents_beside_it_and_prints_the_problems(
     assert out.is_file() and (tmp_path / "converted.agent-a42.jsonl").is_file()
     assert {r.get("id") for r in _records(out)} >= {"u1", "a1"}
     assert f"{main_file}:3" in printed.err and "malformed-json" in printed.err
+
+
+# -- start-up ---------------------------------------------------------------------------------
+
+
+def _loaded_after(code: str) -> set[str]:
+    """The `musepi_lab` modules a fresh interpreter holds after running `code`."""
+    probe = (
+        f"import sys\n{code}\nprint(' '.join(m for m in sys.modules if m.startswith('musepi_lab')))"
+    )
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True
+    )
+    return set(done.stdout.split())
+
+
+def test_import_and_help_load_no_command_code() -> None:
+    # The time went into `display` and `replay` (the whole engine) at `import musepi_lab`,
+    # and into pandas and the readers when `--help` built the parser (perf/bench_startup.py
+    # times both against `python -c pass`).
+    assert _loaded_after("import musepi_lab") == {
+        "musepi_lab",
+        "musepi_lab._repr",
+        "musepi_lab._version",
+    }
+    helped = _loaded_after("from musepi_lab.cli import build_parser; build_parser().format_help()")
+    assert {m for m in helped if not m.startswith("musepi_lab.cli")} == {
+        "musepi_lab",
+        "musepi_lab._repr",
+        "musepi_lab._version",
+    }
+
+
+def test_lazy_names_keep_replay_a_function_and_cards_load_on_first_use() -> None:
+    code = (
+        "import musepi_lab as ml, musepi_lab.replay\n"
+        "from musepi_lab.replay import calibrate\n"
+        f"s = ml.read_session({str(SAMPLE_FILE)!r})\n"
+        "assert callable(ml.replay) and not isinstance(ml.replay, type(ml))\n"
+        "assert 'mpl-card' in s._repr_html_()\n"
+        "assert ml.replay(s, 'none').window == 200_000\n"
+    )
+    assert "musepi_lab.display" in _loaded_after(code)

@@ -7,7 +7,6 @@ import sys
 import time
 from pathlib import Path
 
-from ..formats._io import check_session_path
 from ._common import positive_int
 
 
@@ -38,6 +37,7 @@ def cmd_conformance(args: argparse.Namespace) -> int:
         format_table,
     )
     from ..conformance._reference import Agent
+    from ..formats._io import check_session_path
 
     agents: tuple[Agent, ...] = ("pi", "musepi") if args.agent == "both" else (args.agent,)
     budgets = tuple(args.budgets or DEFAULT_BUDGETS)
