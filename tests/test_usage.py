@@ -298,8 +298,8 @@ def test_a_request_without_an_entry_timestamp_uses_its_message_time(tmp_path: Pa
 
 
 def test_cli_bad_arguments_are_named(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["usage", "weekly", str(SAMPLE)]) == 2
-    assert "the reports are daily, monthly, session, blocks" in capsys.readouterr().err
+    assert main(["usage", "hourly", str(SAMPLE)]) == 2
+    assert "the reports are daily, weekly, monthly, session, blocks" in capsys.readouterr().err
     assert main(["usage", "--since", "2026-3-1", str(SAMPLE)]) == 2
     assert "YYYYMMDD" in capsys.readouterr().err
     assert main(["usage"]) == 2

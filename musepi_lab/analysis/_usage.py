@@ -8,7 +8,9 @@ Replies whose counts are all zero (Claude Code's `<synthetic>` replies, Codex it
 request was assigned to) are no request.
 
 Cost: the cost the harness recorded (`usage.cost.total`, pi and MusePi record it) where it is
-above zero (`cost_source` "recorded"), else the tokens priced with the package's one price
+above zero (`cost_source` "recorded"); a harness's own total for a whole session (SWE-agent's
+`info.model_stats`, OpenHands' `accumulated_cost`: `cost_source` "harness", see
+`_harness_usage`); else the tokens priced with the package's one price
 table (`metrics.MODEL_PRICES`, `PRICES_SOURCE`, `PRICES_DATE`; `cost_source` "priced"). A
 model the table does not know is never priced with a default: its rows have `cost_source`
 "unpriced" and a missing cost, and the frame's `attrs["unpriced_models"]` lists them (the CLI
@@ -33,10 +35,11 @@ import pandas as pd
 from ..metrics._prices import known_prices, usage_cost
 from ..session._errors import ReadProblem, SessionReadError
 from ..session._session import Session
+from ._harness_usage import with_harness_total
 from ._sources import takes_sources
 from ._tables import SessionSource, load_sessions
 
-REPORTS = ("daily", "monthly", "session", "blocks")
+REPORTS = ("daily", "weekly", "monthly", "session", "blocks")
 """The aggregations `usage_report` makes."""
 
 BLOCK_HOURS = 5
@@ -62,13 +65,21 @@ USAGE_COLUMNS = (
     "priced_cost",
     "cost",
     "cost_source",
+    "requests",
 )
 """The columns of `usage_df`, in order."""
 
 TOKEN_COLUMNS = ("input", "output", "cache_read", "cache_write", "cache_write_1h", "total_tokens")
 """The token columns a report sums."""
 
-Report = Literal["daily", "monthly", "session", "blocks"]
+Report = Literal["daily", "weekly", "monthly", "session", "blocks"]
+
+WEEK_DAYS = ("sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday")
+"""The days a week may start on (`usage_report(..., start_of_week=)`; ccusage's choices)."""
+
+UNDATED = "undated"
+"""The key of rows without a time in the daily, weekly, monthly and blocks reports (a
+SWE-agent trajectory records none)."""
 
 
 @dataclass(frozen=True)
@@ -189,7 +200,14 @@ def _row(request: _Request) -> dict[str, Any]:
 
 def usage_frame(sessions: Iterable[Session]) -> pd.DataFrame:
     """The `usage_df` frame of sessions already read (and of their linked sessions)."""
-    frame = pd.DataFrame.from_records([_row(r) for r in _requests(sessions)], columns=USAGE_COLUMNS)
+    records = [
+        row
+        for session, root in _sessions_with_linked(sessions)
+        for row in with_harness_total(
+            session, root, [_row(r) for r in _session_requests(session, root)]
+        )
+    ]
+    frame = pd.DataFrame.from_records(records, columns=USAGE_COLUMNS)
     frame["timestamp"] = pd.to_datetime(
         frame["timestamp"], utc=True, format="ISO8601", errors="coerce"
     )
@@ -198,6 +216,7 @@ def usage_frame(sessions: Iterable[Session]) -> pd.DataFrame:
     frame["cache_write_1h"] = frame["cache_write_1h"].astype("int64")
     frame["total_tokens"] = frame["total_tokens"].astype("int64")
     frame["line"] = frame["line"].astype("Int64")
+    frame["requests"] = frame["requests"].astype("int64")
     for name in ("recorded_cost", "priced_cost", "cost"):
         frame[name] = frame[name].astype("float64")
     unpriced = frame.loc[frame["cost_source"] == "unpriced", "model"]
@@ -224,8 +243,10 @@ def usage_df(
     `output`, `cache_read`, `cache_write` (all writes) split into `cache_write_5m` and
     `cache_write_1h` (Claude Code records the split; elsewhere every write counts as 5-minute),
     `total_tokens`, `recorded_cost` (the harness's, missing where none), `priced_cost` (the
-    price table's, missing for an unknown model), `cost` (recorded, else priced) and
-    `cost_source` ("recorded", "priced" or "unpriced"). `frame.attrs["unpriced_models"]`
+    price table's, missing for an unknown model), `cost` (recorded, else priced),
+    `cost_source` ("recorded", "priced", "unpriced", or "harness": the harness's own total
+    for the session, SWE-agent's `info.model_stats` and OpenHands' `accumulated_cost`) and
+    `requests` (1 a row; a harness total's row counts the calls it recorded). `frame.attrs["unpriced_models"]`
     lists the models without a price. A Codex session that records more requests
     (`token_count` events) than its assistant items carry gets an `unassigned-usage` problem
     saying how many are in no row.
@@ -324,10 +345,31 @@ def _day_key(value: str) -> str:
     return f"{text[:4]}-{text[4:6]}-{text[6:]}"
 
 
-def _report_keys(frame: pd.DataFrame, by: Report, timezone: str) -> pd.Series:
+def week_starts(local: pd.Series, start_of_week: str = "sunday") -> pd.Series:
+    """The first day (YYYY-MM-DD) of each local time's week, weeks starting on
+    `start_of_week` (ccusage 18.0.11's `getDateWeek`: the latest such day on or before)."""
+    if start_of_week not in WEEK_DAYS:
+        raise ValueError(f"unknown start of week {start_of_week!r}; one of {', '.join(WEEK_DAYS)}")
+    # pandas counts Monday as 0, JavaScript's getDay() Sunday as 0.
+    start = (WEEK_DAYS.index(start_of_week) - 1) % 7
+    days = local.dt.normalize()
+    shift = pd.to_timedelta((local.dt.dayofweek - start) % 7, unit="D")
+    return pd.Series((days - shift).dt.strftime("%Y-%m-%d"), index=local.index)
+
+
+def _report_keys(
+    frame: pd.DataFrame, by: Report, timezone: str, start_of_week: str = "sunday"
+) -> pd.Series:
+    keys = _dated_keys(frame, by, timezone, start_of_week)
+    return keys.fillna(UNDATED) if by != "session" else keys
+
+
+def _dated_keys(frame: pd.DataFrame, by: Report, timezone: str, start_of_week: str) -> pd.Series:
     local = frame["timestamp"].dt.tz_convert(timezone)
     if by == "daily":
         return pd.Series(local.dt.strftime("%Y-%m-%d"), index=frame.index)
+    if by == "weekly":
+        return week_starts(local, start_of_week)
     if by == "monthly":
         return pd.Series(local.dt.strftime("%Y-%m"), index=frame.index)
     if by == "session":
@@ -346,22 +388,28 @@ def usage_report(
     since: str | None = None,
     until: str | None = None,
     per_model: bool = True,
+    start_of_week: str = "sunday",
 ) -> pd.DataFrame:
-    """Sums of a `usage_df` frame per day, month, session or billing block (and per model).
+    """Sums of a `usage_df` frame per day, week, month, session or billing block (and per
+    model).
 
     Args:
         frame: A `usage_df` frame.
-        by: "daily" and "monthly" (the request's date in `timezone`), "session"
-            (`session_id`) or "blocks" (5-hour billing blocks, `billing_blocks`).
+        by: "daily", "weekly" (keyed by the week's first day) and "monthly" (the request's
+            date in `timezone`), "session" (`session_id`) or "blocks" (5-hour billing
+            blocks, `billing_blocks`). Rows without a time are keyed `UNDATED`.
         timezone: An IANA zone name for the dates (default UTC).
         since, until: Keep requests whose date in `timezone` is on or after / on or before
             this day (YYYYMMDD or YYYY-MM-DD).
         per_model: One row per (key, model) rather than per key.
+        start_of_week: The day weeks start on ("sunday", ccusage's default, to "saturday").
 
     Returns:
-        Columns `key` (the date, month, session id or block start), `model` (with
-        `per_model`), `requests`, the `TOKEN_COLUMNS`, `cost` (the sum over priced and
-        recorded requests) and `unpriced` (requests without a cost), sorted by key.
+        Columns `key` (the date, week, month, session id or block start), `model` (with
+        `per_model`), `requests`, the `TOKEN_COLUMNS`, `cost` (the sum over priced,
+        recorded and harness-recorded rows), `unpriced` (requests without a cost) and
+        `harness` (requests whose cost is the harness's own total for their session),
+        sorted by key.
     """
     if by not in REPORTS:
         raise ValueError(f"unknown report {by!r}; expected one of {', '.join(REPORTS)}")
@@ -372,12 +420,17 @@ def usage_report(
     if until is not None:
         keep &= days <= _day_key(until)
     rows = frame.loc[keep].copy()
-    rows["key"] = _report_keys(rows, by, timezone) if len(rows) else pd.Series(dtype=str)
-    rows["requests"] = 1
-    rows["unpriced"] = rows["cost"].isna().astype("int64")
+    if len(rows):
+        rows["key"] = _report_keys(rows, by, timezone, start_of_week)
+    else:
+        rows["key"] = pd.Series(dtype=str)
+    if "requests" not in rows:
+        rows["requests"] = 1
+    rows["unpriced"] = rows["requests"].where(rows["cost_source"] == "unpriced", 0)
+    rows["harness"] = rows["requests"].where(rows["cost_source"] == "harness", 0)
     rows["model"] = rows["model"].fillna("unknown")
     keys = ["key", "model"] if per_model else ["key"]
-    sums = ["requests", *TOKEN_COLUMNS, "cost", "unpriced"]
+    sums = ["requests", *TOKEN_COLUMNS, "cost", "unpriced", "harness"]
     out = rows.groupby(keys, sort=True, dropna=False)[sums].sum(min_count=0).reset_index()
     return out[[*keys, *sums]]
 

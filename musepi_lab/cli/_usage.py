@@ -7,12 +7,13 @@ import json
 import sys
 from pathlib import Path
 
-from ._common import UsageError, print_problems
+from ._common import UsageError, print_error, print_problems
 
 USAGE_HELP = """\
-Sums of the usage the agents recorded, per day, month, session or 5-hour billing block, and
-per model: input (uncached), output, cache read, cache write (and its 1-hour part), cost.
-Costs are the ones the harness recorded, else priced from the package's one price table
+Sums of the usage the agents recorded, per day, week, month, session or 5-hour billing block,
+and per model: input (uncached), output, cache read, cache write (and its 1-hour part), cost.
+Costs are the ones the harness recorded (per request; or, SWE-agent and OpenHands, its own
+total for the session: the 'harness' column), else priced from the package's one price table
 (musepi_lab.metrics.PRICES_SOURCE, PRICES_DATE); a model without a price is listed, never
 priced with a default. Nothing is ever fetched: --offline is accepted for ccusage's sake and
 changes nothing."""
@@ -22,7 +23,7 @@ def add_usage_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
     """Register `musepi-lab usage` (options may come before, between or after the paths)."""
     p = sub.add_parser(
         "usage",
-        help="token and cost reports per day, month, session or 5-hour block",
+        help="token and cost reports per day, week, month, session or 5-hour block",
         description=USAGE_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -32,7 +33,8 @@ def add_usage_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
 
 
 _PATHS = (
-    "the aggregation first (daily, monthly, session or blocks; default daily), then session "
+    "the aggregation first (daily, weekly, monthly, session or blocks; default daily), then "
+    "session "
     "files or folders"
 )
 
@@ -56,6 +58,12 @@ def _add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--until", help="last day kept (YYYYMMDD or YYYY-MM-DD)")
     p.add_argument("--timezone", default="UTC", help="IANA zone for the dates (default UTC)")
     p.add_argument("--no-models", action="store_true", help="one row per key, models summed")
+    p.add_argument(
+        "--start-of-week",
+        default="sunday",
+        choices=("sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"),
+        help="weekly: the day a week starts on (default sunday, as ccusage)",
+    )
     p.add_argument(
         "--max-problems", type=int, default=20, metavar="N", help="print at most N problems"
     )
@@ -91,10 +99,10 @@ def cmd_usage(args: argparse.Namespace) -> int:
     frame, problems = usage_df([Path(p) for p in args.paths])
     print_problems(problems, args.max_problems, file=sys.stderr)
     if frame.empty:
-        print(
+        print_error(
             f"no billed requests found in {', '.join(args.paths)} (no session with recorded "
-            "usage: Claude Code, Codex, pi or MusePi files)",
-            file=sys.stderr,
+            "usage: Claude Code, Codex, pi, MusePi, Gemini CLI, opencode, OpenHands or "
+            "SWE-agent files)"
         )
         return 1
     try:
@@ -105,6 +113,7 @@ def cmd_usage(args: argparse.Namespace) -> int:
             since=args.since,
             until=args.until,
             per_model=not args.no_models,
+            start_of_week=args.start_of_week,
         )
     except (ValueError, KeyError) as error:
         raise UsageError(str(error)) from None
@@ -121,6 +130,13 @@ def cmd_usage(args: argparse.Namespace) -> int:
         print(json.dumps(document, indent=2))
     else:
         print(format_report(report))
+    harness = frame.loc[frame["cost_source"] == "harness", "session_id"].nunique()
+    if harness:
+        print(
+            f"note: the cost of {harness} session(s) is the harness's own total (SWE-agent's "
+            "info.model_stats, OpenHands' accumulated_cost; the 'harness' column)",
+            file=sys.stderr,
+        )
     if unpriced:
         print(
             f"warning: no price for {', '.join(unpriced)}: their requests have no cost "

@@ -273,7 +273,20 @@ class _Builder:
         if not any(p.strip() for p in parts):
             parts = [_str(event.get("message"))]
         blocks = [text_block(p) for p in parts if p.strip()]
-        return assistant_message(blocks, ms, model=self.model)
+        # A `finish` (or message) written as a tool call has its model response's usage too.
+        usage_ = self._usage_once(_metadata(event))
+        return assistant_message(blocks, ms, model=self.model, usage_=usage_)
+
+    def _usage_once(self, meta: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The usage of the model response behind `meta`, the first time that response is
+        met (several calls of one response share its usage; it is counted once)."""
+        response_id, model, usage_ = _response_usage(meta)
+        self.model = model or self.model
+        if response_id is not None:
+            if response_id in self.responses:
+                usage_ = None
+            self.responses.add(response_id)
+        return usage_
 
     def _tool_call(self, event: Mapping[str, Any], event_key: str, ms: int) -> dict[str, Any]:
         args = _args(event)
@@ -290,13 +303,7 @@ class _Builder:
             arguments = {k: v for k, v in args.items() if k != "thought"}
         blocks = [text_block(thought)] if thought.strip() else []
         blocks.append(tool_call_block(call_id, name, arguments))
-        response_id, model, usage_ = _response_usage(meta)
-        self.model = model or self.model
-        if response_id is not None:
-            # Several calls of one response share its usage; count it once.
-            if response_id in self.responses:
-                usage_ = None
-            self.responses.add(response_id)
+        usage_ = self._usage_once(meta)
         self.open[call_id] = (name, source_call, event_key)
         self.open_by_call[source_call] = call_id
         self.open_by_event[event_key] = call_id
