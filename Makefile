@@ -4,6 +4,12 @@
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
+# `make lab PORT=8890 BROWSER=no`: JupyterLab's port, and whether it opens a browser (no: it
+# prints the address, for a container or a remote machine).
+PORT ?= 8888
+BROWSER ?= yes
+# The browser check drives Debian's chromium (tests/browser/test_jupyterlab.py looks here).
+CHROMIUM ?= /usr/bin/chromium
 
 # `make demo` needs only the package; `make test` and `make lab` add the test and lab extras.
 $(VENV)/.installed: pyproject.toml
@@ -16,18 +22,29 @@ $(VENV)/.installed-test: $(VENV)/.installed
 	$(PY) -m pip install --quiet -e '.[test]'
 	touch $@
 
-.PHONY: install install-test demo test lint lab notebooks typecheck tools
+$(VENV)/.installed-lab: $(VENV)/.installed
+	$(PY) -m pip install --quiet -e '.[lab]'
+	touch $@
+
+.PHONY: install install-test install-lab demo test lint lab lab-run notebooks typecheck tools
 install: $(VENV)/.installed
 install-test: $(VENV)/.installed-test
+install-lab: $(VENV)/.installed-lab
 
 demo: install
 	$(VENV)/bin/musepi-lab demo --out demo-output
 
 # JupyterLab on the notebooks, with this environment registered as the kernel
-# "musepi-lab" (so a JupyterLab installed elsewhere can pick it too).
-lab: install-test
+# "musepi-lab" (so a JupyterLab installed elsewhere can pick it too). As root (the usual user
+# in a container) JupyterLab refuses to start without --allow-root: given then.
+lab: install-lab
 	$(PY) -m ipykernel install --sys-prefix --name musepi-lab --display-name "Python (musepi-lab)"
-	$(VENV)/bin/jupyter lab --notebook-dir=notebooks
+	@$(MAKE) --no-print-directory lab-run
+
+lab-run:
+	$(VENV)/bin/jupyter lab --notebook-dir=notebooks --ServerApp.port=$(PORT) \
+	  $(if $(filter no,$(BROWSER)),--no-browser) \
+	  $(if $(filter 0,$(shell id -u)),--allow-root)
 
 # The notebooks' source is notebooks/NN-*.py (jupytext percent format): write each paired
 # .ipynb from it, clean (no outputs; cell ids kept). tests/test_notebooks_text.py checks they agree.
@@ -40,11 +57,12 @@ lint: install-test
 typecheck: install-test
 	$(VENV)/bin/mypy
 
-# ruff, mypy (strict on the core layers), then one pytest run: the test suite (including a
-# papermill run of the benchmark notebook, the wheel check and the JupyterLab browser check) and
-# every notebook under nbval, on both cores (`--dist loadfile` keeps the cells of one notebook
-# in one kernel).
-test: install-test tools
+# The tools are checked first, before anything is installed; then ruff, mypy (strict on the
+# core layers), then one pytest run: the test suite (including a papermill run of the
+# benchmark notebook, the wheel check and the JupyterLab browser check) and every notebook
+# under nbval, on both cores (`--dist loadfile` keeps the cells of one notebook in one kernel).
+test: tools
+	@$(MAKE) --no-print-directory install-test
 	$(VENV)/bin/ruff check musepi_lab tests perf notebooks conformance
 	$(VENV)/bin/mypy
 	$(PY) -m pytest -q -p no:cacheprovider -n 2 --dist loadfile --nbval-lax tests notebooks
@@ -54,7 +72,7 @@ test: install-test tools
 # them on a bare machine).
 tools:
 	@missing=""; \
-	[ -x /usr/bin/chromium ] || missing="$$missing chromium"; \
+	[ -x $(CHROMIUM) ] || missing="$$missing chromium"; \
 	command -v node >/dev/null 2>&1 || missing="$$missing nodejs"; \
 	command -v npm >/dev/null 2>&1 || missing="$$missing npm"; \
 	if [ -n "$$missing" ]; then \
