@@ -10,6 +10,7 @@ which lists Opus 4.6 at 1,000,000. The files here are written in each harness's 
 
 from __future__ import annotations
 
+import html
 import json
 from pathlib import Path
 from typing import Any
@@ -130,7 +131,8 @@ def every_view(path: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, tupl
     try:
         feed = explorer.live_summary
         assert feed is not None
-        in_explorer = (feed.window, feed.window_reason)
+        shown = html.unescape(explorer.live_view.value)  # what the view shows, in words
+        in_explorer = (feed.window, shown if feed.window_reason in shown else "")
     finally:
         explorer.stop()
     capsys.readouterr()

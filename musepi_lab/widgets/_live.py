@@ -47,7 +47,7 @@ def live_html(summary: LiveSummary, state: TailState) -> str:
         if summary.cut_entry_id
         else "nothing to cut yet"
     )
-    notes = []
+    notes = [f"window {summary.window:,}: {html.escape(summary.window_reason)}"]
     if summary.unpriced_models:
         notes.append("default prices for " + html.escape(", ".join(summary.unpriced_models)))
     if state.pending:
