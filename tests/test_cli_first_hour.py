@@ -137,6 +137,7 @@ FAILURES: list[list[str]] = [
     ["watch", "{folder}", "--once"],
     ["watch", "{good}", "--interval", "0"],
     ["usage", "{missing}"],
+    ["usage", "weekly", "--start-of-week", "funday", "{good}"],
     ["usage"],
     ["conformance", "{missing}"],
     ["no-such-command"],

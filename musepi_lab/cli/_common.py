@@ -26,6 +26,15 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
+class RaisingParser(Parser):
+    """A parser for arguments read a second time (`usage`'s options among its paths): an
+    error is a `UsageError`, printed by `main` in one line."""
+
+    def error(self, message: str) -> NoReturn:
+        """Raise `UsageError(message)`."""
+        raise UsageError(f"{self.prog}: {message} (see {self.prog} --help)")
+
+
 def one_line(text: object) -> str:
     """An error message on one line (a message over several lines is joined)."""
     return " ".join(str(text).split())

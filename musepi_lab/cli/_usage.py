@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from ._common import UsageError, print_error, print_problems
+from ._common import RaisingParser, UsageError, print_error, print_problems
 
 USAGE_HELP = """\
 Sums of the usage the agents recorded, per day, week, month, session or 5-hour billing block,
@@ -41,7 +41,7 @@ _PATHS = (
 
 def _reparse(args: argparse.Namespace) -> argparse.Namespace:
     """Options written among the paths (argparse stops at the first positional)."""
-    parser = argparse.ArgumentParser(prog="musepi-lab usage")
+    parser = RaisingParser(prog="musepi-lab usage")
     parser.add_argument("paths", nargs="*")
     _add_options(parser)
     try:
