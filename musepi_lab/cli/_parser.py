@@ -128,7 +128,7 @@ def add_datasets_parser(sub: _Sub) -> None:
         "gives the same bytes.",
     )
     generate.add_argument("--n", type=int, default=10_000, help="how many sessions (10000)")
-    generate.add_argument("--out", required=True, metavar="DIR", help="the folder to write")
+    generate.add_argument("--out", metavar="DIR", help="the folder to write (required)")
     generate.add_argument("--seed", type=int, default=0, help="the dataset seed (default 0)")
     generate.add_argument(
         "--workers", type=int, default=None, help="writer processes (default: CPUs)"

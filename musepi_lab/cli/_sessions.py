@@ -228,6 +228,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
     """`datasets generate`: write a generated dataset at scale."""
     from ..datasets._scale import write_scale_dataset
 
+    if not args.out:
+        raise UsageError("datasets generate needs --out DIR: the folder to write")
     if args.n < 0:
         raise UsageError(f"--n must be 0 or more, not {args.n}")
     if args.workers is not None and args.workers < 1:
