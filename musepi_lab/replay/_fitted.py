@@ -33,9 +33,19 @@ RATIO_SPREAD: dict[str, float] = {
     "openai": 0.18298725776680466,
     "neutral": 0.0,
 }
-RATIO_FREEDOM: dict[str, float] = {
-    "anthropic": 2.0,
-    "openai": 2.0,
+SYSTEM_SPREAD: dict[str, float] = {
+    "anthropic": 2000.0,
+    "openai": 2000.0,
+    "neutral": 2000.0,
+}
+NOISE: dict[str, float] = {
+    "anthropic": 0.05,
+    "openai": 0.05,
+    "neutral": 0.05,
+}
+HIT_RATE: dict[str, float] = {
+    "anthropic": 0.0,
+    "openai": 0.0,
     "neutral": 0.0,
 }
 MISS_RATE: dict[str, float] = {
