@@ -150,6 +150,9 @@ class CacheModel:
             concentration).
         memory: The weight a recorded request keeps in a causal estimate of the line per
             later request (`_own.Prior.memory`; fitted).
+        version_spread: How far (in log) a harness version's system prompt is from the
+            nearest fitted version's: a stream whose own version has no row takes that
+            one's, this much less sure (fitted between consecutive fitted versions).
     """
 
     name: str
@@ -168,6 +171,7 @@ class CacheModel:
     miss_concentration: float = 0.0
     hit_rate: float = 0.0
     memory: float = 1.0
+    version_spread: float = 0.0
 
 
 def _fitted_model(model: CacheModel) -> CacheModel:
@@ -185,6 +189,7 @@ def _fitted_model(model: CacheModel) -> CacheModel:
         miss_concentration=fitted("MISS_CONCENTRATION"),
         hit_rate=fitted("HIT_RATE"),
         memory=float(getattr(_fitted, "MEMORY", {}).get(model.provider, 1.0)),
+        version_spread=fitted("VERSION_SPREAD"),
     )
 
 
@@ -289,28 +294,42 @@ def table_key(header: Mapping[str, Any], family: str | None = None) -> str:
     return f"{harness}@{family}" if family else harness
 
 
+def table_row(
+    table: Sequence[tuple[str, tuple[int, ...], int]],
+    header: Mapping[str, Any],
+    family: str | None = None,
+) -> tuple[int, bool]:
+    """The tokens of a `(key, version, tokens)` table (`SYSTEM_PROMPT_TOKENS`,
+    `WARM_PREFIX_TOKENS`) for a stream's header, and whether the row is the stream's own
+    (its key with its family, and its version's major.minor).
+
+    The row is the first whose key is, in this order, the stream's `table_key` with its
+    family, without one, or with another family (the same harness and stream kind counted
+    in another tokenizer is nearer than nothing), and whose version the stream's is at
+    least; else (a version older than any fitted) that key's oldest row; `(0, False)`
+    when no key matches."""
+    _, version = harness_version(header)
+    harness = stream_harness(header)
+    own = table_key(header, family) if family else harness
+    keys = [own, harness] if family else [harness]
+    keys += sorted({name for name, _, _ in table if name.split("@")[0] == harness} - set(keys))
+    for key in keys:
+        rows = [(since, tokens) for name, since, tokens in table if name == key]
+        if not rows:
+            continue
+        reached = [(since, tokens) for since, tokens in rows if version >= since]
+        since, tokens = reached[0] if reached else rows[-1]
+        return tokens, key == own and tuple(since) == version[: len(since)] and bool(since)
+    return 0, False
+
+
 def declared_tokens(
     table: Sequence[tuple[str, tuple[int, ...], int]],
     header: Mapping[str, Any],
     family: str | None = None,
 ) -> int:
-    """The tokens of a `(key, from version, tokens)` table (`SYSTEM_PROMPT_TOKENS`,
-    `WARM_PREFIX_TOKENS`) for a stream's header: the first row whose version the stream's
-    is at least and whose key is, in this order, the stream's `table_key` with its family,
-    without one, or with another family (the same harness and stream kind counted in
-    another tokenizer is nearer than nothing); 0 when none is."""
-    _, version = harness_version(header)
-    harness = stream_harness(header)
-    keys = [table_key(header, family), harness] if family else [harness]
-    rows = [r for r in table if version >= r[1]]
-    for key in keys:
-        for name, _, tokens in rows:
-            if name == key:
-                return tokens
-    for name, _, tokens in rows:
-        if name.split("@")[0] == harness:
-            return tokens
-    return 0
+    """The tokens of `table_row`."""
+    return table_row(table, header, family)[0]
 
 
 def system_prompt_tokens(header: Mapping[str, Any]) -> int:

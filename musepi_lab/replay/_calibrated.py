@@ -5,6 +5,7 @@ sessions the fit saw. `DEFAULT_CALIBRATION` is the fit shipped in `_fitted`."""
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +23,7 @@ from ._cache import (
     cache_model_for,
     declared_tokens,
     table_key,
+    table_row,
 )
 from ._own import Prior
 
@@ -43,6 +45,7 @@ FITTED_FIELDS: tuple[str, ...] = (
     "miss_concentration",
     "hit_rate",
     "memory",
+    "version_spread",
 )
 """The `CacheModel` fields a calibration fits per family."""
 
@@ -119,10 +122,15 @@ class Calibration:
     def prior(self, header: Mapping[str, Any], family: str) -> Prior:
         """The family fit as the prior of a stream's own line (`_own.Prior`)."""
         model = self.family(family)
+        tokens, own = table_row(self.system_prompt, header, family)
+        spread = model.system_spread
+        if not own:
+            # Another version's (or harness kind's) prompt: that far from this one.
+            spread = math.hypot(spread, model.version_spread * tokens)
         return Prior(
-            system=float(self.system_prompt_tokens(header, family)),
+            system=float(tokens),
             ratio=model.token_ratio,
-            system_sd=model.system_spread,
+            system_sd=spread,
             ratio_sd=model.token_ratio * model.ratio_spread,
             noise=model.noise,
             correlation=model.noise_correlation,

@@ -14,7 +14,9 @@ sent) and billed again under each step's parameters. Per tokenizer family (`anth
    each request weighted by 1 / recorded² (relative error), each stream's by 1 / their number.
 2. The spreads around them, from each stream's own least-squares line (streams with at least
    `MIN_FIT_REQUESTS` observations spread over their estimate): of the log ratio and of the
-   system prompt between streams (pooled, over streams less groups), and per family, within
+   system prompt between streams (pooled, over streams less groups), of the system prompt
+   between consecutive fitted versions of a harness (`_version_spread`: a stream whose
+   version has no row of its own is that much less sure of the nearest), and per family, within
    a stream, the relative scatter of requests around its own line (a robust scale) and the
    lag-1 autocorrelation of consecutive residuals (`_own.Prior.widened` weighs an
    observation by it).
@@ -90,6 +92,7 @@ UNIT_CALIBRATION = Calibration(
             miss_concentration=0.0,
             hit_rate=0.0,
             memory=1.0,
+            version_spread=0.0,
         )
         for m in DEFAULT_CALIBRATION.models
     )
@@ -261,15 +264,26 @@ def _pooled(deviations: Sequence[float], freedom: int) -> float:
 
 
 def _table(values: dict[Group, int]) -> TokenTable:
-    """`(key, from version, tokens)` rows, newest version first per key; the oldest row of
-    a key applies to every older version too (from `()`)."""
+    """`(key, version, tokens)` rows, newest version first per key (a stream takes the
+    newest row its version reaches, `_cache.table_row`)."""
     out = []
     for key in sorted({k for k, _ in values}):
-        versions = sorted((v for k, v in values if k == key), reverse=True)
-        for i, version in enumerate(versions):
-            since = version if i < len(versions) - 1 else ()
-            out.append((key, since, values[(key, version)]))
+        for version in sorted((v for k, v in values if k == key), reverse=True):
+            out.append((key, version, values[(key, version)]))
     return tuple(out)
+
+
+def _version_spread(intercepts: dict[Group, int]) -> float:
+    """The root mean square of log(tokens / previous version's tokens) over consecutive
+    fitted versions of each key (both above 0), pooled; 0 with no such pair."""
+    squares = []
+    for key in {k for k, _ in intercepts}:
+        versions = sorted(v for k, v in intercepts if k == key)
+        for older, newer in zip(versions, versions[1:], strict=False):
+            a, b = intercepts[(key, older)], intercepts[(key, newer)]
+            if a > 0 and b > 0:
+                squares.append(math.log(b / a) ** 2)
+    return math.sqrt(sum(squares) / len(squares)) if squares else 0.0
 
 
 def billed_own(s: FitStream, fit: Calibration, ratio: str = "session") -> list[Billed]:
@@ -384,18 +398,29 @@ def _fit_rates(fit: Calibration, streams: Sequence[FitStream]) -> Calibration:
                 row[i] += value
         per_stream.append((s.group[0], len(replayed_hits), missed))
 
-    def rate(hits: int, n: int) -> float:
+    def rate(hits: float, n: float) -> float:
         return hits / n if n else 0.0
 
+    total = [sum(v[i] for v in by_family.values()) for i in range(4)]
+    pooled = (rate(total[0], total[1]), rate(total[2], total[3]))
+
+    def shrunk(m: int, n: int, kind: int) -> float:
+        # One pseudo-request at the pooled rate: a key whose few requests never missed
+        # keeps a rate above 0, which its sessions' own requests can then move.
+        return rate(m + pooled[kind], n + 1)
+
     concentration = _miss_concentration(
-        per_stream, {k: rate(v[0], v[1]) for k, v in by_key.items()}
+        per_stream, {k: shrunk(v[0], v[1], 0) for k, v in by_key.items()}
     )
     for family, (m, n, h, c) in by_family.items():
         fit = fit.with_family(
-            family, miss_rate=rate(m, n), miss_concentration=concentration, hit_rate=rate(h, c)
+            family,
+            miss_rate=shrunk(m, n, 0),
+            miss_concentration=concentration,
+            hit_rate=shrunk(h, c, 1),
         )
     table = tuple(
-        (key, rate(m, n), rate(h, c)) for key, (m, n, h, c) in sorted(by_key.items())
+        (key, shrunk(m, n, 0), shrunk(h, c, 1)) for key, (m, n, h, c) in sorted(by_key.items())
     )
     return fit.copy_with(event_rates=table)
 
@@ -442,6 +467,7 @@ def calibrate(
             system_spread=spreads.system,
             noise=spreads.noise[family],
             noise_correlation=spreads.correlation[family],
+            version_spread=_version_spread(intercepts),
         )
     fit = _fit_rates(_fit_ttl(_fit_memory(fit, streams), streams), streams)
     day = fitted if fitted is not None else datetime.datetime.now(datetime.UTC).date().isoformat()
@@ -485,6 +511,7 @@ def fitted_source(calibration: Calibration, paths: Iterable[str]) -> str:
         ("MISS_CONCENTRATION", "miss_concentration"),
         ("HIT_RATE", "hit_rate"),
         ("MEMORY", "memory"),
+        ("VERSION_SPREAD", "version_spread"),
     ]
     families = "".join(f"{name}: dict[str, float] = {family_map(f)}\n" for name, f in maps)
     return (

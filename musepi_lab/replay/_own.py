@@ -162,6 +162,8 @@ def own_terms(
     """Each request's line (module notes): from every observation, or causally from
     those before it (`compactions`: the requests that follow a compaction, where the
     system prompt is learned again)."""
+    if prior.system_sd <= 0 and prior.ratio_sd <= 0:
+        return fixed_terms(requests, prior.system, prior.ratio)  # no spread: known exactly
     posterior = _Posterior(prior if causal else prior._replace(memory=1.0))
     if not causal:
         for obs in found:
