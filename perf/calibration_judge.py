@@ -168,8 +168,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     seconds = time.perf_counter() - started
     sessions["harness"] = [harness_of(str(label)) for label in sessions.index]
     requests["harness"] = [harness_of(str(label)) for label in requests["session"]]
-    print(f"{len(entries)} sessions of {sessions['source'].nunique()} sources, judged in "
-          f"{seconds:.1f} s (leave one source out, every fit included)")
+    print(
+        f"{len(entries)} sessions of {sessions['source'].nunique()} sources, judged in "
+        f"{seconds:.1f} s (leave one source out, every fit included)"
+    )
     print_sessions(sessions)
     print_harnesses(requests, sessions)
     print_totals(sessions)
@@ -177,8 +179,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     fit = calibrate([s for _, _, s in entries], exclude=())
     fit = fit.copy_with(fitted=DEFAULT_CALIBRATION.fitted or fit.fitted)
     matches = same_fit(fit, DEFAULT_CALIBRATION)
-    print(f"\nshipped defaults ({DEFAULT_CALIBRATION.fitted or 'none'}) equal the fit on all: "
-          f"{matches}")
+    print(
+        f"\nshipped defaults ({DEFAULT_CALIBRATION.fitted or 'none'}) equal the fit on all: "
+        f"{matches}"
+    )
     if args.write_defaults:
         fresh = calibrate([s for _, _, s in entries])
         source = fitted_source(fresh, [p for p, _, _ in entries])

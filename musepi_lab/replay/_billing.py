@@ -159,20 +159,25 @@ _RATE_KEYS: tuple[tuple[str, str, str], ...] = (
 def recorded_rates(messages: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, float]]:
     """The prices a session's own recorded costs imply, per model: for each price of
     `_RATE_KEYS`, the summed `usage.cost.<field>` over the summed tokens of the replies
-    that recorded a cost above zero (pi records what it charged, per part). A model whose replies
-    recorded no cost parts is absent; a part never recorded is absent from its model's.
+    that recorded a cost above zero (pi records what it charged, per part). A model whose
+    replies recorded no cost parts is absent; a part never recorded is absent from its
+    model's.
     The 1-hour write price follows the write price at Anthropic's 2 / 1.25 ratio when only
     one write price is recorded (pi records one `cacheWrite` cost)."""
     sums: dict[str, dict[str, list[float]]] = {}
     for message in messages:
         usage = message.get("usage")
-        cost = usage.get("cost") if isinstance(usage, Mapping) else None
-        total = cost.get("total") if isinstance(cost, Mapping) else None
+        if not isinstance(usage, Mapping):
+            continue
+        cost = usage.get("cost")
+        if not isinstance(cost, Mapping):
+            continue
+        total = cost.get("total")
         if isinstance(total, bool) or not isinstance(total, (int, float)) or not total > 0:
             continue  # no cost recorded (readers fill zeros where the harness wrote none)
         model = str(message.get("model") or "")
         for key, field, cost_field in _RATE_KEYS:
-            tokens = finite_count(usage.get(field)) if isinstance(usage, Mapping) else 0
+            tokens = finite_count(usage.get(field))
             paid = cost.get(cost_field)
             if tokens and isinstance(paid, (int, float)) and not isinstance(paid, bool):
                 if math.isfinite(paid) and paid >= 0:

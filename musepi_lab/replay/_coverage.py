@@ -64,9 +64,7 @@ def _sessions(session: Session) -> Iterable[Session]:
 
 def recorded_requests(session: Session) -> set[tuple[str, str]]:
     """`(session id, entry id)` of every reply with recorded usage, linked sessions too."""
-    return {
-        (s.id, str(e.id)) for s in _sessions(session) for e in _billed_replies(s.entries)
-    }
+    return {(s.id, str(e.id)) for s in _sessions(session) for e in _billed_replies(s.entries)}
 
 
 def unassigned_requests(session: Session) -> int:

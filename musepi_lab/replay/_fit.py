@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import itertools
 import math
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
@@ -251,7 +252,7 @@ def _noise(runs: Sequence[Sequence[float]]) -> tuple[float, float]:
     lagged = square = 0.0
     for run in runs:
         kept = [max(-3 * scale, min(3 * scale, r)) for r in run]
-        lagged += sum(a * b for a, b in zip(kept, kept[1:], strict=False))
+        lagged += sum(a * b for a, b in itertools.pairwise(kept))
         square += sum(a * a for a in kept[:-1])
     rho = lagged / square if square > 0 else 0.0
     return scale, min(max(rho, 0.0), MAX_CORRELATION)
@@ -279,7 +280,7 @@ def _version_spread(intercepts: dict[Group, int]) -> float:
     squares = []
     for key in {k for k, _ in intercepts}:
         versions = sorted(v for k, v in intercepts if k == key)
-        for older, newer in zip(versions, versions[1:], strict=False):
+        for older, newer in itertools.pairwise(versions):
             a, b = intercepts[(key, older)], intercepts[(key, newer)]
             if a > 0 and b > 0:
                 squares.append(math.log(b / a) ** 2)
@@ -358,7 +359,9 @@ def _fit_ttl(fit: Calibration, streams: Sequence[FitStream]) -> Calibration:
     return fit.with_family("openai", ttl_seconds=min(scores)[2])
 
 
-def _miss_concentration(per_stream: Sequence[tuple[str, int, int]], rates: dict[str, float]) -> float:
+def _miss_concentration(
+    per_stream: Sequence[tuple[str, int, int]], rates: dict[str, float]
+) -> float:
     """How alike the streams' own miss rates are: the beta concentration of
     `CONCENTRATIONS` under which the streams' miss counts (`(key, replayed hits, misses)`)
     are likeliest (beta-binomial, each key's beta centred on its rate, pooled); 0 when no
@@ -372,8 +375,12 @@ def _miss_concentration(per_stream: Sequence[tuple[str, int, int]], rates: dict[
         for family, n, x in usable:
             a, b = rates[family] * k, (1 - rates[family]) * k
             total += (
-                math.lgamma(x + a) + math.lgamma(n - x + b) - math.lgamma(n + k)
-                - math.lgamma(a) - math.lgamma(b) + math.lgamma(k)
+                math.lgamma(x + a)
+                + math.lgamma(n - x + b)
+                - math.lgamma(n + k)
+                - math.lgamma(a)
+                - math.lgamma(b)
+                + math.lgamma(k)
             )
         return total
 
@@ -392,8 +399,8 @@ def _fit_rates(fit: Calibration, streams: Sequence[FitStream]) -> Calibration:
         missed = sum(1 for r in replayed_hits if not r)
         served = [r for r, h, expired in found if not h and expired]
         tally = (missed, len(replayed_hits), sum(served), len(served))
-        for table, key in ((by_key, s.group[0]), (by_family, s.family)):
-            row = table.setdefault(key, [0, 0, 0, 0])
+        for tallies, key in ((by_key, s.group[0]), (by_family, s.family)):
+            row = tallies.setdefault(key, [0, 0, 0, 0])
             for i, value in enumerate(tally):
                 row[i] += value
         per_stream.append((s.group[0], len(replayed_hits), missed))

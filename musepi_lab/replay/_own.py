@@ -91,10 +91,10 @@ class Terms(NamedTuple):
 
 
 class Observation(NamedTuple):
-    """A recorded request usable for the line: its index in the stream, the billed estimate
-    of its conversation and its recorded prompt tokens."""
+    """A recorded request usable for the line: its index in the stream (`request`), the
+    billed estimate of its conversation and its recorded prompt tokens."""
 
-    index: int
+    request: int
     estimate: float
     recorded: float
 
@@ -170,15 +170,15 @@ def own_terms(
             posterior.add(obs.estimate, obs.recorded, prior.widened)
         return [posterior.terms()] * requests
     out: list[Terms] = []
-    by_index = {obs.index: obs for obs in found}
+    by_index = {obs.request: obs for obs in found}
     jumps = set(compactions)
     for k in range(requests):
         if k in jumps:
             posterior.compacted()
         out.append(posterior.terms())
-        obs = by_index.get(k)
-        if obs is not None:
-            posterior.add(obs.estimate, obs.recorded, prior.widened)
+        seen = by_index.get(k)
+        if seen is not None:
+            posterior.add(seen.estimate, seen.recorded, prior.widened)
     return out
 
 

@@ -33,8 +33,14 @@ from ._cache import CacheState
 from ._calibrated import DEFAULT_CALIBRATION, Calibration
 from ._coverage import COMPACTION_RUN, coverage
 from ._own import Terms, fixed_terms, observations, own_terms
-from ._result import COLUMNS, TRIGGERS, CompactionEvent, CompactionFailure, ReplayResult
-from ._result import StreamResult
+from ._result import (
+    COLUMNS,
+    TRIGGERS,
+    CompactionEvent,
+    CompactionFailure,
+    ReplayResult,
+    StreamResult,
+)
 from ._stream_bill import Billed, bill_stream
 from ._streams import Stream
 from ._uncertainty import Rate, StreamDraws, beta_rates

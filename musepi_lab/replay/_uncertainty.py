@@ -171,7 +171,8 @@ def _line_factor(stream: StreamDraws, z: np.ndarray, eps: np.ndarray) -> np.ndar
         + conv**2 * np.array([t.var_ratio for t in terms])
     )
     line = np.sqrt(np.maximum(var, 0.0)) / prompt
-    return np.maximum(1.0 + line[None, :] * z[:, None] + eps, 0.0)
+    factor: np.ndarray = np.maximum(1.0 + line[None, :] * z[:, None] + eps, 0.0)
+    return factor
 
 
 def _ar1(rng: np.random.Generator, draws: int, n: int, noise: float, rho: float) -> np.ndarray:
@@ -197,7 +198,8 @@ def _rate_draws(rates: Sequence[Rate], rng: np.random.Generator, draws: int) -> 
     first = rates[0] if rates else Rate(0.0)
     if all(r == first for r in rates) and first.alpha > 0 and first.beta > 0:
         return np.repeat(rng.beta(first.alpha, first.beta, draws)[:, None], n, axis=1)
-    return np.broadcast_to(np.array([r.mean for r in rates])[None, :], (draws, n))
+    means: np.ndarray = np.tile(np.array([r.mean for r in rates]), (draws, 1))
+    return means
 
 
 def cost_draws(

@@ -31,7 +31,6 @@ How it works:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -212,7 +211,9 @@ def request(
         state, outcome = recover(config, log, out, state, fired)
     message = entry.message or {}
     sent = state.measure.context + config.system_tokens
-    out.specs.append(request_spec(config, state, entry, compacted=state.compacted or bool(out.events)))
+    out.specs.append(
+        request_spec(config, state, entry, compacted=state.compacted or bool(out.events))
+    )
     usage = message_usage(message, profile=config.profile) if state.measure.comparable else None
     event = outcome if isinstance(outcome, CompactionEvent) else recorded_event(out, state)
     out.rows.append(

@@ -80,6 +80,7 @@ def stream_config(stream: Stream, strategy: object, **options: object) -> Replay
 
 def recorded_walk(stream: Stream, profile: str = "musepi") -> Walk:
     """The stream walked under `FIT_STRATEGY`, kept per stream."""
+
     def make() -> Walk:
         settings = CompactionSettings.for_profile(profile)
         config = stream_config(
