@@ -44,7 +44,12 @@ def raw_replies(path: Path) -> dict[str, dict[str, Any]]:
 
 
 def billed(usage: dict[str, Any]) -> bool:
-    keys = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+    keys = (
+        "input_tokens",
+        "output_tokens",
+        "cache_read_input_tokens",
+        "cache_creation_input_tokens",
+    )
     return any(usage.get(k) for k in keys)
 
 
@@ -133,7 +138,9 @@ def test_pi_replies_are_billed_their_recorded_output():
         if rec.get("type") == "message"
         and rec["message"].get("role") == "assistant"
         and isinstance(rec["message"].get("usage"), dict)
-        and any(rec["message"]["usage"].get(k) for k in ("input", "output", "cacheRead", "cacheWrite"))
+        and any(
+            rec["message"]["usage"].get(k) for k in ("input", "output", "cacheRead", "cacheWrite")
+        )
     ]
     timeline = replay(read_session(path), "none", window=10**9).timeline
     recorded = timeline[timeline["output_source"] == "recorded"]
@@ -164,9 +171,7 @@ def test_one_hour_writes_follow_the_recorded_split():
 def spec(now_ms: float, conversation: int, *, one_hour: float | None) -> RequestSpec:
     write = 1_000
     usage = (
-        None
-        if one_hour is None
-        else RecordedUsage(0, 0, write, round(write * one_hour), 10, 0.0)
+        None if one_hour is None else RecordedUsage(0, 0, write, round(write * one_hour), 10, 0.0)
     )
     return RequestSpec(
         "e", 1, None, now_ms, "claude-opus-4-6", "off", "anthropic", conversation, None,

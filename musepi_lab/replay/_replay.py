@@ -134,9 +134,24 @@ def replay(
         "hooks": hooks,
         "calibration": fit,
     }
+    return _replay_streams(session, strategy, options, leaf_id, ratio, system_tokens)
+
+
+def _replay_streams(
+    session: Session,
+    strategy: str | Strategy,
+    options: Mapping[str, Any],
+    leaf_id: str | None,
+    ratio: str,
+    system_tokens: int | None,
+) -> ReplayResult:
+    """Every stream walked (or its kept `recorded` walk taken) and billed, main first."""
+    fit: Calibration = options["calibration"]
+    cache: str = options["cache"]
     streams, left = streams_of(session, leaf_id)
     parts: list[_Part] = []
     excluded: dict[tuple[str, str], str] = {}
+    config = None
     for stream in streams:
         config = stream_config(stream, strategy, **options)
         if ratio == "causal" and not config.follows_recorded:
@@ -148,8 +163,8 @@ def replay(
             if part is None:
                 reason = COMPACTION_RUN if not config.follows_recorded else UNANCHORED
                 excluded.update(_replies(stream, reason))
-                continue
-            parts.append(part)
+            else:
+                parts.append(part)
             continue
         walked = (
             recorded_walk(stream, config.profile)

@@ -99,57 +99,64 @@ def bill_stream(
         if follow_record and model.provider == "anthropic" and spec.recorded is not None:
             share = spec.recorded.one_hour_share if spec.recorded.cache_write else share
         one_hour = share if follow_record and model.provider == "anthropic" else None
-        system = max(0, round(term.system))
-        ratio = max(0.0, term.ratio)
-        prompt = max(0, system + round(ratio * spec.conversation))
-        reusable = None if spec.reusable is None else system + round(ratio * spec.reusable)
-        output, recorded = _output(spec, ratio)
-        prices = spec.prices
-        rest_price = write_price(model, prices, one_hour)
-        if spec.refused:
-            out.append(
-                _billed(spec, model.name, Bill(0, 0, 0, 0.0, 0), 0, None, 0, 0, one_hour, prices)
-            )
-            states.append(cache)
-            continue
-        alive = is_alive(
-            model, cache, now_ms=spec.now_ms, model_id=spec.model_id, thinking=spec.thinking
-        )
-        bill, after = bill_cached(
-            model,
-            cache,
-            prompt=prompt,
-            reusable=reusable,
-            now_ms=spec.now_ms,
-            model_id=spec.model_id,
-            output_tokens=output,
-            prices=prices,
-            warm=warm,
-            thinking=spec.thinking,
-            one_hour=one_hour,
-        )
-        shared_units = _shared_units(spec, cache, alive, warm, system, ratio)
-        expired = _expired(model, cache, spec, prompt, reusable, bill.cache_read, alive)
-        out.append(
-            Billed(
-                bill,
-                model.name,
-                prompt,
-                spec.conversation,
-                shared_units,
-                min(prompt, warm),
-                expired,
-                recorded,
-                one_hour,
-                prices["input"],
-                prices["cache_read"],
-                rest_price,
-                prices["output"],
-            )
-        )
+        billed, after = _bill_one(spec, term, model, cache, warm, one_hour)
+        out.append(billed)
         cache = after
         states.append(cache)
     return out, states
+
+
+def _bill_one(
+    spec: RequestSpec,
+    term: Terms,
+    model: CacheModel,
+    cache: CacheState | None,
+    warm: int,
+    one_hour: float | None,
+) -> tuple[Billed, CacheState | None]:
+    """One request billed on its line, and the cache after it (a refused request leaves
+    it as it was)."""
+    prices = spec.prices
+    if spec.refused:
+        empty = Bill(0, 0, 0, 0.0, 0)
+        return _billed(spec, model.name, empty, 0, None, 0, 0, one_hour, prices), cache
+    system = max(0, round(term.system))
+    ratio = max(0.0, term.ratio)
+    prompt = max(0, system + round(ratio * spec.conversation))
+    reusable = None if spec.reusable is None else system + round(ratio * spec.reusable)
+    output, recorded = _output(spec, ratio)
+    alive = is_alive(
+        model, cache, now_ms=spec.now_ms, model_id=spec.model_id, thinking=spec.thinking
+    )
+    bill, after = bill_cached(
+        model,
+        cache,
+        prompt=prompt,
+        reusable=reusable,
+        now_ms=spec.now_ms,
+        model_id=spec.model_id,
+        output_tokens=output,
+        prices=prices,
+        warm=warm,
+        thinking=spec.thinking,
+        one_hour=one_hour,
+    )
+    billed = Billed(
+        bill,
+        model.name,
+        prompt,
+        spec.conversation,
+        _shared_units(spec, cache, alive, warm, system, ratio),
+        min(prompt, warm),
+        _expired(model, cache, spec, prompt, reusable, bill.cache_read, alive),
+        recorded,
+        one_hour,
+        prices["input"],
+        prices["cache_read"],
+        write_price(model, prices, one_hour),
+        prices["output"],
+    )
+    return billed, after
 
 
 def _billed(
