@@ -207,7 +207,7 @@ class CutPointExplorer(widgets.VBox):
         self.context_tokens = 0
         self.figures: ContextFigures | None = None
         self._figures_key: tuple[Any, ...] | None = None
-        self._leaf_figures: Any = None
+        self._leaf_figures: ContextFigures | None = None
         self.regions: dict[str, int] = {}
         self.png: bytes | None = None
         self._counters: dict[str, TokenCounter] = {}
@@ -286,7 +286,7 @@ class CutPointExplorer(widgets.VBox):
         when there is a cut (the figure its trigger compares)."""
         leaf = self.leaf_id or self.session.leaf_id
         key = (leaf, self.settings.profile, self.counter.method)
-        if self._figures_key != key:
+        if self._leaf_figures is None or self._figures_key != key:
             messages = build_session_context(
                 self.session, leaf, profile=self.settings.profile
             ).messages
@@ -295,7 +295,7 @@ class CutPointExplorer(widgets.VBox):
                 messages, counts, method=self.counter.method, profile=self.settings.profile
             )
             self._figures_key = key
-        figures = self._leaf_figures
+        figures: ContextFigures = self._leaf_figures
         if prep is not None and prep.context_estimate.last_usage_index >= 0:
             estimate = prep.context_estimate
             figures = dataclasses.replace(
