@@ -166,6 +166,32 @@ def context_figures(
     )
 
 
+_USAGE_FIELDS = (
+    ("input", "input"),
+    ("output", "output"),
+    ("cacheRead", "cache read"),
+    ("cacheWrite", "cache write"),
+)
+
+
+def recorded_usage_text(message: Mapping[str, Any] | None) -> str | None:
+    """What the provider recorded for one reply: the context it counted and the usage
+    fields behind it, e.g. `context 90,863 recorded by the provider (input 13,616, ...)`
+    (None for a message without valid usage)."""
+    usage = message_usage(message, profile="pi")
+    if usage is None:
+        return None
+    parts = [
+        f"{label} {int(usage[key]):,}"
+        for key, label in _USAGE_FIELDS
+        if isinstance(usage.get(key), (int, float))
+        and not isinstance(usage.get(key), bool)
+        and usage.get(key)
+    ]
+    context = calculate_context_tokens(usage, profile="pi")
+    return f"context {context:,} {RECORDED}" + (f" ({', '.join(parts)})" if parts else "")
+
+
 BEYOND = "beyond the estimate"
 """The cut bar's part the provider recorded but the counter's regions do not hold."""
 

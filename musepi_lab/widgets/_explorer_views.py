@@ -14,8 +14,7 @@ from typing import Any
 
 import orjson
 
-from ..compaction._threshold import calculate_context_tokens, message_usage
-from ..compaction._token_sources import ESTIMATED, RECORDED, ContextFigures
+from ..compaction._token_sources import ESTIMATED, ContextFigures, recorded_usage_text
 from ..context._build import SessionContext
 from ..context._transcript import TranscriptItem
 from ..context._transcript import render_transcript as _render_transcript
@@ -74,27 +73,6 @@ def subagent_options(session: Session) -> list[tuple[str, int]]:
     return options
 
 
-def recorded_usage_text(entry: Entry) -> str | None:
-    """What the provider recorded for an assistant reply: the context it counted and the
-    usage fields behind it (None for any other entry)."""
-    usage = message_usage(entry_to_message(entry), profile="pi")
-    if usage is None:
-        return None
-    fields = (
-        ("input", "input"),
-        ("output", "output"),
-        ("cacheRead", "cache read"),
-        ("cacheWrite", "cache write"),
-    )
-    parts = [
-        f"{label} {int(usage[key]):,}"
-        for key, label in fields
-        if isinstance(usage.get(key), (int, float)) and usage.get(key)
-    ]
-    context = calculate_context_tokens(usage, profile="pi")
-    return f"context {context:,} {RECORDED}" + (f" ({', '.join(parts)})" if parts else "")
-
-
 def entry_html(
     entry: Entry, index: int, tokens: int, *, max_chars: int | None = None, method: str = ""
 ) -> str:
@@ -114,7 +92,7 @@ def entry_html(
         ("line", None if entry.line is None else f"{entry.line:,}", False),
         ("timestamp", entry.timestamp, True),
         ("tokens", f"{tokens:,} {ESTIMATED}{counted}", False),
-        ("usage", recorded_usage_text(entry), False),
+        ("usage", recorded_usage_text(entry_to_message(entry)), False),
     ]
     head = " · ".join(
         f"<b>{html.escape(k)}</b> "
