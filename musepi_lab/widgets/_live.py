@@ -216,9 +216,10 @@ class LiveExplorerMixin:
         self.live.start()
 
     def _on_live(self, state: TailState, summary: LiveSummary) -> None:
+        # The figures first: they reach the browser before the tree is redrawn.
+        self.live_view.value = live_html(summary, state)
         if state.session is not self.session:
             self._set_session(state.session)
-        self.live_view.value = live_html(summary, state)
 
     @property
     def live_summary(self) -> LiveSummary | None:
