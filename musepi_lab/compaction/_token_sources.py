@@ -96,8 +96,10 @@ class ContextFigures:
                 "cut or summarized in the file?), so estimated figures are far too small"
             )
         return (
-            f"the provider's count grew only {ratio:,.2f}× the counter's estimate of the same "
-            "messages: the counter over-counts this session (images or data counted as text?)"
+            f"the provider's count grew only {ratio:,.2f}× as fast as the counter's estimate of "
+            "the same messages: the session holds more text than the provider was sent (tool "
+            "outputs the harness cut, images or data counted as text?), so estimated figures "
+            "are far too large"
         )
 
 

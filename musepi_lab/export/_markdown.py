@@ -14,16 +14,22 @@ import re
 
 from ._document import Block, Marker, Message, TranscriptDocument
 
-# Every character that can open CommonMark or GFM markup (emphasis, code, links, headings,
-# lists, tables, strikethrough, setext rules, HTML and entities) or GitHub's math (`$`).
-_MARKUP = re.compile(r"([\\`*_{}\[\]<>()#+\-.!|~=&$])")
+# Characters that open CommonMark or GFM markup anywhere in a line (emphasis, code, links,
+# HTML and entities, tables, strikethrough) or GitHub's math (`$`).
+_INLINE = re.compile(r"([\\`*_\[\]<>|~&$])")
+# What opens markup only at the start of a line: an ATX heading, a list item, a setext
+# underline (`===`, `---`), an ordered item (`1.`, `1)`).
+_LINE_START = re.compile(r"^([#\-+=])", re.MULTILINE)
+_ORDERED = re.compile(r"^(\d+)([.)])", re.MULTILINE)
 _LEADING = re.compile(r"^[ \t]+", re.MULTILINE)
 
 
 def md_text(text: str) -> str:
     """Prose as Markdown that renders as exactly that text: markup characters escaped,
     leading indentation kept as no-break spaces (not a code block), each line break kept."""
-    escaped = _MARKUP.sub(r"\\\1", text.replace("\r\n", "\n").replace("\r", "\n"))
+    escaped = _INLINE.sub(r"\\\1", text.replace("\r\n", "\n").replace("\r", "\n"))
+    escaped = _ORDERED.sub(r"\1\\\2", escaped)
+    escaped = _LINE_START.sub(r"\\\1", escaped)
     escaped = _LEADING.sub(lambda m: "\u00a0" * len(m.group(0).expandtabs(4)), escaped)
     lines = escaped.split("\n")
     # A line break inside a paragraph is a hard break (a trailing backslash); a blank line
