@@ -33,7 +33,8 @@ class ReadProblem:
             `bad-usage` (a usage count read as 0, the original kept). OpenHands:
             `inferred-source` (older events without `source`), `no-messages`. A file a
             lenient folder read could not read at all: `reader-error`. `analysis.usage_df` adds
-            `unassigned-usage` (Codex requests no assistant item carries).
+            `usage-without-reply` (Codex requests no assistant item answers, billed from
+            their `token_count` events).
         message: A human-readable explanation.
     """
 
