@@ -31,7 +31,9 @@ class ReadProblem:
             could not take: `nested-too-deeply` (cut at 200 levels, or the line dropped
             when no parser goes that deep), `number-out-of-range` (kept as its text),
             `bad-usage` (a usage count read as 0, the original kept). OpenHands:
-            `inferred-source` (older events without `source`), `no-messages`. A file a
+            `inferred-source` (older events without `source`), `no-messages`. opencode storage:
+            `unsafe-id` (an id holding a path separator, `..` or a NUL, not used as a
+            path), `outside-storage` (a file or folder resolving outside the storage root). A file a
             lenient folder read could not read at all: `reader-error`. `analysis.usage_df` adds
             `usage-without-reply` (Codex requests no assistant item answers, billed from
             their `token_count` events).
