@@ -9,6 +9,7 @@ counts are requests, which calls each file holds.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ import pytest
 from _raw import codex_lines, codex_requests
 
 from musepi_lab.analysis._usage import usage_df
+from musepi_lab.datasets._discover import discover_sessions
 from musepi_lab.formats._codex import read_codex
 from musepi_lab.formats._registry import detect_format, iter_session_files, iter_sessions
 from musepi_lab.session._model import tool_calls
@@ -282,3 +284,12 @@ def test_a_legacy_rollout_reads_its_messages_and_tool_calls() -> None:
         ["thinking", "toolCall"],
         ["text"],
     ]
+
+
+def test_discovery_lists_the_parent_not_its_children(tmp_path: Path) -> None:
+    day = tmp_path / ".codex" / "sessions" / "2026" / "01" / "04"
+    day.mkdir(parents=True)
+    for path in (DATA / "spawn").iterdir():
+        shutil.copy(path, day / path.name)
+    found = discover_sessions(tmp_path, environ={}, agents=("codex",))
+    assert [f.path.name for f in found] == [file_of("spawn", PARENT).name]

@@ -97,11 +97,13 @@ def linked_child(child: Session, parent: Session, event_line: int | None) -> Ses
 
 
 def _spawn_call(entries: tuple[Entry, ...], child_id: str) -> str | None:
-    """The tool call whose result names the child's session id (`spawn_agent` answers
-    `{"agent_id": <id>}`), or None."""
+    """The spawning tool call whose result names the child's session id (`spawn_agent`
+    answers `{"agent_id": <id>}`; a later `wait` names it too, and is not it), or None."""
     for entry in entries:
         message = entry.message
         if message is None or message.get("role") != "toolResult":
+            continue
+        if "spawn" not in str(message.get("toolName") or ""):
             continue
         content = message.get("content")
         for block in content if isinstance(content, list) else ():
