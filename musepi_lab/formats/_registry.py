@@ -14,7 +14,8 @@ import orjson
 
 from ..session._errors import ReadProblem, SessionReadError
 from ..session._session import Session
-from ._detect import format_of_record, is_opencode_db_name
+from ._codex_family import is_linked_child, is_rollout_name
+from ._detect import format_of_record, is_legacy_codex_header, is_opencode_db_name
 from ._io import check_session_path, read_bytes_checked, strip_bom
 from ._pi import read_pi_jsonl
 from ._values import loads_js
@@ -108,6 +109,11 @@ def detect_format(path: str | os.PathLike[str]) -> str:
     if fmt is None and len(head) == _SNIFF_BYTES:
         _, data = read_bytes_checked(p)
         fmt = _format_of_head(data)
+    if fmt is None and is_rollout_name(Path(p).name):
+        # A legacy Codex rollout holding only its header line: the name says Codex.
+        first = _first_objects(strip_bom(head).lstrip(), limit=1)
+        if first and is_legacy_codex_header(first[0]):
+            return "codex"
     return fmt or "pi"
 
 
@@ -224,9 +230,10 @@ _SIDECAR_SUFFIXES = (".facts.json", "manifest.json")
 
 
 def iter_session_files(root: str | os.PathLike[str]) -> Iterator[Path]:
-    """Session files under a folder, sorted; Claude Code subagent files are left out
-    because they are read with their parent session, and in an opencode storage folder
-    only the session files count (their message and part files are read with them)."""
+    """Session files under a folder, sorted; Claude Code subagent files and Codex rollouts
+    of spawned or review agents whose parent's rollout is beside them are left out because
+    they are read with their parent session, and in an opencode storage folder only the
+    session files count (their message and part files are read with them)."""
     base = Path(root)
     storage: dict[Path, Path | None] = {}
     for p in sorted(base.rglob("*")):
@@ -235,6 +242,8 @@ def iter_session_files(root: str | os.PathLike[str]) -> Iterator[Path]:
         ):
             continue
         if p.parent.name == "subagents" or p.name.endswith(_SIDECAR_SUFFIXES):
+            continue
+        if is_linked_child(p):
             continue
         inside = _opencode_storage(p, storage)
         if inside is not None and not _is_opencode_session(p, inside):

@@ -77,6 +77,17 @@ class RecordedUsage(NamedTuple):
         return self.cache_write_1h / self.cache_write if self.cache_write else None
 
 
+def reply_less_request(entry: Any) -> Mapping[str, Any] | None:
+    """The `requestUsage` of an entry that records a provider request no reply answers (a
+    Codex `token_count` with no output item, an interrupted turn: the reader puts the
+    request's `usage`, `model` and `provider` there), else None. `usage_df` bills it; so
+    does a replay, as a request with the context of its place and no reply text."""
+    if entry.type == "message":
+        return None
+    request = entry.record.get("requestUsage")
+    return request if isinstance(request, Mapping) else None
+
+
 def recorded_usage(message: Mapping[str, Any] | None) -> RecordedUsage | None:
     """A reply's recorded usage, or None when it recorded no tokens at all (no usage,
     Claude Code's `<synthetic>` replies, Codex items no request was assigned to)."""

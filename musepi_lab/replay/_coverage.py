@@ -1,13 +1,12 @@
 """How many of a session's recorded requests a replay covers, and why the others are out.
 
-A recorded request is a reply with recorded usage (the rows of `analysis.usage_df`, over the
-session and its linked sessions), plus the Codex requests whose usage no assistant item
-carries (`analysis._usage.unassigned_usage`: they are in no `usage_df` row, but the provider
-billed them). A replay covers a recorded request when one of its streams billed that reply.
-Every other one is counted with its reason, never dropped: on an abandoned branch or under a
-second root (`_streams`), a compaction run left out of a counterfactual strategy, a Codex
-request no item carries, or (should a walk skip a reply for a reason not named here)
-`UNEXPLAINED`, so a gap shows instead of vanishing.
+A recorded request is what `analysis.usage_df` bills, over the session and its linked
+sessions: a reply with recorded usage, or an entry recording a request no reply answers
+(`_billing.reply_less_request`: Codex's `token_count` without an output item). A replay
+covers a recorded request when one of its streams billed it. Every other one is counted
+with its reason, never dropped: on an abandoned branch or under a second root (`_streams`),
+a compaction run left out of a counterfactual strategy, or (should a walk skip one for a
+reason not named here) `UNEXPLAINED`, so a gap shows instead of vanishing.
 """
 
 from __future__ import annotations
@@ -16,10 +15,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from ..session._session import Session
-from ._streams import LeftOut, _billed_replies
+from ._streams import LeftOut, billed_entries
 
 COMPACTION_RUN = "the agent's own compaction run (a counterfactual strategy compacts itself)"
-UNASSIGNED = "a Codex request whose usage no assistant item carries"
 UNEXPLAINED = "not billed by any stream (no reason known)"
 
 
@@ -64,21 +62,7 @@ def _sessions(session: Session) -> Iterable[Session]:
 
 def recorded_requests(session: Session) -> set[tuple[str, str]]:
     """`(session id, entry id)` of every reply with recorded usage, linked sessions too."""
-    return {(s.id, str(e.id)) for s in _sessions(session) for e in _billed_replies(s.entries)}
-
-
-def unassigned_requests(session: Session) -> int:
-    """Codex requests (token_count events) beyond the replies that carry usage (the count
-    `usage_df`'s `unassigned-usage` problem reports)."""
-    # Imported here: `analysis` imports the replay's result type at import time.
-    from ..analysis._usage import _codex_requests
-
-    total = 0
-    for s in _sessions(session):
-        requests = len(_codex_requests(s))
-        if requests:
-            total += max(0, requests - sum(1 for _ in _billed_replies(s.entries)))
-    return total
+    return {(s.id, str(e.id)) for s in _sessions(session) for e in billed_entries(s.entries)}
 
 
 def coverage(
@@ -114,11 +98,8 @@ def coverage(
     rest = len(recorded - covered - explained)
     if rest:
         reasons[UNEXPLAINED] = rest
-    unassigned = unassigned_requests(session)
-    if unassigned:
-        reasons[UNASSIGNED] = unassigned
     return Coverage(
-        recorded=len(recorded) + unassigned,
+        recorded=len(recorded),
         covered=len(covered),
         left_out=tuple(sorted(reasons.items())),
         estimated=estimated,

@@ -361,9 +361,9 @@ def _compaction_part(
 
 
 def _replies(stream: Stream, reason: str) -> dict[tuple[str, str], str]:
-    from ._streams import _billed_replies
+    from ._streams import billed_entries
 
-    return {(stream.owner, str(e.id)): reason for e in _billed_replies(stream.session.entries)}
+    return {(stream.owner, str(e.id)): reason for e in billed_entries(stream.session.entries)}
 
 
 def _rows(part: _Part) -> list[dict[str, Any]]:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from ..session._model import Entry
 from ..session._session import Session
-from ._billing import recorded_usage
+from ._billing import recorded_usage, reply_less_request
 
 STREAM_KINDS: tuple[str, ...] = ("main", "sidechain", "subagent", "compaction")
 """The kinds of request stream (module notes)."""
@@ -72,15 +72,15 @@ class LeftOut:
     reason: str
 
 
-def _billed_replies(entries: tuple[Entry, ...]) -> Iterator[Entry]:
+def billed_entries(entries: tuple[Entry, ...]) -> Iterator[Entry]:
+    """The entries that record a billed request: replies with usage, and entries carrying
+    a request no reply answers (`_billing.reply_less_request`)."""
     for entry in entries:
         message = entry.message
-        if (
-            entry.id is not None
-            and message is not None
-            and message.get("role") == "assistant"
-            and recorded_usage(message) is not None
-        ):
+        if message is not None and message.get("role") != "assistant":
+            continue
+        request = message if message is not None else reply_less_request(entry)
+        if entry.id is not None and recorded_usage(request) is not None:
             yield entry
 
 
@@ -161,7 +161,7 @@ def _collect(
         streams.append(Stream(label, "sidechain", copy, None, session.id))
         walked.update(e.id for e in side)
     sidechain_roots = {rid for rid, _ in sidechains}
-    for entry in _billed_replies(session.entries):
+    for entry in billed_entries(session.entries):
         if entry.id in walked:
             continue
         root = _root_of(session, entry)

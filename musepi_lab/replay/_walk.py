@@ -42,7 +42,7 @@ from ..compaction._threshold import (
 from ..metrics._metrics import summarizer_cost
 from ..session._model import Entry, Message, thinking_level_of
 from ..session._session import Session, parse_timestamp_ms
-from ._billing import RequestSpec, recorded_usage
+from ._billing import RequestSpec, recorded_usage, reply_less_request
 from ._cache import (
     billed_entry_tokens,
     billed_message_tokens,
@@ -136,6 +136,7 @@ def step(
         return state._replace(recorded_compaction=True, measure=measure, compacted=True)
     message = entry.message
     is_request = message is not None and message.get("role") == "assistant"
+    is_request = is_request or reply_less_request(entry) is not None
     if (
         is_request
         and message is not None
@@ -209,7 +210,7 @@ def request(
     outcome: CompactionEvent | CompactionFailure | None = None
     if fired is not None:
         state, outcome = recover(config, log, out, state, fired)
-    message = entry.message or {}
+    message = entry.message or reply_less_request(entry) or {}
     sent = state.measure.context + config.system_tokens
     out.specs.append(
         request_spec(config, state, entry, compacted=state.compacted or bool(out.events))
@@ -260,7 +261,7 @@ def request_spec(
     config: ReplayConfig, state: ReplayState, entry: Entry, *, compacted: bool
 ) -> RequestSpec:
     """What a request sent, before any fitted parameter (`RequestSpec`)."""
-    message = entry.message or {}
+    message = entry.message or reply_less_request(entry) or {}
     return RequestSpec(
         entry_id=entry.id,
         line=entry.line,
