@@ -71,27 +71,27 @@ FIT_SESSIONS: tuple[str, ...] = (
 )
 TOKEN_RATIO: dict[str, float] = {
     "anthropic": 1.3939462030347631,
-    "openai": 0.99261421007857,
+    "openai": 0.9928927782265875,
     "neutral": 1.0,
 }
 RATIO_SPREAD: dict[str, float] = {
-    "anthropic": 0.191888876244383,
-    "openai": 0.191888876244383,
-    "neutral": 0.191888876244383,
+    "anthropic": 0.19181384472800916,
+    "openai": 0.19181384472800916,
+    "neutral": 0.19181384472800916,
 }
 SYSTEM_SPREAD: dict[str, float] = {
-    "anthropic": 3753.3988826403656,
-    "openai": 3753.3988826403656,
-    "neutral": 3753.3988826403656,
+    "anthropic": 3749.962131479225,
+    "openai": 3749.962131479225,
+    "neutral": 3749.962131479225,
 }
 NOISE: dict[str, float] = {
     "anthropic": 0.02643810191304417,
-    "openai": 0.03710994842649003,
+    "openai": 0.037123622114986876,
     "neutral": 0.21584617698934938,
 }
 NOISE_CORRELATION: dict[str, float] = {
     "anthropic": 0.9,
-    "openai": 0.8975364812372546,
+    "openai": 0.897572592754464,
     "neutral": 0.0,
 }
 MISS_RATE: dict[str, float] = {
@@ -115,9 +115,9 @@ MEMORY: dict[str, float] = {
     "neutral": 0.95,
 }
 VERSION_SPREAD: dict[str, float] = {
-    "anthropic": 0.6605757540013342,
-    "openai": 0.6605757540013342,
-    "neutral": 0.6605757540013342,
+    "anthropic": 0.6607813774200513,
+    "openai": 0.6607813774200513,
+    "neutral": 0.6607813774200513,
 }
 OPENAI_TTL_SECONDS = 600.0
 SYSTEM_PROMPT_TOKENS: tuple[tuple[str, tuple[int, ...], int], ...] = (
@@ -126,12 +126,12 @@ SYSTEM_PROMPT_TOKENS: tuple[tuple[str, tuple[int, ...], int], ...] = (
     ("claude-code@anthropic", (2, 1), 26_125),
     ("claude-code@anthropic", (2, 0), 15_799),
     ("claude-code@anthropic", (1, 0), 14_784),
-    ("codex@openai", (0, 104), 7_012),
+    ("codex@openai", (0, 104), 7_023),
     ("codex@openai", (0, 66), 3_462),
-    ("codex@openai", (0, 58), 9_862),
-    ("codex@openai", (0, 42), 2_763),
+    ("codex@openai", (0, 58), 9_860),
+    ("codex@openai", (0, 42), 2_762),
     ("codex@openai", (0, 41), 2_582),
-    ("codex@openai", (0, 40), 2_497),
+    ("codex@openai", (0, 40), 2_496),
     ("gemini-cli@neutral", (), 6_404),
     ("pi@anthropic", (), 1_063),
     ("pi@openai", (), 0),
