@@ -39,7 +39,7 @@ A `replay` cell (budget = context window) replays the session with the strategy
 `compactions`, `requests` (of every stream), `streams`, the recorded requests the bill covers
 (`requests_recorded`, `requests_covered`, `requests_left_out`: JSON of reason → count;
 `requests_estimated`: billed requests whose reply carries no usage, so their output is
-estimated), `peak_context`, `replay_cost_usd` (the bill under the providers' documented
+estimated; `requests_coverage`: covered over recorded), `peak_context`, `replay_cost_usd` (the bill under the providers' documented
 rules, each stream on its own line), `replay_cost_expected` (`ReplayResult.cost`, exact: the
 expected unpredicted misses and hits added) with its 90% prediction interval
 `replay_cost_low` / `replay_cost_high` (`cost_interval`) and `replay_cost_draws` (the
@@ -111,6 +111,7 @@ COLUMNS: tuple[str, ...] = (
     "requests_covered",
     "requests_left_out",
     "requests_estimated",
+    "requests_coverage",
     "tokens_before",
     "tokens_after",
     "token_reduction",
@@ -463,15 +464,15 @@ def _coverage_columns(res: ReplayResult) -> dict[str, Any]:
     """How many recorded requests the replay's bill covers, and why the others are out."""
     coverage = res.coverage
     if coverage is None:
-        return dict.fromkeys(
-            ("requests_recorded", "requests_covered", "requests_left_out", "requests_estimated")
-        ) | {"streams": len(res.streams) or None}
+        keys = ("recorded", "covered", "left_out", "estimated", "coverage")
+        return dict.fromkeys(f"requests_{k}" for k in keys) | {"streams": len(res.streams) or None}
     return {
         "streams": len(res.streams),
         "requests_recorded": coverage.recorded,
         "requests_covered": coverage.covered,
         "requests_left_out": canonical_json(dict(coverage.left_out)),
         "requests_estimated": coverage.estimated,
+        "requests_coverage": coverage.covered / coverage.recorded if coverage.recorded else None,
     }
 
 

@@ -44,10 +44,12 @@ REPLAY_SUMMARY_METRICS: tuple[str, ...] = (
     "replay_cost_expected",
     "replay_cost_low",
     "replay_cost_high",
+    "requests_coverage",
 )
-"""The default for replay results: also how often each strategy compacted and what the
+"""The default for replay results: also how often each strategy compacted, what the
 replayed session cost (under the documented rules; expected, with the low and high ends of
-each cell's 90% prediction interval, averaged like the other metrics)."""
+each cell's 90% prediction interval, averaged like the other metrics) and the share of its
+recorded requests that bill covers."""
 
 
 PROBE_SUMMARY_METRICS: tuple[str, ...] = (
