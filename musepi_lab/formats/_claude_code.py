@@ -68,6 +68,7 @@ from ..session._errors import ProblemLog
 from ..session._session import Session
 from ._claude_code_header import linked_header, session_header, subagent_paths
 from ._claude_code_tree import TreeBuilder
+from ._detect import claude_code_sidecar
 from ._io import looks_binary, parse_jsonl, read_bytes_checked
 
 SOURCE_FORMAT = "claude-code"
@@ -116,7 +117,12 @@ def session_from_claude_code_values(
         for sub_path in subagent_paths(path):
             sub = read_claude_code(sub_path, strict=strict)
             linked.append(
-                linked_header(sub, builder.agent_calls, builder.compaction_by_logical_parent)
+                linked_header(
+                    sub,
+                    builder.agent_calls,
+                    builder.compaction_by_logical_parent,
+                    builder.workflow_calls,
+                )
             )
             # Reading the session read these files too; their problems name their own path.
             problems.extend(sub.errors)
@@ -151,9 +157,13 @@ def read_claude_code(path: str | os.PathLike[str], *, strict: bool = False) -> S
     # Deferred: strict mode raises the problem earliest in the file (the one lenient mode
     # lists first), after the whole file has been looked at.
     log = ProblemLog(p, strict=strict, deferred=True)
-    if looks_binary(data):
-        log.add(None, "binary-file", "file holds NUL bytes: not a JSONL session")
+    sidecar = claude_code_sidecar(Path(p).name, data[:65536])
+    if sidecar is not None:
+        log.add(None, "not-a-session", f"{sidecar}, not a session transcript; nothing read")
         values: list[tuple[int, Any]] = []
+    elif looks_binary(data):
+        log.add(None, "binary-file", "file holds NUL bytes: not a JSONL session")
+        values = []
     elif not data.strip():
         log.add(None, "empty-file", "file is empty")
         values = []
