@@ -114,6 +114,7 @@ def cmd_usage(args: argparse.Namespace) -> int:
             "prices_date": PRICES_DATE,
             "rows": report_records(report),
             "unpriced_models": unpriced,
+            "duplicate_requests": len(frame.attrs.get("duplicate_requests", [])),
             "problems": [str(p) for p in problems],
         }
         print(json.dumps(document, indent=2))
@@ -125,7 +126,21 @@ def cmd_usage(args: argparse.Namespace) -> int:
             "(the 'unpriced' column); add them to musepi_lab/metrics/_prices.py",
             file=sys.stderr,
         )
+    _print_duplicates(frame.attrs.get("duplicate_requests", []))
     return 0
+
+
+def _print_duplicates(duplicates: list[dict[str, object]]) -> None:
+    """Say how many recorded requests were billed once although written twice."""
+    if not duplicates:
+        return
+    reasons = sorted({str(d["reason"]) for d in duplicates})
+    counts = ", ".join(f"{sum(d['reason'] == r for d in duplicates)} {r}" for r in reasons)
+    print(
+        f"note: {len(duplicates)} recorded requests repeat one already billed ({counts}); "
+        "each is billed once",
+        file=sys.stderr,
+    )
 
 
 def _compare(corpus: str) -> int:
