@@ -146,7 +146,8 @@ def _print_duplicates(duplicates: list[dict[str, object]]) -> None:
 def _compare(corpus: str) -> int:
     """Run the ccusage comparison; exit 0 when every difference has a cause, 1 otherwise,
     3 when node or npm is missing."""
-    from ..conformance._ccusage import compare_usage_corpus, usage_agreement_table
+    from ..conformance._ccusage import compare_usage_corpus, corpus_duplicates
+    from ..conformance._ccusage_table import usage_agreement_table
     from ..conformance._reference import ReferenceRunError, ReferenceToolMissing
 
     if not corpus or not Path(corpus).is_dir():
@@ -156,5 +157,5 @@ def _compare(corpus: str) -> int:
     except (ReferenceToolMissing, ReferenceRunError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 3
-    print(usage_agreement_table(rows, prices))
+    print(usage_agreement_table(rows, prices, corpus_duplicates(corpus)))
     return 0 if all(r.explained for r in rows) and all(p.equal for p in prices) else 1
