@@ -26,11 +26,13 @@ choices (each one forced by what the files hold):
   `isCompactSummary` user line under it become one `compaction` entry whose parent is the
   logical parent, so the session path runs through the compaction. `summary` is the text of
   the summary line verbatim (what the model saw afterwards); `tokensBefore` is `preTokens`.
-  Claude Code keeps nothing from before the boundary, so `firstKeptEntryId` names the first
-  message after the compaction: pi's buildSessionContext looks for it before the
-  compaction, does not find it, and emits nothing from there (spec §2.1 step 5); the newest
-  omp contract reads an id after the compaction the same way (spec §4.5). A compaction with
-  no message after it names itself.
+  Without a preserved segment Claude Code keeps nothing from before the boundary, so
+  `firstKeptEntryId` names the first message after the compaction: pi's
+  buildSessionContext looks for it before the compaction, does not find it, and emits
+  nothing from there (spec §2.1 step 5); the newest omp contract reads an id after the
+  compaction the same way (spec §4.5). A compaction with no message after it names itself.
+  A 2.1 preserved segment, and a logical parent that names no line (`bridged`), are read
+  as `_claude_code_links` says.
 - **Progress lines** (hook runs, subagent steps: most lines of a long file) are metadata,
   not entries: each is kept verbatim under `progress` (`{"line": n, "record": {...}}`) on
   the entry it hangs from, and lines hanging from it hang from that entry. As entries they
@@ -43,14 +45,22 @@ choices (each one forced by what the files hold):
   becomes the header `title`.
 - **Parents written later.** A parent (`parentUuid`, or a boundary's `logicalParentUuid`)
   written after its child is linked once the file is read, unless that would make a
-  cycle; a parent that names no line is a `dangling-parent` problem naming the field.
+  cycle; a parent that names no line is a `dangling-parent` problem naming the field (a
+  boundary's is bridged instead, see above).
+- **Lines without a uuid** that record usage, and boundaries without one, are kept with a
+  fresh id and a `missing-id` problem; a steering `queue-operation` becomes a
+  `custom_message` entry (`_claude_code_links`). Each assistant entry keeps the reply's
+  `message.id` and `requestId` as `sourceMessageId` and `sourceRequestId`.
 - **Sidechains.** Inline sidechain lines (`isSidechain: true`, Claude Code 1.x) keep their
-  own roots, so they form separate branches, flagged `isSidechain: true` in their records.
+  own roots, so they form separate branches, flagged `isSidechain: true` in their records;
+  each root names the Task call that started it in `parentToolCallId` when it can be found.
   The last message of the main thread is moved to the end of `entries` when sidechain or
   non-message lines follow it, because `Session.leaf_id` is the last entry in file order.
-  Subagent transcripts in `<sessionId>/subagents/agent-*.jsonl` are read with this same
-  function and returned in `Session.linked`; `agent-acompact-*` files (the compaction
-  runs) are marked `subagentKind: "compaction"`, the others `"subagent"`. In a subagent file
+  Subagent transcripts in `<sessionId>/subagents/agent-*.jsonl` (and 2.1's Workflow agents
+  in `subagents/workflows/<runId>/`) are read with this same function and returned in
+  `Session.linked` (`_claude_code_header`); `agent-acompact-*` files (the compaction runs)
+  are marked `subagentKind: "compaction"`, `agent-aside_question-*` `"side-question"`,
+  Workflow agents `"workflow"`, the others `"subagent"`. In a subagent file
   every line is a sidechain, and the lines whose `parentUuid` lives in the parent session
   are chained after the previous entry (keeping the foreign id as `sourceParentId`); its
   header id is `<sessionId>/agent-<agentId>` (`<sessionId>/<file stem>` without an

@@ -254,10 +254,13 @@ def _steer(b: TreeBuilder, lineno: int, rec: Mapping[str, Any]) -> None:
 
 
 def user_texts(values: list[tuple[int, Any]]) -> str:
-    """Every user line's text, joined: where a queued text handed over as a message is."""
+    """Every user line's text, joined: where a queued text handed over as a message is.
+    Compaction summaries are left out: they quote the person's messages, steering included."""
     parts: list[str] = []
     for _, rec in values:
         if not isinstance(rec, dict) or rec.get("type") != "user":
+            continue
+        if rec.get("isCompactSummary") is True:
             continue
         message = rec.get("message")
         content = message.get("content") if isinstance(message, dict) else None
