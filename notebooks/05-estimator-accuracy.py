@@ -157,7 +157,7 @@ for ax, (source, group) in zip(axes[0], points.groupby("source", sort=False), st
 # (Anthropic: 5-minute TTL, writes at their own price; OpenAI: automatic 128-token prefix
 # caching, no write charge; gaps from the recorded timestamps). What those rules leave open
 # is fitted, the way any instrument is calibrated: on one part of the corpus, and judged on
-# the other (issue 23). Per tokenizer family (`anthropic`: pi and Claude Code; `openai`:
+# the other. Per tokenizer family (`anthropic`: pi and Claude Code; `openai`:
 # Codex): the token ratio against the counter, its spread from session to session, the
 # share of requests the provider misses although the rules say they are cached, and
 # OpenAI's TTL (5 to 10 minutes); per harness version, the system prompt and the static

@@ -18,6 +18,32 @@ _CLAUDE_TYPES = {
 }
 
 
+# Response item types a Codex rollout of the layout before `session_meta` (mid 2025) holds
+# bare, one per line, with no `payload` around them.
+_CODEX_BARE_ITEMS = {
+    "message",
+    "reasoning",
+    "function_call",
+    "function_call_output",
+    "local_shell_call",
+    "custom_tool_call",
+    "custom_tool_call_output",
+    "web_search_call",
+}
+
+
+def is_legacy_codex_header(obj: Any) -> bool:
+    """The first line of a Codex rollout written before `session_meta` existed:
+    `{"id", "timestamp", "instructions"?, "git"?, …}`, with no `type` and no `payload`."""
+    return (
+        isinstance(obj, dict)
+        and "type" not in obj
+        and "payload" not in obj
+        and isinstance(obj.get("id"), str)
+        and isinstance(obj.get("timestamp"), str)
+    )
+
+
 def format_of_record(obj: dict[str, Any]) -> str | None:
     """The format one JSONL record belongs to, or None when it tells nothing."""
     kind = obj.get("type")
@@ -37,6 +63,11 @@ def format_of_record(obj: dict[str, Any]) -> str | None:
         return "swe-agent"
     if isinstance(obj.get("id"), str) and "parentId" in obj:
         return "pi"
+    if "record_type" in obj and kind is None:
+        return "codex"  # the legacy rollout's `{"record_type": "state"}` markers
+    if kind in _CODEX_BARE_ITEMS and "payload" not in obj and "parentId" not in obj:
+        if any(key in obj for key in ("role", "call_id", "summary", "encrypted_content")):
+            return "codex"  # a legacy rollout's bare response item
     return None
 
 

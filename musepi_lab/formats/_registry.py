@@ -14,7 +14,13 @@ import orjson
 
 from ..session._errors import ReadProblem, SessionReadError
 from ..session._session import Session
-from ._detect import claude_code_sidecar, format_of_record, is_opencode_db_name
+from ._codex_family import is_linked_child, is_rollout_name
+from ._detect import (
+    claude_code_sidecar,
+    format_of_record,
+    is_legacy_codex_header,
+    is_opencode_db_name,
+)
 from ._io import check_session_path, read_bytes_checked, strip_bom
 from ._pi import read_pi_jsonl
 from ._values import loads_js
@@ -110,6 +116,11 @@ def detect_format(path: str | os.PathLike[str]) -> str:
     if fmt is None and len(head) == _SNIFF_BYTES:
         _, data = read_bytes_checked(p)
         fmt = _format_of_head(data)
+    if fmt is None and is_rollout_name(Path(p).name):
+        # A legacy Codex rollout holding only its header line: the name says Codex.
+        first = _first_objects(strip_bom(head).lstrip(), limit=1)
+        if first and is_legacy_codex_header(first[0]):
+            return "codex"
     return fmt or "pi"
 
 
@@ -232,8 +243,9 @@ _SIDECAR_SUFFIXES = (".facts.json", "manifest.json")
 def iter_session_files(root: str | os.PathLike[str]) -> Iterator[Path]:
     """Session files under a folder, sorted.
 
-    Left out: Claude Code subagent files whose session file is there (they are read with
-    it; an orphan is listed), the files Claude Code keeps beside transcripts
+    Left out: Claude Code subagent files whose session file is there and Codex rollouts of
+    spawned or review agents whose parent's rollout is beside them (they are read with their
+    parent session; an orphan is listed), the files Claude Code keeps beside transcripts
     (`claude_code_sidecar`), an opencode storage folder's message and part files (read with
     their session), and JSON documents that are whole and match no session format
     (`is_foreign_json`: package manifests, reports, other tools' outputs).
@@ -248,6 +260,8 @@ def iter_session_files(root: str | os.PathLike[str]) -> Iterator[Path]:
         if p.name.endswith(_SIDECAR_SUFFIXES) or _read_with_parent(p, base):
             continue
         if p.suffix == ".json" and is_foreign_json(p):
+            continue
+        if is_linked_child(p):
             continue
         inside = _opencode_storage(p, storage)
         if inside is not None and not _is_opencode_session(p, inside):

@@ -12,7 +12,7 @@
 #   codex/rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl
 #   codex/rollout-2026-02-23T12-40-23-019c8a4c-ed82-79a1-aa28-7738fc5ab61a.jsonl
 
-FIT_DATE = "2026-12-03"
+FIT_DATE = "2026-12-04"
 FIT_SESSIONS: tuple[str, ...] = (
     "019a93b9-f380-7600-98ff-940e6b99603c",
     "019c8a4c-ed82-79a1-aa28-7738fc5ab61a",
@@ -24,13 +24,13 @@ FIT_SESSIONS: tuple[str, ...] = (
     "replay-session-1",
 )
 TOKEN_RATIO: dict[str, float] = {
-    "anthropic": 1.5941874126734092,
-    "openai": 0.8747471741724752,
+    "anthropic": 1.5941874126734086,
+    "openai": 0.8759631707808235,
     "neutral": 1.0,
 }
 RATIO_SPREAD: dict[str, float] = {
-    "anthropic": 0.18298725776680466,
-    "openai": 0.18298725776680466,
+    "anthropic": 0.1828765707408581,
+    "openai": 0.1828765707408581,
     "neutral": 0.0,
 }
 RATIO_FREEDOM: dict[str, float] = {
@@ -40,20 +40,20 @@ RATIO_FREEDOM: dict[str, float] = {
 }
 MISS_RATE: dict[str, float] = {
     "anthropic": 0.04885496183206107,
-    "openai": 0.04201680672268908,
+    "openai": 0.02564102564102564,
     "neutral": 0.0,
 }
 MISS_CONCENTRATION: dict[str, float] = {
-    "anthropic": 145.59668680912137,
-    "openai": 145.59668680912137,
+    "anthropic": 339.12074169057354,
+    "openai": 339.12074169057354,
     "neutral": 0.0,
 }
 OPENAI_TTL_SECONDS = 450.0
 SYSTEM_PROMPT_TOKENS: tuple[tuple[str, tuple[int, ...], int], ...] = (
     ("claude-code", (2, 1), 26_707),
     ("claude-code", (), 15_174),
-    ("codex", (0, 104), 11_521),
-    ("codex", (), 11_279),
+    ("codex", (0, 104), 11_909),
+    ("codex", (), 11_264),
     ("pi", (), 0),
 )
 WARM_PREFIX_TOKENS: tuple[tuple[str, tuple[int, ...], int], ...] = (
