@@ -15,7 +15,7 @@ model the table does not know is never priced with a default: its rows have `cos
 "unpriced" and a missing cost, and the frame's `attrs["unpriced_models"]` lists them (the CLI
 prints them). Nothing is fetched from the network, ever.
 
-Billing blocks follow ccusage 18.0.11 (`identifySessionBlocks` in its data loader): requests
+Billing blocks follow ccusage (`identifySessionBlocks` in 18.0.11's data loader, unchanged in 20.0.24): requests
 sorted by time; the first opens a block starting at its time floored to the UTC hour; a
 request more than 5 hours after the block's start, or more than 5 hours after the previous
 request, opens a new block (floored the same way).
@@ -36,6 +36,7 @@ from ..session._errors import ReadProblem
 from ..session._session import Session
 from ._sources import takes_sources
 from ._tables import SessionSource, load_sessions
+from ._usage_dedup import Identity, duplicate_records, identity, split_duplicates
 
 REPORTS = ("daily", "monthly", "session", "blocks")
 """The aggregations `usage_report` makes."""
@@ -80,6 +81,11 @@ class _Request:
     entry_id: str | None
     timestamp: str | None
     message: Mapping[str, Any]
+    identity: Identity
+
+    @property
+    def root_id(self) -> str:
+        return self.root.id
 
 
 def _count(value: Any) -> int:
@@ -124,7 +130,8 @@ def _session_requests(session: Session, root: Session) -> Iterator[_Request]:
         if not any(_count(c) for c in counts):
             continue
         when = entry.timestamp or _message_time(message)
-        yield _Request(session, root, entry.line, entry.id, when, message)
+        ident = identity(entry.record, in_subagent=session is not root)
+        yield _Request(session, root, entry.line, entry.id, when, message, ident)
 
 
 def _reply_less_request(entry: Any) -> Mapping[str, Any] | None:
@@ -198,8 +205,11 @@ def _row(request: _Request) -> dict[str, Any]:
 
 
 def usage_frame(sessions: Iterable[Session]) -> pd.DataFrame:
-    """The `usage_df` frame of sessions already read (and of their linked sessions)."""
-    frame = pd.DataFrame.from_records([_row(r) for r in _requests(sessions)], columns=USAGE_COLUMNS)
+    """The `usage_df` frame of sessions already read (and of their linked sessions); a
+    request recorded twice is billed once (`_usage_dedup`), the others listed in
+    `attrs["duplicate_requests"]`."""
+    billed, others = split_duplicates(list(_requests(sessions)))
+    frame = pd.DataFrame.from_records([_row(r) for r in billed], columns=USAGE_COLUMNS)
     frame["timestamp"] = pd.to_datetime(
         frame["timestamp"], utc=True, format="ISO8601", errors="coerce"
     )
@@ -212,6 +222,7 @@ def usage_frame(sessions: Iterable[Session]) -> pd.DataFrame:
         frame[name] = frame[name].astype("float64")
     unpriced = frame.loc[frame["cost_source"] == "unpriced", "model"]
     frame.attrs["unpriced_models"] = sorted({str(m) for m in unpriced})
+    frame.attrs["duplicate_requests"] = duplicate_records(others, _row)
     return frame
 
 
@@ -236,9 +247,13 @@ def usage_df(
     `total_tokens`, `recorded_cost` (the harness's, missing where none), `priced_cost` (the
     price table's, missing for an unknown model), `cost` (recorded, else priced) and
     `cost_source` ("recorded", "priced" or "unpriced"). `frame.attrs["unpriced_models"]`
-    lists the models without a price. A Codex request no assistant item answers gets its row
-    from its `token_count` event (`requestUsage`), and the session a `usage-without-reply`
-    note (lenient mode) saying how many.
+    lists the models without a price. A request Claude Code recorded twice (a resumed
+    file repeating a `message.id` and `requestId`, a `/btw` side question replaying a parent
+    reply) is billed once: the others are listed in `frame.attrs["duplicate_requests"]`, each
+    as its row would be, with a `reason` ("repeated-request" or "sidechain-replay"). A Codex
+    request no assistant item answers gets its row from its `token_count` event
+    (`requestUsage`), and the session a `usage-without-reply` note (lenient mode) saying
+    how many.
 
     Args:
         sessions: A `Session`, a session file or folder (read with `iter_sessions`), or a

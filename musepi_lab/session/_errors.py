@@ -18,7 +18,10 @@ class ReadProblem:
             `invalid-utf8`, `lone-surrogate`. Structure: `missing-header`, `bad-header`,
             `misplaced-header`, `bad-version`, `unknown-version`, `missing-id`,
             `missing-parent-id`, `missing-type`, `unknown-entry-type`, `duplicate-id`,
-            `dangling-parent`, `parent-cycle`, `bad-first-kept`. Whole file: `empty-file`, `binary-file`,
+            `dangling-parent`, `parent-cycle`, `bad-first-kept`, `bridged` (a link the file does
+            not hold, made by the reader: a Claude Code compaction attached to the message
+            before it). Whole file: `empty-file`, `binary-file`, `not-a-session` (a file
+            that sits beside sessions but is none, e.g. Claude Code's `agent-*.meta.json`),
             `is-a-directory`, `not-a-file`, `not-found`, `unreadable`. Importers add their
             own: JSON documents `truncated-json` (cut short) and `malformed-json`; records
             kept in another shape `bad-message` (Claude Code line without a message object),
