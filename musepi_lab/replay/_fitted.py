@@ -70,19 +70,19 @@ FIT_SESSIONS: tuple[str, ...] = (
     "replay-session-1",
 )
 TOKEN_RATIO: dict[str, float] = {
-    "anthropic": 1.3939462030347631,
+    "anthropic": 1.3939275479991793,
     "openai": 0.9928927782265875,
     "neutral": 1.0,
 }
 RATIO_SPREAD: dict[str, float] = {
-    "anthropic": 0.19181384472800916,
-    "openai": 0.19181384472800916,
-    "neutral": 0.19181384472800916,
+    "anthropic": 0.1918132705469491,
+    "openai": 0.1918132705469491,
+    "neutral": 0.1918132705469491,
 }
 SYSTEM_SPREAD: dict[str, float] = {
-    "anthropic": 3749.962131479225,
-    "openai": 3749.962131479225,
-    "neutral": 3749.962131479225,
+    "anthropic": 3749.8369738488773,
+    "openai": 3749.8369738488773,
+    "neutral": 3749.8369738488773,
 }
 NOISE: dict[str, float] = {
     "anthropic": 0.02643810191304417,
@@ -115,13 +115,13 @@ MEMORY: dict[str, float] = {
     "neutral": 0.95,
 }
 VERSION_SPREAD: dict[str, float] = {
-    "anthropic": 0.6607813774200513,
-    "openai": 0.6607813774200513,
-    "neutral": 0.6607813774200513,
+    "anthropic": 0.6607830708601226,
+    "openai": 0.6607830708601226,
+    "neutral": 0.6607830708601226,
 }
 OPENAI_TTL_SECONDS = 600.0
 SYSTEM_PROMPT_TOKENS: tuple[tuple[str, tuple[int, ...], int], ...] = (
-    ("claude-code:subagent@anthropic", (2, 1), 13_629),
+    ("claude-code:subagent@anthropic", (2, 1), 13_630),
     ("claude-code:subagent@anthropic", (1, 0), 12_064),
     ("claude-code@anthropic", (2, 1), 26_125),
     ("claude-code@anthropic", (2, 0), 15_799),
