@@ -109,6 +109,7 @@ _SUBMODULES = (
     "compaction",
     "datasets",
     "display",
+    "export",
     "metrics",
     "navigation",
     "plot",

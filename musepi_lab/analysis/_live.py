@@ -13,7 +13,8 @@ from typing import Any
 
 from ..compaction._prepare import prepare_compaction
 from ..compaction._settings import CompactionSettings
-from ..compaction._threshold import estimate_context_tokens, should_compact, threshold_tokens
+from ..compaction._threshold import should_compact, threshold_tokens
+from ..compaction._token_sources import ESTIMATED, RECORDED, ContextFigures, context_figures
 from ..context._build import build_session_context
 from ..metrics._prices import DEFAULT_PRICES, prices_for
 from ..metrics._session_window import session_context_window
@@ -31,8 +32,9 @@ class LiveSummary:
         entries: Entries in the session (every branch).
         leaf_id: The leaf (the last entry in file order).
         model: `provider/modelId` in force at the leaf (or the last reply's model), if any.
-        context_tokens: The context at the leaf: the last valid usage plus an estimate of
-            the messages after it (`estimate_context_tokens`, the trigger's input).
+        context_tokens: The context at the leaf: the last valid usage (recorded by the
+            provider) plus an estimate of the messages after it (`estimate_context_tokens`,
+            the trigger's input); all estimated when no reply recorded usage.
         window: The model's context window (`metrics.session_context_window`).
         window_source: Where it came from: `given`, `recorded` (the session says),
             `evidence` or `harness` (the harness's window for the model, from the session's
@@ -45,8 +47,8 @@ class LiveSummary:
         cut_entry_id: The first entry `prepare_compaction` would keep if it ran now (None
             when there is nothing to compact).
         cut_index: Its index on the leaf's path.
-        tokens_kept: Estimated tokens of the messages kept from the cut on (0 without a
-            cut).
+        tokens_kept: Tokens of the messages kept from the cut on, estimated by the counter
+            (0 without a cut).
         cost_usd: Sum of every reply's cost: its recorded `usage.cost`, else its usage at
             its model's list prices (`metrics.prices_for`).
         priced_replies: Replies whose cost came from the price table (no recorded cost).
@@ -54,6 +56,8 @@ class LiveSummary:
         problems: Read problems of the session.
         pending_bytes: Bytes of an unfinished last line (a tail's; 0 for a whole file).
         window_reason: Where the window came from, in words (`ContextWindow.reason`).
+        figures: Both sizes of the context with their sources (`ContextFigures`: the
+            provider's recorded count and the counter's estimate).
     """
 
     session_id: str
@@ -75,6 +79,13 @@ class LiveSummary:
     problems: int
     pending_bytes: int = 0
     window_reason: str = ""
+    figures: ContextFigures | None = None
+
+    @property
+    def context_source(self) -> str:
+        """Where `context_tokens` comes from: `RECORDED` or `ESTIMATED`."""
+        recorded = self.figures is not None and self.figures.recorded is not None
+        return RECORDED if recorded else ESTIMATED
 
     def line(self) -> str:
         """One line of text for a terminal (what `musepi-lab watch` prints)."""
@@ -82,14 +93,19 @@ class LiveSummary:
         share = self.context_tokens / self.window if self.window else 0.0
         trigger = "compaction due" if self.would_compact else f"{self.tokens_to_threshold:,} to go"
         cut = (
-            f"cut at #{self.cut_index} {self.cut_entry_id} (keeps ≈{self.tokens_kept:,})"
+            f"cut at #{self.cut_index:,} {self.cut_entry_id} (keeps {self.tokens_kept:,} estimated)"
             if self.cut_entry_id
             else "no cut"
         )
         parts = [
-            f"{self.entries} entries",
+            f"{self.entries:,} entries",
             f"leaf {self.leaf_id}",
-            f"context ≈{self.context_tokens:,}/{self.window:,} tok ({share:.0%}{unknown})",
+            f"context {self.context_tokens:,}/{self.window:,} tok ({share:.0%}{unknown}) "
+            + self.context_source,
+        ]
+        if self.figures is not None and self.figures.recorded is not None:
+            parts.append(self.figures.estimated_text())
+        parts += [
             f"threshold {self.threshold:,}: {trigger}",
             cut,
             f"cost ${self.cost_usd:.4f}",
@@ -100,6 +116,9 @@ class LiveSummary:
             parts.append(f"{self.problems} problem(s)")
         if self.pending_bytes:
             parts.append(f"pending partial line ({self.pending_bytes:,} bytes)")
+        warning = self.figures.warning() if self.figures is not None else None
+        if warning:
+            parts.append(f"warning: {warning}")
         return " · ".join(parts)
 
 
@@ -165,7 +184,9 @@ def live_summary(
     profile = settings.profile
     counter = counter or TokenCounter.for_profile(profile)
     context = build_session_context(session, profile=profile)
-    tokens = estimate_context_tokens(context.messages, counter=counter, profile=profile).tokens
+    counts = [counter.count_message(m) for m in context.messages]
+    figures = context_figures(context.messages, counts, method=counter.method, profile=profile)
+    tokens = figures.context
     model = session_model(session, context.model)
     chosen = session_context_window(session, model, window=window)
     size = chosen.tokens
@@ -197,4 +218,5 @@ def live_summary(
         problems=len(session.errors),
         pending_bytes=pending_bytes,
         window_reason=chosen.reason,
+        figures=figures,
     )

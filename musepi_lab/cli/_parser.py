@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from ._bench import add_probe_options, add_run_options, cmd_bench, cmd_demo, cmd_report
 from ._common import Parser, UsageError, add_model_options, one_line, print_error
 from ._conformance import budget_list, cmd_conformance
+from ._export import add_export_parser
 from ._sessions import (
     cmd_convert,
     cmd_datasets,
@@ -203,6 +204,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_conformance_parser(sub)
     add_watch_parser(sub)
     add_usage_parser(sub)
+    add_export_parser(sub)
     return parser
 
 
