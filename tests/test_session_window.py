@@ -169,9 +169,7 @@ def test_a_recorded_prompt_above_200k_shows_the_1m_context(
 ) -> None:
     path = claude_code_file(tmp_path / f"{SESSION}.jsonl", cache_read=250_000)
     views = every_view(path, capsys)
-    assert {name: tokens for name, (tokens, _) in views.items()} == dict.fromkeys(
-        views, 1_000_000
-    )
+    assert {name: tokens for name, (tokens, _) in views.items()} == dict.fromkeys(views, 1_000_000)
     rule = session_context_window(read_session(path))
     assert rule.source == "evidence" and "251,010-token context" in rule.reason
 
@@ -186,9 +184,7 @@ def test_pi_runs_opus_4_6_at_its_table_window(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     views = every_view(pi_file(tmp_path / "pi.jsonl"), capsys)
-    assert {name: tokens for name, (tokens, _) in views.items()} == dict.fromkeys(
-        views, 1_000_000
-    )
+    assert {name: tokens for name, (tokens, _) in views.items()} == dict.fromkeys(views, 1_000_000)
     assert all("pi-ai's model table" in said for _, said in views.values())
 
 

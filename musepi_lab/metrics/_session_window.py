@@ -100,13 +100,11 @@ def _claude_code_window(model: str, seen: _Evidence) -> ContextWindow:
         return ContextWindow(
             CLAUDE_CODE_LONG_WINDOW,
             "evidence",
-            f"the session recorded a {beyond:,}-token context: Claude Code's 1M context "
-            f"for {name}",
+            f"the session recorded a {beyond:,}-token context: Claude Code's 1M context for {name}",
             model,
         )
     reason = (
-        f"Claude Code runs {name} at {CLAUDE_CODE_WINDOW:,} unless the session shows the "
-        "1M context"
+        f"Claude Code runs {name} at {CLAUDE_CODE_WINDOW:,} unless the session shows the 1M context"
     )
     below = [t for t in seen.auto_compactions if t < CLAUDE_CODE_WINDOW]
     if below:
@@ -146,4 +144,3 @@ def session_context_window(
         return ContextWindow(table, "table", f"{key}'s window in pi-ai's model table", model)
     what = f"no window known for {model}" if model else "no model recorded"
     return ContextWindow(DEFAULT_CONTEXT_WINDOW, "unknown", f"{what}: default assumed", model)
-

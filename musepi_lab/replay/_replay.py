@@ -122,9 +122,8 @@ def replay(
     fit = calibration or DEFAULT_CALIBRATION
     if ratio not in RATIOS:
         raise ValueError(f"unknown ratio {ratio!r}; expected one of {RATIOS}")
-    chosen = session_context_window(session, window=window)
     options: dict[str, Any] = {
-        "window": chosen.tokens,
+        "window": window,
         "settings": settings,
         "counter": counter,
         "summarizer": summarizer,
@@ -137,8 +136,7 @@ def replay(
         "hooks": hooks,
         "calibration": fit,
     }
-    result = _replay_streams(session, strategy, options, leaf_id, ratio, system_tokens)
-    return dataclasses.replace(result, window_source=chosen.source, window_reason=chosen.reason)
+    return _replay_streams(session, strategy, options, leaf_id, ratio, system_tokens)
 
 
 def _replay_streams(
@@ -149,7 +147,10 @@ def _replay_streams(
     ratio: str,
     system_tokens: int | None,
 ) -> ReplayResult:
-    """Every stream walked (or its kept `recorded` walk taken) and billed, main first."""
+    """Every stream walked (or its kept `recorded` walk taken) and billed, main first, under
+    the window given, else the session's own (`session_context_window`), saying which."""
+    chosen = session_context_window(session, window=options["window"])
+    options = {**options, "window": chosen.tokens}
     fit: Calibration = options["calibration"]
     cache: str = options["cache"]
     streams, left = streams_of(session, leaf_id)
@@ -176,7 +177,8 @@ def _replay_streams(
             else walk(config, stream.session, stream.leaf_id)
         )
         parts.append(_bill_part(stream, walked, fit, config.profile, ratio, system_tokens, cache))
-    return _result(session, parts, left, excluded, fit, config)
+    result = _result(session, parts, left, excluded, fit, config)
+    return dataclasses.replace(result, window_source=chosen.source, window_reason=chosen.reason)
 
 
 def _is_fit_walk(strategy: object, options: Mapping[str, Any]) -> bool:
