@@ -16,7 +16,10 @@ the same shape, and the field-by-field comparison.
 - `compare_usage`, `compare_usage_corpus`, `usage_agreement_table` (`_ccusage`): ccusage's
   usage reports (pinned 18.0.11) on corpus folders against `analysis.usage_df`, each
   difference with its cause (`CAUSES`);
-- `compare_file`, `format_table` (`_run`): the IO edge the `musepi-lab conformance` command uses.
+- `compare_file`, `format_table` (`_run`): the IO edge the `musepi-lab conformance` command uses;
+- `_unicode`: snapcompact's text normalization against the release's on every code point (the
+  `unicode/*` rows the command adds when MusePi is compared), and the regeneration of the
+  normalizer's package data from the installed release.
 """
 
 from ._ccusage import (
