@@ -33,6 +33,9 @@ NOT_CARRIED_KINDS: frozenset[str] = frozenset(
         "not-an-inspect-log",
         "missing-messages",
         "bad-tool-call",
+        # opencode storage: an id that is a path, a file or folder resolving outside it.
+        "unsafe-id",
+        "outside-storage",
         # Files that gave nothing.
         "empty-file",
         "binary-file",

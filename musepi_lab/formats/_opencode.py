@@ -36,11 +36,20 @@ message content (`step-start`, `snapshot`, `patch`, `agent`, `subtask`, `retry`,
 Problems name the file they are in (message and part files too) and, for JSON that does
 not parse, its line. A message whose part folder is missing → `missing-parts`, kept
 empty; a session without a message folder → `missing-messages`.
+
+The folder names come from ids written inside the files, so a hostile storage folder could
+point the reader anywhere: an id holding a path separator, `..` or a NUL → `unsafe-id`
+(the message kept empty, the session without messages), and every file and folder the
+reader opens must resolve, symlinks followed, inside the storage root, else
+`outside-storage` and it is not read. Files are opened without following a last link and
+without blocking, so a FIFO or device among them is `not-a-file`, never read.
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -112,22 +121,79 @@ def storage_root(session_file: Path) -> Path | None:
     return session_file.parent.parent.parent
 
 
+def unsafe_id(value: str) -> str | None:
+    """Why an id cannot name a folder of the storage, else None: ids are single file names
+    there, so a path separator, `..` or a NUL would make it name another folder."""
+    if "\x00" in value:
+        return "holds a NUL"
+    if "/" in value or "\\" in value:
+        return "holds a path separator"
+    if ".." in value or value == ".":
+        return "holds '..'"
+    return None
+
+
+def is_inside(path: Path | str, root: str) -> bool:
+    """True when `path`, every symlink followed, lies in the (resolved) folder `root`."""
+    return os.path.commonpath([os.path.realpath(path), root]) == root
+
+
+def read_regular_file(path: str) -> bytes:
+    """A regular file's bytes; opened without following a last symlink (the path was resolved
+    just before, so one appearing now is a swap) and without blocking on a FIFO.
+
+    Raises:
+        OSError: It cannot be opened or read, or (`errno.EINVAL`) it is not a regular file.
+    """
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "is not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            return fh.read()
+    finally:
+        os.close(fd)
+
+
 class Files:
     """Reads the JSON files of one session, collecting every file's problems (each names
-    its file)."""
+    its file); with a storage `root`, only files and folders that resolve inside it."""
 
-    def __init__(self) -> None:
+    def __init__(self, root: Path | None = None) -> None:
         self.problems: list[ReadProblem] = []
+        self.root = os.path.realpath(root) if root is not None else None
 
     def add(self, path: Path | str, line: int | None, kind: str, message: str) -> None:
         self.problems.append(ReadProblem(os.fspath(path), line, kind, message))
 
+    def inside(self, path: Path, owner: Path, what: str) -> bool:
+        """True when `path` resolves inside the storage root; else an `outside-storage`
+        problem of `owner` (the file whose content named it, or the link itself)."""
+        if self.root is None or is_inside(path, self.root):
+            return True
+        where = f"{what} {path} resolves to {os.path.realpath(path)}"
+        self.add(owner, None, "outside-storage", f"{where}, outside {self.root}; not read")
+        return False
+
+    def safe_id(self, value: str, owner: Path, what: str) -> bool:
+        """True when `value` can name a storage folder; else an `unsafe-id` problem."""
+        why = unsafe_id(value)
+        if why is not None:
+            self.add(owner, None, "unsafe-id", f"{what} id {value!r} {why}; not used as a path")
+        return why is None
+
     def load(self, path: Path, data: bytes | None = None) -> Mapping[str, Any] | None:
         if data is None:
+            if not self.inside(path, path, "the file"):
+                return None
             try:
-                data = path.read_bytes()
+                data = read_regular_file(os.path.realpath(path))
             except OSError as exc:
-                self.add(path, None, "unreadable", f"cannot read: {exc.strerror}")
+                if exc.errno == errno.EINVAL:
+                    self.add(path, None, "not-a-file", "is not a regular file; not read")
+                else:
+                    self.add(path, None, "unreadable", f"cannot read: {exc.strerror}")
                 return None
         log = ProblemLog(os.fspath(path), strict=False)
         ok, value = parse_json_document(data, log)
@@ -181,11 +247,15 @@ class Builder:
         self.seen_calls: set[str] = set()
 
     def parts(self, root: Path, msg_file: Path, mid: str) -> list[tuple[Path, Mapping[str, Any]]]:
+        if not self.files.safe_id(mid, msg_file, "message"):
+            return []
         folder = root / "part" / mid
         if not folder.is_dir():
             self.files.add(
                 msg_file, None, "missing-parts", f"no part folder {folder}; message kept empty"
             )
+            return []
+        if not self.files.inside(folder, msg_file, "its part folder"):
             return []
         return self.files.folder(folder)
 
@@ -386,13 +456,16 @@ def read_opencode(path: str | os.PathLike[str], *, strict: bool = False) -> Sess
     Raises:
         SessionReadError: The path is not a readable file, or (strict) the content is bad.
     """
+    root = storage_root(Path(path))
+    files = Files(root)
+    if root is not None and not files.inside(Path(path), Path(path), "the session file"):
+        return empty_session(os.fspath(path), finish(files, strict), SOURCE_FORMAT)
     p, head = read_bytes_checked(path, len(SQLITE_MAGIC))
     if head == SQLITE_MAGIC:
         from ._opencode_db import read_opencode_db
 
         return read_opencode_db(p, strict=strict)
     p, data = read_bytes_checked(path)
-    files = Files()
     info = files.load(Path(p), data)
     if info is None:
         return empty_session(p, finish(files, strict), SOURCE_FORMAT)
@@ -407,7 +480,8 @@ def read_opencode(path: str | os.PathLike[str], *, strict: bool = False) -> Sess
         )
         return empty_session(p, finish(files, strict), SOURCE_FORMAT)
     header = session_header(p, info)
-    root = storage_root(Path(p))
+    if not files.safe_id(str(header["id"]), Path(p), "session"):
+        return empty_session(p, finish(files, strict), SOURCE_FORMAT, **header)
     folder = root / "message" / str(header["id"]) if root is not None else None
     if folder is None or not folder.is_dir():
         files.add(
@@ -416,6 +490,8 @@ def read_opencode(path: str | os.PathLike[str], *, strict: bool = False) -> Sess
             "missing-messages",
             f"no message folder {folder or '(not in a storage folder)'}",
         )
+        return empty_session(p, finish(files, strict), SOURCE_FORMAT, **header)
+    if not files.inside(folder, Path(p), "its message folder"):
         return empty_session(p, finish(files, strict), SOURCE_FORMAT, **header)
     builder = Builder(files)
     for msg_file, msg in files.folder(folder):
