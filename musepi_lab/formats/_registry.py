@@ -39,7 +39,10 @@ storage folder)."""
 _SNIFF_BYTES = 65536
 
 
-def _first_objects(head: bytes, limit: int = 8) -> list[dict[str, Any]]:
+_SNIFF_OBJECTS = 8  # records detection looks at; when none of them tells, the file is pi's
+
+
+def _first_objects(head: bytes, limit: int = _SNIFF_OBJECTS) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for raw in head.split(b"\n"):
         if not raw.strip():
@@ -97,18 +100,33 @@ def detect_format(path: str | os.PathLike[str]) -> str:
         SessionReadError: The path is not a readable regular file.
     """
     p, head = read_bytes_checked(path, _SNIFF_BYTES)
-    if p.endswith(".traj"):
+    fmt = _format_of_start(p, head)
+    if fmt is None and len(head) == _SNIFF_BYTES:
+        _, data = read_bytes_checked(p)
+        fmt = _format_of_head(data)
+    return fmt or "pi"
+
+
+def format_of_bytes(path: str, data: bytes) -> tuple[str, bool]:
+    """What `detect_format` says of a file named `path` holding `data` (no IO), and whether
+    that is final: False while the records tell no format and are fewer than the ones it
+    looks at, so that lines written after them may still tell (a Claude Code transcript
+    opens with `file-history-snapshot` lines, which tell nothing)."""
+    fmt = _format_of_start(path, data)
+    if fmt is not None:
+        return fmt, True
+    return "pi", len(_first_objects(strip_bom(data).lstrip())) >= _SNIFF_OBJECTS
+
+
+def _format_of_start(path: str, head: bytes) -> str | None:
+    if path.endswith(".traj"):
         return "swe-agent"
     if head.startswith(b"SQLite format 3\x00"):
         return "opencode"  # its database; the reader says so when it is another one
     if head.startswith(_ZIP_MAGIC):
         # Inspect AI's `.eval` logs are zip archives; its reader says so when one is not.
         return "inspect-ai"
-    fmt = _format_of_head(head)
-    if fmt is None and len(head) == _SNIFF_BYTES:
-        _, data = read_bytes_checked(p)
-        fmt = _format_of_head(data)
-    return fmt or "pi"
+    return _format_of_head(head)
 
 
 def _format_of_head(head: bytes) -> str | None:
