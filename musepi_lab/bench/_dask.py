@@ -36,7 +36,7 @@ from ._grid import Cell
 from ._lock import folder_lock
 from ._parts import (
     RESULTS_DIR,
-    part_done,
+    check_part,
     part_file,
     part_key,
     remove_manifest,
@@ -200,6 +200,8 @@ class DaskRun:
         scheduler: The scheduler's address (None: every part was written before, so no
             cluster was needed).
         dashboard: The dashboard's address, when there is one.
+        damaged: Parts an earlier run wrote that failed their check (`check_part`) and
+            were recomputed.
     """
 
     out: Path
@@ -209,6 +211,7 @@ class DaskRun:
     failed: int
     scheduler: str | None
     dashboard: str | None
+    damaged: tuple[str, ...] = ()
 
 
 def _progress(total: int, enabled: bool) -> Any:
@@ -255,7 +258,7 @@ def run_on_dask(
         remove_manifest(base)
         groups = session_groups(cells)
         keys = [part_key(group) for group in groups]
-        parts = _written_parts(results, groups, keys)
+        parts, damaged = _written_parts(results, groups, keys)
         todo = [i for i, part in enumerate(parts) if part is None]
         cached = sum(len(groups[i]) for i, p in enumerate(parts) if p is not None)
         bar = _progress(len(cells), progress)
@@ -293,18 +296,29 @@ def run_on_dask(
         failed=sum(int(p["errors"]) for p in listed),
         scheduler=scheduler,
         dashboard=link,
+        damaged=tuple(damaged),
     )
 
 
 def _written_parts(
     results: Path, groups: Sequence[Sequence[Cell]], keys: Sequence[str]
-) -> list[dict[str, Any] | None]:
-    """For each session, its part's counts when an earlier run wrote it whole (None: to do)."""
+) -> tuple[list[dict[str, Any] | None], list[str]]:
+    """For each session, its part's counts when an earlier run wrote it whole and its rows
+    prove it (None: to do); and the parts found damaged, each logged."""
     parts: list[dict[str, Any] | None] = []
+    damaged: list[str] = []
     for group, key in zip(groups, keys, strict=True):
-        info = part_done(results, key, len(group))
+        info, damage = check_part(results, key, len(group))
         parts.append({"file": part_file(key), **info} if info else None)
-    return parts
+        if damage is not None:
+            damaged.append(part_file(key))
+            logger.warning(
+                "%s: damaged (%s); its session's %d cells are recomputed",
+                results / part_file(key),
+                damage,
+                len(group),
+            )
+    return parts, damaged
 
 
 def _error_of(future: Any) -> BaseException:

@@ -12,6 +12,7 @@ folder is locked while a run uses it. What each row holds is described in `_scor
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor, Future, as_completed
@@ -25,7 +26,7 @@ from ..llm._summarizer import Summarizer
 from ..metrics._metrics import DEFAULT_PRICES
 from ..session._session import Session
 from ..strategies._base import Strategy
-from ._cache import clean_cache, read_cell, write_cell
+from ._cache import cell_path, check_cell, clean_cache, write_cell
 from ._cell import run_cell
 from ._grid import Cell, SessionRef, make_cells, resolve_strategy, session_refs
 from ._lock import folder_lock
@@ -37,6 +38,9 @@ if TYPE_CHECKING:
     import pandas as pd
 
 CellHook = Callable[[Cell, Mapping[str, Any]], None]
+DamageHook = Callable[[str, str], None]
+
+logger = logging.getLogger("musepi_lab.bench")
 SessionInput = str | os.PathLike[str] | Session | SessionRef
 
 
@@ -86,6 +90,7 @@ def run_cells(
     progress: bool = True,
     on_computed: CellHook | None = None,
     max_workers: int | None = None,
+    on_damaged: DamageHook | None = None,
 ) -> list[dict[str, Any]]:
     """Rows of the given cells, in the cells' order (cached cells are read, the others
     computed and, with `cache_dir`, written as each finishes).
@@ -100,6 +105,8 @@ def run_cells(
         progress: Show a tqdm progress bar (notebook-aware).
         on_computed: Called in this process with each computed (not cached) cell and row.
         max_workers: Size of the default process pool.
+        on_damaged: Called with the path of each cell file found damaged (`check_cell`)
+            and why; its cell is recomputed (and a warning logged).
 
     Raises:
         FolderLockedError: Another running process uses `cache_dir`.
@@ -110,7 +117,11 @@ def run_cells(
         rows: list[dict[str, Any] | None] = [None] * len(cells)
         todo: list[int] = []
         for i, cell in enumerate(cells):
-            cached = read_cell(cache_dir, cell) if cache_dir is not None else None
+            cached = None
+            if cache_dir is not None:
+                cached, damage = check_cell(cache_dir, cell)
+                if damage is not None:
+                    _report_damage(str(cell_path(cache_dir, cell)), damage, on_damaged)
             if cached is None:
                 todo.append(i)
             else:
@@ -133,6 +144,12 @@ def run_cells(
         finally:
             bar.close()
     return [row for row in rows if row is not None]
+
+
+def _report_damage(path: str, damage: str, hook: DamageHook | None) -> None:
+    logger.warning("%s: damaged (%s); its cell is recomputed", path, damage)
+    if hook is not None:
+        hook(path, damage)
 
 
 def benchmark_config(
@@ -318,8 +335,8 @@ def run_benchmark(
             processes), an address (`tcp://host:8786`) or a `distributed.Client`.
 
     Returns:
-        One row per cell in grid order (session, strategy, budget) with `COLUMNS` (and
-        `PROBE_COLUMNS`); `df.attrs`: `config`, `cells_computed`, `cells_cached` (`dask`).
+        One row per cell in grid order with `COLUMNS` (and `PROBE_COLUMNS`); `df.attrs`:
+        `config`, `cells_computed`, `cells_cached`, `cells_damaged` or `parts_damaged`.
 
     Raises:
         FileNotFoundError: A session path does not exist.
@@ -357,6 +374,7 @@ def _run_here(
 ) -> pd.DataFrame:
     """The frame of the cells run in this process, its pool or a given executor."""
     tally = _Tally(on_computed)
+    damaged: list[str] = []
     rows = run_cells(
         cells,
         executor=executor,
@@ -364,8 +382,11 @@ def _run_here(
         progress=progress,
         on_computed=tally,
         max_workers=max_workers,
+        on_damaged=lambda path, _why: damaged.append(path),
     )
-    return _frame(rows, config, computed=tally.computed, cached=len(cells) - tally.computed)
+    df = _frame(rows, config, computed=tally.computed, cached=len(cells) - tally.computed)
+    df.attrs["cells_damaged"] = damaged
+    return df
 
 
 def _check_dask_options(
@@ -418,6 +439,7 @@ def _run_dask(
         config=dict(config),
         cells_computed=run.computed,
         cells_cached=run.cached,
+        parts_damaged=list(run.damaged),
         dask={"scheduler": run.scheduler, "dashboard": run.dashboard},
     )
     return df

@@ -282,7 +282,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     try:
         df = read_benchmark(args.dir)
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, ValueError) as exc:  # not finished; a part damaged since
         raise UsageError(str(exc)) from None
     written = write_benchmark_report(args.dir, df)
     print(table_text(summary_table(df)))

@@ -1,0 +1,126 @@
+"""Faults of a benchmark run found by attack (issue 26, items 4, 9 and 12), on a real
+LocalCluster of worker processes on loopback, the process pool and real files.
+
+- A part whose data pages are damaged under a whole footer (a float changed in place) is
+  not taken as done on resume: its session is recomputed and the part reported; a damaged
+  cell file of the cell cache likewise.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import struct
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from musepi_lab.bench import TIMING_COLUMNS, read_benchmark, run_benchmark
+from musepi_lab.cli import main
+
+distributed = pytest.importorskip("distributed")
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+
+ROOT = Path(__file__).resolve().parents[1]
+SESSIONS = sorted((ROOT / "datasets" / "sample").glob("*.jsonl"))
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    import dask
+
+    config = {"distributed.scheduler.worker-saturation": 1.0}
+    with (
+        dask.config.set(config),
+        distributed.LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+        ) as local,
+    ):
+        yield local
+
+
+def _compare(df: pd.DataFrame) -> pd.DataFrame:
+    return df.drop(columns=list(TIMING_COLUMNS)).reset_index(drop=True)
+
+
+# -- item 4: a damaged part, a damaged cell file -----------------------------------------
+def damage_a_value(part: Path) -> tuple[str, int, float, float]:
+    """Change one float in the part's data pages in place, the footer left whole, so that
+    pyarrow reads another value without complaint; returns (column, row, before, after)."""
+    data = part.read_bytes()
+    footer_start = len(data) - 8 - struct.unpack("<I", data[-8:-4])[0]
+    table = pq.read_table(part)
+    for column in table.column_names:
+        if column in TIMING_COLUMNS or not pa.types.is_floating(table.schema.field(column).type):
+            continue
+        for row, value in enumerate(table[column].to_pylist()):
+            if value is None or value in (0.0, 1.0):
+                continue
+            raw = struct.pack("<d", value)
+            at = data.find(raw)
+            while 0 <= at < footer_start:
+                part.write_bytes(data[:at] + struct.pack("<d", value / 10) + data[at + 8 :])
+                after = pq.read_table(part)[column][row].as_py()
+                if after != value:
+                    return column, row, value, after
+                at = data.find(raw, at + 1)
+            part.write_bytes(data)
+    raise AssertionError(f"{part}: no float of a data page could be changed")
+
+
+def test_a_part_damaged_under_a_whole_footer_is_recomputed_and_reported(
+    cluster, tmp_path, caplog, capsys
+):
+    out = tmp_path / "run"
+    grid = (SESSIONS[:2], ["truncate", "observation-masking"], [4000, 20000])
+    options = {"executor": "dask", "address": cluster.scheduler_address, "out": out}
+    first = run_benchmark(*grid, **options, progress=False)
+    manifest = json.loads((out / "results" / "_SUCCESS.json").read_text())
+    part = out / "results" / manifest["parts"][0]["file"]
+    footer = pq.read_metadata(part).metadata
+    column, row, before, after = damage_a_value(part)
+    assert pq.read_metadata(part).metadata == footer and after == pytest.approx(before / 10)
+    with caplog.at_level(logging.WARNING, logger="musepi_lab.bench"):
+        again = run_benchmark(*grid, **options, progress=False)
+    assert again.attrs["cells_computed"] == 4 and again.attrs["cells_cached"] == 4
+    assert again.attrs["parts_damaged"] == [part.name]
+    said = [r.getMessage() for r in caplog.records if part.name in r.getMessage()]
+    assert said and "recomputed" in said[0]
+    pd.testing.assert_frame_equal(_compare(again), _compare(first))
+    assert pq.read_table(part)[column][row].as_py() == before
+    # Damaged after the run finished: reading the results refuses it, naming the part.
+    damage_a_value(part)
+    with pytest.raises(ValueError, match=re.escape(part.name)):
+        read_benchmark(out)
+    capsys.readouterr()
+    assert main(["report", str(out)]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert part.name in line and "checksum" in line
+
+
+def test_a_damaged_cell_file_is_recomputed_and_reported(tmp_path, caplog):
+    cache = tmp_path / "cells"
+    grid = (SESSIONS[:1], ["truncate"], [4000, 20000])
+    first = run_benchmark(*grid, executor="serial", cache_dir=cache, progress=False)
+    files = sorted(cache.glob("*/*.json"))
+    assert len(files) == 2
+    text = files[0].read_text()
+    stored = json.loads(text)["row"]["token_reduction"]
+    assert 0 < stored < 1
+    number = re.search(r'"token_reduction": (\d\.\d+)', text)
+    assert number is not None and float(number.group(1)) == stored
+    files[0].write_text(text.replace(number.group(0), f'"token_reduction": {stored / 10!r}'))
+    with caplog.at_level(logging.WARNING, logger="musepi_lab.bench"):
+        again = run_benchmark(*grid, executor="serial", cache_dir=cache, progress=False)
+    assert again.attrs["cells_computed"] == 1 and again.attrs["cells_cached"] == 1
+    assert again.attrs["cells_damaged"] == [str(files[0])]
+    assert any(str(files[0]) in r.getMessage() for r in caplog.records)
+    pd.testing.assert_frame_equal(_compare(again), _compare(first))
+    assert json.loads(files[0].read_text())["row"]["token_reduction"] == stored
