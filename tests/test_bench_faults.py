@@ -4,21 +4,33 @@ LocalCluster of worker processes on loopback, the process pool and real files.
 - A part whose data pages are damaged under a whole footer (a float changed in place) is
   not taken as done on resume: its session is recomputed and the part reported; a damaged
   cell file of the cell cache likewise.
+- A session that never returns (a strategy stuck in a loop, or blocked for good) does not
+  hang the grid: its cell becomes an error row naming the time limit, on Dask, in the
+  process pool and serially, and the other cells are computed as usual.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import struct
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, ClassVar
 
 import pandas as pd
 import pytest
 
 from musepi_lab.bench import TIMING_COLUMNS, read_benchmark, run_benchmark
 from musepi_lab.cli import main
+from musepi_lab.compaction._result import CompactionResult
+from musepi_lab.strategies._base import CompactionContext, Strategy, register
 
 distributed = pytest.importorskip("distributed")
 pa = pytest.importorskip("pyarrow")
@@ -26,6 +38,23 @@ pq = pytest.importorskip("pyarrow.parquet")
 
 ROOT = Path(__file__).resolve().parents[1]
 SESSIONS = sorted((ROOT / "datasets" / "sample").glob("*.jsonl"))
+
+
+# -- a strategy defined here (the workers import this module to unpickle it) ---------------
+@register
+@dataclass(frozen=True)
+class NeverReturns(Strategy):
+    """Never returns: a Python loop that sleeps a little at a time (`block` False), or one
+    sleep of an hour (`block` True), which no exception raised into its thread can end."""
+
+    name: ClassVar[str] = "test-faults-never-returns"
+    block: bool = False
+
+    def run(self, ctx: CompactionContext) -> CompactionResult | None:
+        if self.block:
+            time.sleep(3600)
+        while True:
+            time.sleep(0.01)
 
 
 @pytest.fixture(scope="module")
@@ -124,3 +153,74 @@ def test_a_damaged_cell_file_is_recomputed_and_reported(tmp_path, caplog):
     assert any(str(files[0]) in r.getMessage() for r in caplog.records)
     pd.testing.assert_frame_equal(_compare(again), _compare(first))
     assert json.loads(files[0].read_text())["row"]["token_reduction"] == stored
+
+
+# -- item 9: a cell that never returns ---------------------------------------------------
+def within(seconds: float, run: Any) -> Any:
+    """`run()`, failing the test (not hanging it) when it takes longer than `seconds`."""
+    done: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            done["value"] = run()
+        except BaseException as exc:
+            done["error"] = exc
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), f"still running after {seconds} s: the grid hangs"
+    if "error" in done:
+        raise done["error"]
+    return done["value"]
+
+
+HANGING = [("test-faults-never-returns", {}), ("test-faults-never-returns", {"block": True})]
+
+
+def check_timed_out(df: pd.DataFrame, limit: float) -> None:
+    hung = df[df["strategy"] == "test-faults-never-returns"]
+    assert len(hung) == 4
+    for error in hung["error"]:
+        assert error.startswith("TimeoutError: ") and f"time limit of {limit:g} s" in error
+    assert (hung["cell_seconds"] >= limit).all()
+    others = df[df["strategy"] == "truncate"]
+    assert len(others) == 2 and others["error"].isna().all()
+
+
+GRID = (SESSIONS[:2], [*HANGING, "truncate"], [8000])
+
+
+def test_a_cell_that_never_returns_is_an_error_row_on_dask(cluster, tmp_path):
+    options = {"executor": "dask", "address": cluster.scheduler_address, "out": tmp_path / "r"}
+    df = within(90, lambda: run_benchmark(*GRID, **options, cell_timeout=2, progress=False))
+    check_timed_out(df, 2)
+    serial = run_benchmark(SESSIONS[:2], ["truncate"], [8000], executor="serial", progress=False)
+    # The same rows as a serial run (their dtypes widened by the error rows beside them).
+    mine = _compare(df[df["strategy"] == "truncate"]).drop(columns=["error"])
+    pd.testing.assert_frame_equal(mine, _compare(serial).drop(columns=["error"]), check_dtype=False)
+
+
+def test_a_cell_that_never_returns_is_an_error_row_in_the_process_pool():
+    df = within(90, lambda: run_benchmark(*GRID, max_workers=2, cell_timeout=2, progress=False))
+    check_timed_out(df, 2)
+
+
+def test_the_cli_cell_timeout_flag(tmp_path):
+    script = (
+        "import sys, test_bench_faults\n"
+        "from musepi_lab.cli import main\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")])}
+    argv = ["bench", str(SESSIONS[0]), "--strategy", "test-faults-never-returns", "--strategy"]
+    argv += ["truncate", "--budget", "8000", "--serial", "--cell-timeout", "1.5"]
+    argv += ["--out", str(tmp_path / "run"), "--no-progress"]
+    done = subprocess.run(
+        [sys.executable, "-c", script, *argv], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert "2 cells (2 computed, 0 cached, 1 failed)" in done.stdout
+    assert "time limit of 1.5 s" in done.stderr
+    df = read_benchmark(tmp_path / "run")
+    assert df.attrs["config"]["cell_timeout_s"] == 1.5

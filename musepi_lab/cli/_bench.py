@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..bench._cell import DEFAULT_CELL_TIMEOUT
 from ..datasets._registry import DATASETS_DIR
 from ._common import UsageError, positive_int
 
@@ -163,6 +164,7 @@ def _run_bench(
         "progress": not args.no_progress,
         "mode": args.mode,
         "max_workers": args.workers,
+        "cell_timeout": args.cell_timeout or None,
         **_probe_options(args),
     }
     started = time.perf_counter()
@@ -308,6 +310,16 @@ def cmd_demo(args: argparse.Namespace) -> int:
 # -- the parser ---------------------------------------------------------------------------
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds, 0 or more: {text!r}")
+    return value
+
+
 def add_run_options(
     p: argparse.ArgumentParser,
     *,
@@ -348,6 +360,14 @@ def add_run_options(
     p.add_argument("--counter", default=None, help="token method (default: the profile's)")
     p.add_argument("--facts", choices=("auto", "planted", "extracted"), default="auto")
     p.add_argument("--no-cache", action="store_true", help="do not resume from OUT/cells")
+    p.add_argument(
+        "--cell-timeout",
+        type=_seconds,
+        default=DEFAULT_CELL_TIMEOUT,
+        metavar="SECONDS",
+        help=f"give up a cell that runs longer, as an error row (default {DEFAULT_CELL_TIMEOUT:g}; "
+        "0: no limit)",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
