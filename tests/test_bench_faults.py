@@ -7,6 +7,9 @@ LocalCluster of worker processes on loopback, the process pool and real files.
 - A session that never returns (a strategy stuck in a loop, or blocked for good) does not
   hang the grid: its cell becomes an error row naming the time limit, on Dask, in the
   process pool and serially, and the other cells are computed as usual.
+- `bench --dask` ends with one line naming the cause and a non-zero exit when its external
+  scheduler is killed, when a folder stands at a part's path and when the disk takes no
+  more (`ulimit -f`); the temporaries of workers killed mid-write do not outlive the run.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import json
 import logging
 import os
 import re
+import resource
 import struct
 import subprocess
 import sys
@@ -55,6 +59,41 @@ class NeverReturns(Strategy):
             time.sleep(3600)
         while True:
             time.sleep(0.01)
+
+
+@register
+@dataclass(frozen=True)
+class DiesWriting(Strategy):
+    """The first time it runs (while `gate` exists), leaves a part temporary in `results`
+    as a worker killed mid-write does, and ends its process; then drops what the cut drops."""
+
+    name: ClassVar[str] = "test-faults-dies-writing"
+    gate: str = ""
+    results: str = ""
+
+    def run(self, ctx: CompactionContext) -> CompactionResult | None:
+        if self.gate and os.path.exists(self.gate):
+            os.unlink(self.gate)
+            Path(self.results, f".part-{'d' * 32}.parquet.{os.getpid()}.0.tmp").write_bytes(b"PAR1")
+            os._exit(9)
+        if ctx.preparation is None:
+            return None
+        return CompactionResult.from_preparation(ctx.preparation, "earlier turns dropped")
+
+
+@register
+@dataclass(frozen=True)
+class Slow(Strategy):
+    """Sleeps `seconds`, then drops what the cut drops (cells in flight when struck)."""
+
+    name: ClassVar[str] = "test-faults-slow"
+    seconds: float = 1.0
+
+    def run(self, ctx: CompactionContext) -> CompactionResult | None:
+        time.sleep(self.seconds)
+        if ctx.preparation is None:
+            return None
+        return CompactionResult.from_preparation(ctx.preparation, "earlier turns dropped")
 
 
 @pytest.fixture(scope="module")
@@ -224,3 +263,104 @@ def test_the_cli_cell_timeout_flag(tmp_path):
     assert "time limit of 1.5 s" in done.stderr
     df = read_benchmark(tmp_path / "run")
     assert df.attrs["config"]["cell_timeout_s"] == 1.5
+
+
+# -- item 12: one line and a non-zero exit ---------------------------------------------------
+def one_line_error(err: str) -> str:
+    """The last stderr line, once it is known that no traceback of ours came before it (a
+    Dask worker's own log lines may quote one)."""
+    assert "Traceback (most recent call last)" not in err, err
+    lines = err.strip().splitlines()
+    assert lines and lines[-1].startswith("musepi-lab: "), err
+    return lines[-1]
+
+
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")])}
+CLI = (
+    "import sys, test_bench_faults\nfrom musepi_lab.cli import main\nsys.exit(main(sys.argv[1:]))\n"
+)
+
+
+def test_a_killed_external_scheduler_ends_the_run_with_one_line(tmp_path):
+    port_file = tmp_path / "scheduler.json"
+    scheduler = subprocess.Popen(
+        [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+         "--port", "0", "--no-dashboard", "--scheduler-file", str(port_file)],
+        env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    started = [scheduler]
+    try:
+        deadline = time.monotonic() + 60
+        while not port_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        address = json.loads(port_file.read_text())["address"]
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "1",
+             "--no-nanny", "--no-dashboard"],
+            env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        started.append(worker)
+        out = tmp_path / "run"
+        argv = ["bench", str(SESSIONS[0].parent), "--strategy", "test-faults-slow:seconds=1.5"]
+        argv += ["--budget", "8000", "--dask", address, "--out", str(out), "--no-progress"]
+        client = subprocess.Popen(
+            [sys.executable, "-c", CLI, *argv], env=ENV, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        started.append(client)
+        deadline = time.monotonic() + 90
+        while not list((out / "results").glob("part-*.parquet")) and time.monotonic() < deadline:
+            assert client.poll() is None, client.communicate()
+            time.sleep(0.05)
+        scheduler.kill()
+        printed, err = client.communicate(timeout=120)
+        assert client.returncode not in (0, None), (printed, err)
+        line = one_line_error(err)
+        assert "scheduler" in line and address in line and "rerun" in line
+    finally:
+        for process in started:
+            process.kill()
+            process.wait()
+
+
+def test_a_folder_at_a_part_path_is_one_line(cluster, tmp_path, capsys):
+    out = tmp_path / "run"
+    argv = ["bench", str(SESSIONS[0]), "--strategy", "truncate", "--budget", "8000"]
+    argv += ["--dask", cluster.scheduler_address, "--out", str(out), "--no-progress"]
+    assert main(argv) == 0
+    (part,) = (out / "results").glob("part-*.parquet")
+    part.unlink()
+    part.mkdir()
+    capsys.readouterr()
+    assert main(argv) == 2
+    line = one_line_error(capsys.readouterr().err)
+    assert str(part) in line and "folder" in line
+
+
+def limit_file_size() -> None:  # in the child: what a full disk or `ulimit -f 8` gives
+    resource.setrlimit(resource.RLIMIT_FSIZE, (8192, 8192))
+
+
+def test_a_disk_that_takes_no_more_is_one_line(tmp_path):
+    out = tmp_path / "run"
+    argv = ["bench", str(SESSIONS[0]), "--strategy", "truncate", "--budget", "8000"]
+    argv += ["--dask", "--workers", "1", "--out", str(out), "--no-progress"]
+    done = subprocess.run(
+        [sys.executable, "-c", CLI, *argv], env=ENV, capture_output=True, text=True,
+        timeout=180, preexec_fn=limit_file_size,
+    )  # fmt: skip
+    assert done.returncode not in (0, None)
+    line = one_line_error(done.stderr)
+    assert "File too large" in line and str(out) in line
+
+
+def test_temporaries_of_a_worker_killed_mid_write_do_not_outlive_the_run(cluster, tmp_path):
+    out, gate = tmp_path / "run", tmp_path / "gate"
+    (out / "results").mkdir(parents=True)
+    gate.touch()
+    dies = ("test-faults-dies-writing", {"gate": str(gate), "results": str(out / "results")})
+    options = {"executor": "dask", "address": cluster.scheduler_address, "out": out}
+    df = run_benchmark([SESSIONS[0]], [dies, "truncate"], [8000], **options, progress=False)
+    assert not gate.exists()  # a worker did die mid-task, its task ran again
+    assert df["error"].isna().all() and len(df) == 2
+    assert list((out / "results").glob(".part-*.tmp")) == []

@@ -121,11 +121,19 @@ def _dask_messages() -> Iterator[None]:
     level = log.level
     log.addHandler(handler)
     log.setLevel(logging.INFO)
+    # The client (and tornado under it) log a lost scheduler with tracebacks; the run says
+    # it in one line.
+    quiet = [logging.getLogger(name) for name in ("distributed.client", "tornado.application")]
+    levels = [q.level for q in quiet]
+    for q in quiet:
+        q.setLevel(logging.CRITICAL)
     try:
         yield
     finally:
         log.removeHandler(handler)
         log.setLevel(level)
+        for q, was in zip(quiet, levels, strict=True):
+            q.setLevel(was)
 
 
 def _dask_options(args: argparse.Namespace, out: Path) -> dict[str, Any]:
@@ -187,10 +195,10 @@ def _run_bench(
                 write_benchmark(df, out)
     except FolderLockedError as exc:
         raise UsageError(str(exc)) from None
-    except (ImportError, ValueError) as exc:
+    except (ImportError, ValueError, OSError) as exc:
         if not dask:
             raise
-        raise UsageError(str(exc)) from None
+        raise UsageError(str(exc)) from None  # on Dask: a lost scheduler, a part not written
     elapsed = time.perf_counter() - started
     failed = int(df["error"].notna().sum())
     print(table_text(summary_table(df)))
