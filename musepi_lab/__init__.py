@@ -54,6 +54,7 @@ _SUBMODULES = (
     "datasets",
     "display",
     "analysis",
+    "export",
     "metrics",
     "navigation",
     "plot",

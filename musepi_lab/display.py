@@ -105,20 +105,20 @@ def tokens_before_text(prep: Any) -> str:
     """`tokens_before`, with where the number comes from."""
     n = prep.tokens_before
     if prep.profile == "pi":
-        return f"{n:,} (last recorded usage plus the estimate of the messages after it)"
+        return f"{n:,} (recorded by the provider at the last reply, plus estimated after it)"
     if n == 0:
         return "0 (no recorded usage on the path)"
-    return f"{n:,} (prompt tokens the provider recorded for the last reply on the path)"
+    return f"{n:,} (prompt tokens recorded by the provider for the last reply on the path)"
 
 
 def context_estimate_text(prep: Any) -> str:
     """The usage-plus-estimate of the region the cut considered, in its two parts."""
     estimate = prep.context_estimate
     if estimate.last_usage_index < 0:
-        return f"{estimate.tokens:,} (all estimated: no recorded usage)"
+        return f"{estimate.tokens:,} (all estimated by the counter: no recorded usage)"
     return (
-        f"{estimate.tokens:,} (recorded {estimate.usage_tokens:,} "
-        f"+ estimated {estimate.trailing_tokens:,} after it)"
+        f"{estimate.tokens:,} ({estimate.usage_tokens:,} recorded by the provider "
+        f"+ {estimate.trailing_tokens:,} estimated by the counter after it)"
     )
 
 
@@ -150,7 +150,10 @@ def preparation_html(prep: Any, counter: Any = None) -> str:
             ("kept", counter.count_messages(prep.recent_messages), "#74c476"),
         ]
     )
-    return card("Compaction preparation", preparation_pairs(prep), bar + _note(TOKEN_COUNTS_NOTE))
+    source = _note(f"regions estimated by the counter ({counter.method})")
+    return card(
+        "Compaction preparation", preparation_pairs(prep), bar + source + _note(TOKEN_COUNTS_NOTE)
+    )
 
 
 def _note(text: str) -> str:

@@ -121,15 +121,10 @@ if "none" in strategies and mode == "compact":
     assert (none["fact_retention"].dropna() == 1.0).all()
 
 # %%
-import matplotlib.pyplot as plt
+from musepi_lab.plot import plot_comparison
 
-from musepi_lab.plot import plot_cost, plot_strategy_comparison
-
-fig, (left, right) = plt.subplots(
-    1, 2, figsize=(13, 4.5), width_ratios=(3, 2), layout="constrained"
-)
-plot_strategy_comparison(results, ax=left)
-plot_cost(results, ax=right)
+# The cost panel appears only when a cell cost something (model-free strategies cost 0).
+fig = plot_comparison(results)
 fig.savefig(out_dir / "comparison.png", dpi=100)
 
 # %%

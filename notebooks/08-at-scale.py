@@ -108,6 +108,8 @@ sessions.groupby("format")[["entries", "messages", "tool_calls", "compactions"]]
 # instead of doubling it. The client holds a bounded window of futures, not rows.
 
 # %%
+from pprint import pprint
+
 from musepi_lab.bench import read_benchmark, run_benchmark
 
 grid = dict(
@@ -118,7 +120,7 @@ grid = dict(
     progress=False,
 )
 results = run_benchmark([data], strategies, budgets, **grid)
-print(results.attrs["dask"])
+pprint(results.attrs["dask"], width=100, sort_dicts=False)
 parts = sorted((out / "bench" / "results").glob("part-*.parquet"))
 print(f"{len(results)} rows in {len(parts)} parts")
 assert len(results) == manifest["n"] * len(strategies) * len(budgets)

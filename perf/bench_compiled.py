@@ -55,6 +55,7 @@ PREPARE_MODULES = (
 )
 READ_MODULES = (
     "formats/_codex.py",
+    "formats/_codex_convert.py",
     "formats/_codex_items.py",
     "formats/_claude_code.py",
     "formats/_claude_code_blocks.py",

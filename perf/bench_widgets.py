@@ -1,9 +1,11 @@
-"""Benchmark: the widgets on the largest corpus Claude Code session and a 10,000-entry one.
+"""Benchmark: the widgets on the largest corpus session (by file size) and a 10,000-entry one.
 
 For each session the script times, in one run: reading the session (the baseline; for the
-generated session, writing it to a temporary file first), building each widget, and its
-response to a control change (the keep-recent slider moving the cut, the window slider,
-the entry slider, the branch picker, the summary-budget picker). It also renders
+generated session, writing it to a temporary file first), building each widget (the
+`SessionExplorer` draws the tree with the cut), and its response to a control change (the
+keep-recent slider moving the cut, the window slider, the entry slider, the branch and
+subagent pickers, the summary-budget picker), the live view's update after an append of
+the file's last 20 lines (tree redrawn), and the HTML and Markdown exports. It also renders
 `plot_tree` into a PNG (read included) and reports its pixel size. Widgets are built on a
 fresh `Session` over the entries already read, so their figures exclude the read. Median of N interleaved repetitions;
 ratios are against the read in the same run.
@@ -33,6 +35,7 @@ from _harness import CORPUS, bench_parser, median_seconds, repetitions
 from PIL import Image
 
 from musepi_lab.datasets._generator import GeneratorConfig, generate_session
+from musepi_lab.export import transcript_html, transcript_markdown
 from musepi_lab.formats._registry import read_session
 from musepi_lab.plot import plot_tree
 from musepi_lab.session import Session
@@ -44,10 +47,37 @@ BOUND = (1600, 900)
 WIDE_MARGIN = 1.5
 
 
-def largest_claude_code() -> Path | None:
-    """The largest Claude Code session file of the corpus, if there is one."""
-    files = sorted((CORPUS / "claude-code").glob("*.jsonl"), key=lambda p: p.stat().st_size)
+def largest_session() -> Path | None:
+    """The largest session file of the corpus (JSONL, subagent files left out), if any."""
+    files = sorted(
+        (p for p in CORPUS.rglob("*.jsonl") if p.parent.name != "subagents"),
+        key=lambda p: p.stat().st_size,
+    )
     return files[-1] if files else None
+
+
+LIVE_TAIL_LINES = 20
+
+
+def live_update_seconds(path: Path, repeat: int) -> float:
+    """Median seconds of a live view's update: the file's last lines appended, `refresh`."""
+    import time
+
+    lines = path.read_bytes().splitlines(keepends=True)
+    samples = []
+    with tempfile.TemporaryDirectory() as folder:
+        live = Path(folder) / path.name
+        for _ in range(repeat):
+            live.write_bytes(b"".join(lines[:-LIVE_TAIL_LINES]))
+            explorer = SessionExplorer(live, live=True)
+            explorer.stop()  # driven from here, not by its thread
+            started = time.perf_counter()
+            with live.open("ab") as out:
+                out.write(b"".join(lines[-LIVE_TAIL_LINES:]))
+            explorer.refresh()
+            samples.append(time.perf_counter() - started)
+            explorer.close()
+    return sorted(samples)[len(samples) // 2]
 
 
 def tree_png(path: Path) -> tuple[int, int]:
@@ -72,6 +102,8 @@ def measures(path: Path) -> dict[str, Callable[[], object]]:
     whole = cut.zoom_slider.max
     zooms = [(0, whole), (whole // 4, whole // 2)]
     budgets = [4000, 8000]
+    branches = [v for _, v in explorer.leaf_picker.options][:2]
+    subagents = [v for _, v in explorer.subagent_picker.options][:2]
 
     def toggle(values: list[Any], setter: Callable[[Any], None]) -> Callable[[], None]:
         def step() -> None:
@@ -96,6 +128,26 @@ def measures(path: Path) -> dict[str, Callable[[], object]]:
         "explorer: entry slider": toggle(
             entries, lambda v: setattr(explorer.entry_slider, "value", v)
         ),
+        **(
+            {
+                "explorer: branch picker": toggle(
+                    branches, lambda v: setattr(explorer.leaf_picker, "value", v)
+                )
+            }
+            if len(branches) > 1
+            else {}
+        ),
+        **(
+            {
+                "explorer: subagent picker": toggle(
+                    subagents, lambda v: setattr(explorer.subagent_picker, "value", v)
+                )
+            }
+            if len(subagents) > 1
+            else {}
+        ),
+        "export: HTML": lambda: transcript_html(session),
+        "export: Markdown": lambda: transcript_markdown(session),
         "comparer: summaries at": toggle(
             budgets, lambda v: setattr(comparer.summary_budget_picker, "value", v)
         ),
@@ -107,15 +159,20 @@ def measures(path: Path) -> dict[str, Callable[[], object]]:
 def report(name: str, path: Path, repeat: int) -> bool:
     """Time and print one session's table; True when every target holds."""
     times = median_seconds(measures(path), repeat)
+    times["live: append + refresh"] = live_update_seconds(path, repeat)
     base = times["read (baseline)"]
     size = tree_png(path)
     print(f"\n{name}: {path.name}")
-    print(f"{'measure':<26}{'median s':>10}{'× read':>9}")
+    print(f"{'measure':<28}{'median s':>10}{'× read':>9}")
     for label, seconds in times.items():
-        print(f"{label:<26}{seconds:>10.3f}{seconds / base:>9.1f}")
+        print(f"{label:<28}{seconds:>10.3f}{seconds / base:>9.1f}")
     print(f"tree PNG: {size[0]} × {size[1]} px (bound {BOUND[0]} × {BOUND[1]})")
     # A run computes (it shows progress); the controls and the building must respond.
-    slow = [k for k in times if k not in ("read (baseline)", "plot_tree → PNG") and "run" not in k]
+    slow = [
+        k
+        for k in times
+        if k not in ("read (baseline)", "plot_tree → PNG") and "run" not in k and "export" not in k
+    ]
     ok_respond = all(times[k] <= RESPOND_SECONDS * WIDE_MARGIN for k in slow)
     ok_tree = times["plot_tree → PNG"] <= TREE_SECONDS * WIDE_MARGIN
     ok_size = size[0] <= BOUND[0] and size[1] <= BOUND[1]
@@ -132,11 +189,11 @@ def main(argv: list[str] | None = None) -> int:
         generated, _ = generate_session(GeneratorConfig(seed=5, tasks=820))
         big = generated.write(Path(folder) / "generated-10k.jsonl")
         ok &= report(f"generated ({len(generated.entries):,} entries)", big, repeat)
-        corpus_file = largest_claude_code()
+        corpus_file = largest_session()
         if corpus_file is None:
             print(f"corpus not found at {CORPUS}; only the generated session measured")
         else:
-            ok &= report("largest corpus Claude Code session", corpus_file, repeat)
+            ok &= report("largest corpus session", corpus_file, repeat)
     return 1 if args.check and not ok else 0
 
 

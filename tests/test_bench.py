@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
+import numpy as np
 import pandas as pd
 import pytest
 from _corpus import needs_corpus
@@ -31,6 +32,7 @@ from musepi_lab.compaction._result import CompactionResult
 from musepi_lab.compaction._settings import CompactionSettings
 from musepi_lab.formats._registry import read_session
 from musepi_lab.plot import REPLAY_REPORT_FIGURES, write_benchmark_report
+from musepi_lab.replay._streams import OFF_PATH
 from musepi_lab.replay._uncertainty import COST_DRAWS
 from musepi_lab.strategies._base import CompactionContext, Strategy, compact, register
 
@@ -412,10 +414,30 @@ def test_replay_cells_walk_every_request():
     # The bill's prediction interval (issue 23): the draws behind it, their mean, the
     # difference from `none` paired draw by draw.
     for _, row in df.iterrows():
-        draws = json.loads(row["replay_cost_draws"])
+        draws = np.array(json.loads(row["replay_cost_draws"]))
         assert len(draws) == COST_DRAWS
-        assert row["replay_cost_expected"] == pytest.approx(sum(draws) / len(draws))
+        # The expected bill is exact (issue 27); the draws' mean agrees within their error.
+        error = 4 * draws.std() / np.sqrt(len(draws)) + 1e-12
+        assert abs(row["replay_cost_expected"] - draws.mean()) <= error
         assert row["replay_cost_low"] <= row["replay_cost_expected"] <= row["replay_cost_high"]
+    # Every recorded request of the session is in the bill or counted with its reason
+    # (issue 27): an independent count of the replies with usage, on the path and off it.
+
+    def billed(records):
+        keys = ("input", "output", "cacheRead", "cacheWrite")
+        return sum(
+            1
+            for r in records
+            if r.get("message", {}).get("role") == "assistant"
+            and any((r["message"].get("usage") or {}).get(k) for k in keys)
+        )
+
+    on_path, every = billed(_raw_path(_records(SMALL))), billed(_records(SMALL))
+    assert (df["requests_recorded"] == every).all() and (df["requests_covered"] == on_path).all()
+    off = {OFF_PATH: every - on_path} if every > on_path else {}
+    assert all(json.loads(v) == off for v in df["requests_left_out"])
+    assert (df["streams"] == 1).all()
+    assert (df["requests_estimated"] == assistants - on_path).all()
     assert table.loc[("none", 24000), "cost_difference"] == 0.0
     assert table.loc[("truncate", 24000), "cost_baseline"] == "none"
 

@@ -164,12 +164,16 @@ def test_bench_over_the_shared_corpus_end_to_end(tmp_path, capsys):
     assert main(argv) == 0
     df = pd.read_parquet(out / "results.parquet")
     assert df["error"].isna().all(), df["error"].dropna().tolist()[:3]
-    assert set(df["format"]) == {"pi", "claude-code", "codex", "swe-agent", "openhands"}
     assert df["tool_pairing_valid"].all()
-    # One row per session and strategy: every top-level corpus file is there.
+    # One row per session and strategy: every top-level corpus file is there, and a Claude
+    # Code subagent file whose session file is not (read alone).
     files = {
         str(p)
         for p in CORPUS.rglob("*")
-        if p.is_file() and p.name != "PROVENANCE.md" and p.parent.name != "subagents"
+        if p.is_file()
+        and p.name != "PROVENANCE.md"
+        and not (p.parent.name == "subagents" and p.parent.parent.with_suffix(".jsonl").exists())
     }
+    # The corpus keeps one folder per agent format, named as the format is.
+    assert set(df["format"]) == {Path(f).relative_to(CORPUS).parts[0] for f in files}
     assert {str(Path(s)) for s in df["source"]} == {str(Path(f).resolve()) for f in files}

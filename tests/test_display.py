@@ -52,7 +52,7 @@ def test_preparation_says_why_the_keep_budget_shrank_and_which_count_is_which():
     text = repr(prep)
     assert f"{prep.keep_recent_tokens:,} (asked 8,000, divided by the usage ratio" in text
     assert f"{prep.usage_ratio:.2f}" in text
-    assert "recorded for the last reply" in text and "Which count is which" in text
+    assert "recorded by the provider for the last reply" in text and "Which count is which" in text
     assert "Which count is which" in prep._repr_html_()
 
 

@@ -27,6 +27,8 @@ CC_DIR = CORPUS / "claude-code"
 MAIN_FILES = (
     "1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl",
     "258c7280-ae70-4798-800f-63464d01a85d.jsonl",
+    "6adcf0da-e8ac-4760-8026-66fb75b5ee45.jsonl",
+    "agtrace_claude_session.jsonl",
     "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl",
     "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl",
     "fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl",
@@ -36,6 +38,8 @@ MAIN_FILES = (
 )
 SUBAGENT_FILES = (
     "258c7280-ae70-4798-800f-63464d01a85d/subagents/agent-a881341.jsonl",
+    # Its parent session is not in the corpus (over 4 MB upstream): read alone.
+    "6c2214d7-b87e-4432-8e41-22ba294ea584/subagents/agent-afc096d.jsonl",
     "258c7280-ae70-4798-800f-63464d01a85d/subagents/agent-acompact-fffbd0.jsonl",
     "ae4a77f8-aedd-4bc1-888f-c94edc91af04/subagents/agent-aac57f5.jsonl",
     "ae4a77f8-aedd-4bc1-888f-c94edc91af04/subagents/agent-acompact-946d2b.jsonl",
@@ -62,6 +66,10 @@ PROVENANCE_TOOL_CALLS = {
     "spotter_short.jsonl": 2,
     "fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl": 167,
     "1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl": 12,
+    # Added 2026-12-04 (the "tool calls" column of the second table).
+    "6adcf0da-e8ac-4760-8026-66fb75b5ee45.jsonl": 124,
+    "6c2214d7-b87e-4432-8e41-22ba294ea584/subagents/agent-afc096d.jsonl": 48,
+    "agtrace_claude_session.jsonl": 4,
 }
 
 
@@ -103,6 +111,24 @@ def is_user_turn(record: dict[str, Any]) -> bool:
         return False
     content = record["message"]["content"]
     return isinstance(content, str) or any(b.get("type") != "tool_result" for b in content)
+
+
+def steering_lines(records: tuple[tuple[int, dict[str, Any]], ...]) -> dict[int, dict[str, Any]]:
+    """`queue-operation` lines whose text no user line holds (compaction summaries, which
+    quote the person, aside): the queued texts handed to a running turn, the first of each."""
+    texts = json.dumps(
+        [r["message"] for _, r in records if r["type"] == "user" and not r.get("isCompactSummary")]
+    )
+    out: dict[int, dict[str, Any]] = {}
+    for n, r in records:
+        content = r.get("content")
+        if r["type"] != "queue-operation" or not isinstance(content, str) or not content.strip():
+            continue
+        if json.dumps(content)[1:-1] not in texts and content not in [
+            o["content"] for o in out.values()
+        ]:
+            out[n] = r
+    return out
 
 
 def messages(entries: Iterator[Entry] | tuple[Entry, ...], role: str) -> list[Entry]:
@@ -198,7 +224,8 @@ def test_whole_file_counts_and_nothing_lost(name: str) -> None:
         and r.get("subtype") != "compact_boundary"
     ]
     progress = {n: r for n, r in records if "uuid" in r and r["type"] == "progress"}
-    no_uuid = [n for n, r in records if "uuid" not in r]
+    steering = steering_lines(records)
+    no_uuid = [n for n, r in records if "uuid" not in r and n not in steering]
 
     assert len(messages(entries, "assistant")) == len(replies)
     assert len(tool_call_blocks(entries)) == tool_uses == PROVENANCE_TOOL_CALLS[name]
@@ -214,11 +241,16 @@ def test_whole_file_counts_and_nothing_lost(name: str) -> None:
     assert sorted(p["line"] for p in kept) == sorted(progress)
     assert all(p["record"] == progress[p["line"]] for p in kept)
     assert [r["line"] for r in in_header if r["line"] not in progress] == no_uuid
+    # Steering texts are custom_message entries on the main path, the raw line kept.
+    steered = [e for e in entries if e.type == "custom_message"]
+    assert {e.line: e["data"] for e in steered} == steering
+    assert all(e in session.path() for e in steered)
 
     # Every source uuid is an entry's sourceId, a merged line, or a compaction summary line.
     seen: set[str] = set()
     for entry in entries:
-        seen.add(entry.source_id)
+        if entry.source_id is not None:
+            seen.add(entry.source_id)
         seen.update(entry.get("sourceIds", ()))
         if entry.get("summarySourceId"):
             seen.add(entry["summarySourceId"])
@@ -236,7 +268,11 @@ def test_entry_ids_are_the_source_uuids_and_lines_point_at_them(name: str) -> No
     per_line: dict[int | None, list[Entry]] = {}
     for entry in session.entries:
         per_line.setdefault(entry.line, []).append(entry)
+    steering = steering_lines(raw_records(name))
     for lineno, group in per_line.items():
+        if lineno in steering:  # no uuid: a fresh id
+            assert [e.type for e in group] == ["custom_message"]
+            continue
         uuid = by_line[lineno]["uuid"]
         assert group[0].id == uuid
         assert all(e.source_id == uuid for e in group)

@@ -9,7 +9,8 @@ from typing import Any
 
 import orjson
 import pytest
-from _corpus import corpus_file, needs_corpus
+from _corpus import CORPUS, HAS_CORPUS, corpus_file, needs_corpus
+from _raw import codex_responses
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -22,7 +23,9 @@ from musepi_lab.session._model import tool_calls
 READABLE = "rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl"
 SMALL_REDACTED = "rollout-2026-02-23T12-40-23-019c8a4c-ed82-79a1-aa28-7738fc5ab61a.jsonl"
 COMPACTED = "rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl"
-ALL_FILES = (READABLE, SMALL_REDACTED, COMPACTED)
+# Every rollout of the corpus (it grew: Codex CLI 0.41 and 0.58, the VS Code extension
+# 0.40 and 0.42, Codex Desktop 0.104, agtrace's 0.66 sample).
+ALL_FILES = tuple(sorted(p.name for p in (CORPUS / "codex").glob("*.jsonl"))) if HAS_CORPUS else ()
 
 CALL_TYPES = ("function_call", "custom_tool_call", "local_shell_call", "web_search_call")
 OUTPUT_TYPES = ("function_call_output", "custom_tool_call_output")
@@ -76,7 +79,7 @@ def test_corpus_file_loads_without_errors(name: str) -> None:
     assert session.header["timestamp"] == meta["timestamp"]
     assert session.header["sourceFormat"] == "codex"
     assert session.header["cliVersion"] == meta["cli_version"]
-    assert session.header["git"] == meta["git"]
+    assert session.header.get("git") == meta.get("git")
     assert session.header["model"] == first_model
 
 
@@ -85,7 +88,9 @@ def test_corpus_file_loads_without_errors(name: str) -> None:
 def test_one_entry_per_line_in_a_linear_chain(name: str) -> None:
     path = corpus_file("codex", name)
     lines = raw_lines(path)
-    expected_lines = [n for n, r in lines if r["type"] != "session_meta"]
+    # The output items of one response are one entry, at the line of the first of them.
+    later_items = {n for items in codex_responses(lines) for n, _ in items[1:]}
+    expected_lines = [n for n, r in lines if r["type"] != "session_meta" and n not in later_items]
 
     session = load(name)
 
@@ -108,13 +113,23 @@ def test_response_messages_by_role(name: str) -> None:
     roles = Counter(p["role"] for _, p in raw_items(path) if p["type"] == "message")
     reasoning = sum(1 for _, p in raw_items(path) if p["type"] == "reasoning")
 
+    texts = sum(
+        1
+        for _, p in raw_items(path)
+        if p["type"] == "message" and p["role"] == "assistant"
+        for part in p["content"]
+        if part["type"] == "output_text"
+    )
+
     session = load(name)
 
     assert len(messages(session, "user")) == roles["user"]
     assert len(messages(session, "developer")) == roles["developer"] + roles["system"]
-    assistants = messages(session, "assistant")
-    assert sum(1 for e in assistants if block_types(e) == {"text"}) == roles["assistant"]
-    assert sum(1 for e in assistants if block_types(e) == {"thinking"}) == reasoning
+    blocks = Counter(
+        b["type"] for e in messages(session, "assistant") for b in e.message["content"]
+    )
+    assert blocks["text"] == texts
+    assert blocks["thinking"] == reasoning
 
 
 @needs_corpus
@@ -208,13 +223,15 @@ def test_events_and_turn_contexts_are_custom_entries_never_messages(name: str) -
         for _, p in raw_items(path)
         if p["type"] in ("message", "reasoning", *CALL_TYPES, *OUTPUT_TYPES)
     )
+    merged = sum(len(items) - 1 for items in codex_responses(lines))
 
     session = load(name)
 
     custom = Counter(e.get("customType") for e in session.entries if e.type == "custom")
     assert custom == raw_custom
-    # user_message / agent_message events duplicate response items: counted once, as items.
-    assert sum(1 for e in session.entries if e.type == "message") == conversation_items
+    # user_message / agent_message events duplicate response items: counted once, as items;
+    # the output items of one response are one message.
+    assert sum(1 for e in session.entries if e.type == "message") == conversation_items - merged
 
 
 @needs_corpus
@@ -341,7 +358,9 @@ def test_detected_through_read_session(name: str) -> None:
     assert detect_format(path) == "codex"
     session = read_session(path)
     assert session.source_format == "codex"
-    assert len(session.entries) == sum(1 for _, r in raw_lines(path) if r["type"] != "session_meta")
+    lines = raw_lines(path)
+    merged = sum(len(items) - 1 for items in codex_responses(lines))
+    assert len(session.entries) == sum(1 for _, r in lines if r["type"] != "session_meta") - merged
 
 
 @needs_corpus
@@ -532,9 +551,9 @@ def test_usage_lands_on_the_response_it_belongs_to(tmp_path: Path, usage_first: 
         )
         for e in messages(session, "assistant")
     }
+    # The reasoning and the call it led to are one response: one entry, one request.
     assert got == {
-        "line:4" if usage_first else "line:3": (0, 0, 0),
-        "c1": (100, 0, 110),
+        "line:4" if usage_first else "line:3": (100, 0, 110),
         "c2": (150, 50, 220),
     }
 
@@ -650,17 +669,25 @@ def test_item_kinds_map_to_pi_shapes(tmp_path: Path) -> None:
     image = messages(session, "user")[2].message["content"][1]
     assert image == {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}
     assistants = messages(session, "assistant")
-    thinking = assistants[0].message["content"][0]
+    # Reasoning and the patch call are one response; the shell call another; the web search
+    # and the final answer a third (no other response item between them).
+    assert len(assistants) == 3
+    thinking, patch = assistants[0].message["content"]
     assert thinking == {"type": "thinking", "thinking": "**Plan**", "thinkingSignature": "gAAAA"}
     assert assistants[0].message["model"] == "gpt-test"
-    patch = tool_calls(assistants[1].message)[0]
     assert (patch["name"], patch["arguments"]) == ("apply_patch", {"input": "*** Begin Patch"})
-    assert assistants[1].get("sourceFields") == {"type": "custom_tool_call", "status": "completed"}
-    shell = tool_calls(assistants[2].message)[0]
+    items = assistants[0]["sourceItems"]
+    assert [i["line"] for i in items] == [8, 9]
+    assert items[1]["sourceFields"] == {"type": "custom_tool_call", "status": "completed"}
+    shell = tool_calls(assistants[1].message)[0]
     assert (shell["id"], shell["name"]) == ("s1", "local_shell")
-    assert tool_calls(assistants[3].message)[0]["name"] == "web_search"
-    assert assistants[3].source_id == "line:13"
-    assert assistants[4].get("sourceFields") == {"type": "message", "phase": "final_answer"}
+    assert tool_calls(assistants[2].message)[0]["name"] == "web_search"
+    assert assistants[2].source_id == "line:13"
+    assert [b["type"] for b in assistants[2].message["content"]] == ["toolCall", "text"]
+    assert assistants[2]["sourceItems"][1]["sourceFields"] == {
+        "type": "message",
+        "phase": "final_answer",
+    }
     results = messages(session, "toolResult")
     assert [(r.message["toolName"], r.message["isError"]) for r in results] == [
         ("apply_patch", True),

@@ -3,7 +3,7 @@ below it, and the core layers import no plotting, widget or notebook package.
 
 Layers, bottom to top (docs/architecture.md): foundation (`_atomic`, `_prompts`, `_repr`) → session →
 formats → context → tokens → compaction → llm → strategies → analysis / replay / metrics /
-datasets → bench → plot and display (HTML cards) → widgets → conformance (the reference
+datasets → bench → plot, display (HTML cards) and export (transcripts) → widgets → conformance (the reference
 packages' runner and comparison) → cli, testing and the package face.
 """
 
@@ -27,7 +27,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("strategies",),
     ("analysis", "replay", "metrics", "datasets", "navigation", "probes"),
     ("bench",),
-    ("plot", "display"),
+    ("plot", "display", "export"),
     ("widgets",),
     ("conformance",),
     ("cli", "testing", "__init__"),

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -504,8 +505,11 @@ def test_watch_once(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
 
     assert main(["watch", str(SAMPLE), "--once"]) == 0
     out = capsys.readouterr().out.strip().splitlines()
-    assert len(out) == 1 and f"{raw_counts(SAMPLE.read_bytes())[0]} entries" in out[0]
-    assert "context ≈" in out[0] and "/200,000 tok" in out[0] and "cost $" in out[0]
+    assert len(out) == 1 and f"{raw_counts(SAMPLE.read_bytes())[0]:,} entries" in out[0]
+    assert "/200,000 tok" in out[0] and "cost $" in out[0]
+    # The sample records usage: the context is the provider's, and says so.
+    assert re.search(r"context [\d,]+/200,000 tok \(\d+%\) recorded by the provider", out[0])
+    assert "estimated by the counter (musepi)" in out[0]
     trajectory = tmp_path / "run.traj"
     trajectory.write_text(json.dumps({"trajectory": [], "history": []}))
     assert main(["watch", str(trajectory), "--once"]) == 2

@@ -9,8 +9,9 @@ format's own definition of a message, a call and a result:
 - Claude Code: one assistant message per reply (`message.id`, per thread), one user message
   per user line holding anything besides tool results; `tool_use` and `tool_result` blocks.
   A Claude Code session's subagent files count with it (convert writes them too).
-- Codex: `response_item` user and assistant messages, reasoning items (the model's own turn)
-  and call items (each the model's turn holding one call); `*_output` items are results.
+- Codex: `response_item` user messages, and one model turn per response (its run of
+  reasoning, call and assistant-message items, `tests/_raw.py`); call items are calls,
+  `*_output` items results.
 - SWE-agent: `history` items by role; old-format actions are calls answered by the next
   user item, and the last action by the final `trajectory` observation.
 - OpenHands: events by source and action; an observation is a result when it answers an
@@ -27,6 +28,7 @@ from typing import Any
 
 import pytest
 from _corpus import CORPUS, HAS_CORPUS
+from _raw import codex_lines, codex_responses
 
 from musepi_lab.cli import main
 from musepi_lab.formats._registry import iter_sessions, read_session
@@ -134,15 +136,14 @@ def count_codex(path: Path) -> Counter:
             continue
         item = rec["payload"]
         kind = item.get("type")
-        if kind == "message" and item.get("role") in ("user", "assistant"):
-            out["messages"] += 1
-        elif kind == "reasoning":
+        if kind == "message" and item.get("role") == "user":
             out["messages"] += 1
         elif kind in CODEX_CALLS:
-            out["messages"] += 1
             out["calls"] += 1
         elif kind in CODEX_OUTPUTS:
             out["results"] += 1
+    # The model's turns: one per response (its reasoning, calls and messages together).
+    out["messages"] += len(codex_responses(codex_lines(path)))
     return out
 
 

@@ -435,11 +435,14 @@ def test_compaction_bridged_through_a_logical_parent_written_later(tmp_path: Pat
 
 
 def test_unresolvable_logical_parent_is_named_as_such(tmp_path: Path) -> None:
+    # Issue 27 item 1: bridged to the last main-chain entry before it, never a second root.
     rows = [_cc_user("u1", None, 1, "hi"), _boundary("b1", "gone", 2), _cc_user("u2", "b1", 3, "x")]
     session = read_session(_write_lines(tmp_path / "S.jsonl", rows))
     (problem,) = session.errors
-    assert problem.kind == "dangling-parent" and problem.line == 2
-    assert problem.message.startswith("logicalParentUuid 'gone'")
+    assert problem.kind == "bridged" and problem.line == 2
+    assert "logicalParentUuid 'gone' names no line" in problem.message
+    assert [e.id for e in session.path()] == ["u1", "b1", "u2"]
+    assert len(session.roots) == 1
 
 
 def test_progress_lines_are_metadata_on_the_path_not_branches(tmp_path: Path) -> None:

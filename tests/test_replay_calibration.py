@@ -1,33 +1,22 @@
-"""Replay calibrated against recorded bills (issues 10 and 23).
+"""Replay's cache models and billing against the providers' documented rules and the
+recorded bills (issues 10, 23, 27).
 
-The cache models' rules are checked against the providers' documented behaviour. What the
-rules leave open is fitted on one side of a fixed corpus split and judged on the other
-(issue 23): the split is held here (by session, both providers on both sides, digests of
-the files, no judged session in the shipped fit); `calibrate` recovers known parameters
-from synthetic sessions generated with them; the simulated prediction intervals cover the
-bills of synthetic sessions at their level; replay results carry the interval. The figures
-of the real judgement (which targets hold) come from `perf/calibration_judge.py`, not from
-here: the suite checks the split and the method, not luck.
+The cache models' rules are checked against the providers' documented behaviour; the
+calibration summary against hand-counted rows. The fit on synthetic sessions is in
+`test_replay_fit.py`, the corpus by source and its judgement in `test_replay_sources.py`,
+streams, coverage and what the record says in `test_replay_streams.py`. The figures of the
+real judgement (which targets hold) come from `perf/calibration_judge.py`, not from here.
 """
 
 from __future__ import annotations
 
 import pytest
-from _corpus import CORPUS, corpus_file, needs_corpus
+from _corpus import corpus_file
 
 from musepi_lab import read_session
 from musepi_lab.formats._claude_code_blocks import usage_from_anthropic
 from musepi_lab.metrics import DEFAULT_PRICES, prices_for
-from musepi_lab.replay import (
-    CALIBRATION_SPLIT,
-    DEFAULT_CALIBRATION,
-    calibrate,
-    judge_session,
-    read_split,
-    replay,
-    session_digest,
-    split_sides,
-)
+from musepi_lab.replay import DEFAULT_CALIBRATION, replay
 from musepi_lab.replay._cache import (
     ANTHROPIC,
     ANTHROPIC_1H,
@@ -40,6 +29,7 @@ from musepi_lab.replay._cache import (
     hidden_reasoning_tokens,
     redacted_extra_tokens,
     system_prompt_tokens,
+    table_row,
     warm_prefix_tokens,
 )
 from musepi_lab.replay._calibration import (
@@ -168,7 +158,8 @@ def test_replay_follows_the_thinking_level_of_the_session(tmp_path):
     ]  # fmt: skip
     path = tmp_path / "thinking.jsonl"
     path.write_text("\n".join(lines) + "\n")
-    timeline = replay(read_session(path), "none", window=10**9).timeline
+    # The family line: the fixture's usage is made up, not a line to estimate one from.
+    timeline = replay(read_session(path), "none", window=10**9, ratio="family").timeline
     reads = timeline["cache_read"].tolist()
     assert len(reads) == 3
     assert reads[0] == 0 and reads[1] > 2_000  # cold, then the first turn read back
@@ -215,17 +206,31 @@ def test_redacted_text_counts_from_its_length():
 
 
 def test_harness_tables_pick_the_newest_row_the_version_reaches():
-    table = (("claude-code", (2, 1), 26_000), ("claude-code", (), 15_000), ("codex", (0,), 9))
+    table = (
+        ("claude-code@anthropic", (2, 1), 26_000),
+        ("claude-code@anthropic", (1, 0), 15_000),
+        ("claude-code:subagent@anthropic", (2, 1), 12_000),
+        ("codex@openai", (0, 58), 9),
+        ("pi@anthropic", (), 2_000),
+    )
 
-    def tokens(header):
-        return declared_tokens(table, header)
+    def row(header, family="anthropic"):
+        return table_row(table, header, family)
 
-    assert tokens({"sourceFormat": "claude-code", "sourceVersion": "2.1.39"}) == 26_000
-    assert tokens({"sourceFormat": "claude-code", "sourceVersion": "2.2.0"}) == 26_000
-    assert tokens({"sourceFormat": "claude-code", "sourceVersion": "1.0.98"}) == 15_000
-    assert tokens({"sourceFormat": "claude-code"}) == 15_000  # () reaches the oldest row
-    assert tokens({"sourceFormat": "codex", "cliVersion": "0.104.0-alpha.1"}) == 9
-    assert tokens({"sourceFormat": "openhands"}) == 0
+    assert row({"sourceFormat": "claude-code", "sourceVersion": "2.1.39"}) == (26_000, True)
+    assert row({"sourceFormat": "claude-code", "sourceVersion": "2.2.0"}) == (26_000, False)
+    assert row({"sourceFormat": "claude-code", "sourceVersion": "1.0.98"}) == (15_000, True)
+    # Older than any fitted version: the oldest row, not the stream's own.
+    assert row({"sourceFormat": "claude-code", "sourceVersion": "0.9"}) == (15_000, False)
+    # A subagent's stream has its own rows, never the main harness's.
+    sub = {"sourceFormat": "claude-code", "sourceVersion": "2.1.39", "subagentKind": "subagent"}
+    assert row(sub) == (12_000, True)
+    assert row({**sub, "sourceVersion": "1.0.98"}) == (12_000, False)
+    assert row({"sourceFormat": "codex", "cliVersion": "0.104.0-alpha.1"}, "openai") == (9, False)
+    # pi on OpenAI has no row of its own: pi on Anthropic's is nearer than nothing.
+    assert row({"sourceFormat": "pi"}, "openai") == (2_000, False)
+    assert row({"sourceFormat": "openhands"}) == (0, False)
+    assert declared_tokens(table, {"sourceFormat": "pi"}, "anthropic") == 2_000
     # The shipped tables are what the calibration carries.
     header = {"sourceFormat": "claude-code", "sourceVersion": "2.1.39"}
     assert system_prompt_tokens(header) == DEFAULT_CALIBRATION.system_prompt_tokens(header)
@@ -335,67 +340,6 @@ def test_one_hour_writes_of_a_corpus_session_match_the_raw_lines():
     ]
     assert sum(last.values()) > 0
     assert sum(recorded) == sum(last.values())
-
-
-# -- the fit/judge split of the corpus (issue 23) ---------------------------------------------
-def test_the_split_is_by_session_with_every_format_on_both_sides():
-    sides: dict[str, set[str]] = {}
-    for entry in CALIBRATION_SPLIT:
-        sides.setdefault(entry.session_id, set()).add(entry.side)
-    assert all(len(s) == 1 for s in sides.values())  # a session (and its copies) on one side
-    formats = {
-        side: {e.path.split("/")[0] for e in CALIBRATION_SPLIT if e.side == side}
-        for side in ("train", "judge")
-    }
-    # pi and Claude Code bill through Anthropic, Codex through OpenAI.
-    assert formats == {
-        "train": {"pi", "claude-code", "codex"},
-        "judge": {"pi", "claude-code", "codex"},
-    }
-    assert len({e.path for e in CALIBRATION_SPLIT}) == len(CALIBRATION_SPLIT)
-
-
-def test_the_shipped_fit_saw_the_train_split_and_no_judged_session():
-    train = {e.session_id for e in CALIBRATION_SPLIT if e.side == "train"}
-    judged = {e.session_id for e in CALIBRATION_SPLIT if e.side == "judge"}
-    assert set(DEFAULT_CALIBRATION.sessions) == train
-    assert not set(DEFAULT_CALIBRATION.sessions) & judged
-    assert DEFAULT_CALIBRATION.fitted  # the fit's date is listed
-
-
-@needs_corpus
-def test_the_split_is_its_rule_applied_to_the_unchanged_corpus():
-    import hashlib
-
-    pairs = []
-    for entry in CALIBRATION_SPLIT:
-        file = CORPUS / entry.path
-        # Independent digest: the file, then each file of its subagent folder, by path.
-        digest = hashlib.sha256(file.read_bytes())
-        folder = file.with_suffix("")
-        for extra in sorted(p for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else ():
-            digest.update(extra.relative_to(folder).as_posix().encode() + extra.read_bytes())
-        assert digest.hexdigest() == entry.sha256 == session_digest(file), entry.path
-        session = read_session(file)
-        assert session.id == entry.session_id
-        pairs.append((entry.path, session))
-    assert split_sides(pairs) == {e.path: e.side for e in CALIBRATION_SPLIT}
-
-
-@needs_corpus
-def test_the_shipped_defaults_are_the_fit_on_the_train_split():
-    train = read_split(CORPUS, "train")
-    judged = read_split(CORPUS, "judge")
-    fit = calibrate([s for _, s in train], exclude={s.id for _, s in judged})
-    shipped = DEFAULT_CALIBRATION.parameters()
-    for key, value in fit.parameters().items():
-        assert value == pytest.approx(shipped[key], rel=1e-9, abs=1e-12), key
-    assert fit.system_prompt == DEFAULT_CALIBRATION.system_prompt
-    assert fit.warm_prefix == DEFAULT_CALIBRATION.warm_prefix
-    assert fit.sessions == DEFAULT_CALIBRATION.sessions
-    # And the shipped fit refuses to be judged on what it was fitted on.
-    with pytest.raises(ValueError, match="fitted on"):
-        judge_session(train[0][1])
 
 
 def test_calibration_summary_on_hand_counted_rows():

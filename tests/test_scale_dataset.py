@@ -9,6 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from _raw import codex_lines, codex_responses
 
 from musepi_lab.cli import main
 from musepi_lab.datasets import (
@@ -66,10 +67,13 @@ def _raw_counts(path: Path, fmt: str) -> dict[str, int]:
             if rec["type"] != "response_item":
                 continue
             kind = payload["type"]
-            messages += kind in ("message", "reasoning", "function_call", "function_call_output")
+            # User messages and tool results here; the model's turns are counted below.
+            messages += kind == "function_call_output" or payload.get("role") == "user"
             calls += kind == "function_call"
             if kind == "message":
                 images += sum(b["type"] == "input_image" for b in payload["content"])
+        # One message per response: its reasoning, calls and text items together.
+        messages += len(codex_responses(codex_lines(path)))
     return {"messages": messages, "calls": calls, "compactions": compactions, "images": images}
 
 

@@ -438,13 +438,13 @@ def test_comparer_rows_agree_with_the_benchmark(sample2):
 
 def test_moving_the_cut_reshades_the_same_tree_and_zoom_redraws_it(sample2):
     explorer = CutPointExplorer(sample2)
-    figure = explorer._tree[0]
+    figure = explorer._drawing._tree[0]
     explorer.keep_slider.value = 2_000
-    assert explorer._tree[0] is figure  # the tree was not drawn again, only reshaded
+    assert explorer._drawing._tree[0] is figure  # the tree was not drawn again, only reshaded
     path = sample2.path()
     explorer.zoom_slider.value = (10, 60)
-    assert explorer._tree[0] is not figure
-    layout = explorer._tree[2]
+    assert explorer._drawing._tree[0] is not figure
+    layout = explorer._drawing._tree[2]
     assert layout.path_range == (10, 60)
     shown = {i for n in layout.nodes if n.on_path for i in n.entry_ids}
     assert {e.id for e in path[10:60]} <= shown

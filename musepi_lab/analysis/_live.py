@@ -13,7 +13,8 @@ from typing import Any
 
 from ..compaction._prepare import prepare_compaction
 from ..compaction._settings import CompactionSettings
-from ..compaction._threshold import estimate_context_tokens, should_compact, threshold_tokens
+from ..compaction._threshold import should_compact, threshold_tokens
+from ..compaction._token_sources import ESTIMATED, RECORDED, ContextFigures, context_figures
 from ..context._build import build_session_context
 from ..metrics._prices import DEFAULT_PRICES, prices_for
 from ..metrics._windows import DEFAULT_CONTEXT_WINDOW, context_window_for
@@ -31,8 +32,9 @@ class LiveSummary:
         entries: Entries in the session (every branch).
         leaf_id: The leaf (the last entry in file order).
         model: `provider/modelId` in force at the leaf (or the last reply's model), if any.
-        context_tokens: The context at the leaf: the last valid usage plus an estimate of
-            the messages after it (`estimate_context_tokens`, the trigger's input).
+        context_tokens: The context at the leaf: the last valid usage (recorded by the
+            provider) plus an estimate of the messages after it (`estimate_context_tokens`,
+            the trigger's input); all estimated when no reply recorded usage.
         window: The model's context window.
         window_source: `recorded` (the session says), `table` (`metrics.MODEL_WINDOWS`)
             or `unknown` (`DEFAULT_CONTEXT_WINDOW` assumed).
@@ -43,14 +45,16 @@ class LiveSummary:
         cut_entry_id: The first entry `prepare_compaction` would keep if it ran now (None
             when there is nothing to compact).
         cut_index: Its index on the leaf's path.
-        tokens_kept: Estimated tokens of the messages kept from the cut on (0 without a
-            cut).
+        tokens_kept: Tokens of the messages kept from the cut on, estimated by the counter
+            (0 without a cut).
         cost_usd: Sum of every reply's cost: its recorded `usage.cost`, else its usage at
             its model's list prices (`metrics.prices_for`).
         priced_replies: Replies whose cost came from the price table (no recorded cost).
         unpriced_models: Models priced at `DEFAULT_PRICES` because the table lacks them.
         problems: Read problems of the session.
         pending_bytes: Bytes of an unfinished last line (a tail's; 0 for a whole file).
+        figures: Both sizes of the context with their sources (`ContextFigures`: the
+            provider's recorded count and the counter's estimate).
     """
 
     session_id: str
@@ -71,6 +75,13 @@ class LiveSummary:
     unpriced_models: tuple[str, ...]
     problems: int
     pending_bytes: int = 0
+    figures: ContextFigures | None = None
+
+    @property
+    def context_source(self) -> str:
+        """Where `context_tokens` comes from: `RECORDED` or `ESTIMATED`."""
+        recorded = self.figures is not None and self.figures.recorded is not None
+        return RECORDED if recorded else ESTIMATED
 
     def line(self) -> str:
         """One line of text for a terminal (what `musepi-lab watch` prints)."""
@@ -78,14 +89,19 @@ class LiveSummary:
         share = self.context_tokens / self.window if self.window else 0.0
         trigger = "compaction due" if self.would_compact else f"{self.tokens_to_threshold:,} to go"
         cut = (
-            f"cut at #{self.cut_index} {self.cut_entry_id} (keeps ≈{self.tokens_kept:,})"
+            f"cut at #{self.cut_index:,} {self.cut_entry_id} (keeps {self.tokens_kept:,} estimated)"
             if self.cut_entry_id
             else "no cut"
         )
         parts = [
-            f"{self.entries} entries",
+            f"{self.entries:,} entries",
             f"leaf {self.leaf_id}",
-            f"context ≈{self.context_tokens:,}/{self.window:,} tok ({share:.0%}{unknown})",
+            f"context {self.context_tokens:,}/{self.window:,} tok ({share:.0%}{unknown}) "
+            + self.context_source,
+        ]
+        if self.figures is not None and self.figures.recorded is not None:
+            parts.append(self.figures.estimated_text())
+        parts += [
             f"threshold {self.threshold:,}: {trigger}",
             cut,
             f"cost ${self.cost_usd:.4f}",
@@ -96,6 +112,9 @@ class LiveSummary:
             parts.append(f"{self.problems} problem(s)")
         if self.pending_bytes:
             parts.append(f"pending partial line ({self.pending_bytes:,} bytes)")
+        warning = self.figures.warning() if self.figures is not None else None
+        if warning:
+            parts.append(f"warning: {warning}")
         return " · ".join(parts)
 
 
@@ -171,7 +190,9 @@ def live_summary(
     profile = settings.profile
     counter = counter or TokenCounter.for_profile(profile)
     context = build_session_context(session, profile=profile)
-    tokens = estimate_context_tokens(context.messages, counter=counter, profile=profile).tokens
+    counts = [counter.count_message(m) for m in context.messages]
+    figures = context_figures(context.messages, counts, method=counter.method, profile=profile)
+    tokens = figures.context
     model = session_model(session, context.model)
     if window is not None:
         size, source = window, "given"
@@ -204,4 +225,5 @@ def live_summary(
         unpriced_models=unpriced,
         problems=len(session.errors),
         pending_bytes=pending_bytes,
+        figures=figures,
     )

@@ -4,8 +4,9 @@
 A *billed request* is an assistant reply whose message records usage (pi's `usage` shape,
 which every reader fills: Claude Code from the Anthropic `usage` of the reply's last streamed
 line, Codex from each `token_count` event's `last_token_usage`, pi and MusePi as written).
-Replies whose counts are all zero (Claude Code's `<synthetic>` replies, Codex items no
-request was assigned to) are no request.
+Replies whose counts are all zero (Claude Code's `<synthetic>` replies) are no request. A
+request the record counted but no reply answers (a Codex `token_count` with no output item,
+an interrupted turn) is billed from the entry that carries its `requestUsage`.
 
 Cost: the cost the harness recorded (`usage.cost.total`, pi and MusePi record it) where it is
 above zero (`cost_source` "recorded"), else the tokens priced with the package's one price
@@ -14,7 +15,7 @@ model the table does not know is never priced with a default: its rows have `cos
 "unpriced" and a missing cost, and the frame's `attrs["unpriced_models"]` lists them (the CLI
 prints them). Nothing is fetched from the network, ever.
 
-Billing blocks follow ccusage 18.0.11 (`identifySessionBlocks` in its data loader): requests
+Billing blocks follow ccusage (`identifySessionBlocks` in 18.0.11's data loader, unchanged in 20.0.24): requests
 sorted by time; the first opens a block starting at its time floored to the UTC hour; a
 request more than 5 hours after the block's start, or more than 5 hours after the previous
 request, opens a new block (floored the same way).
@@ -35,6 +36,7 @@ from ..session._errors import ReadProblem, SessionReadError
 from ..session._session import Session
 from ._sources import takes_sources
 from ._tables import SessionSource, load_sessions
+from ._usage_dedup import Identity, duplicate_records, identity, split_duplicates
 
 REPORTS = ("daily", "monthly", "session", "blocks")
 """The aggregations `usage_report` makes."""
@@ -79,6 +81,11 @@ class _Request:
     entry_id: str | None
     timestamp: str | None
     message: Mapping[str, Any]
+    identity: Identity
+
+    @property
+    def root_id(self) -> str:
+        return self.root.id
 
 
 def _count(value: Any) -> int:
@@ -113,7 +120,9 @@ def _session_requests(session: Session, root: Session) -> Iterator[_Request]:
     for entry in session.entries:
         message = entry.message
         if entry.type != "message" or message is None or message.get("role") != "assistant":
-            continue
+            message = _reply_less_request(entry)
+            if message is None:
+                continue
         usage = message.get("usage")
         if not isinstance(usage, Mapping):
             continue
@@ -121,7 +130,15 @@ def _session_requests(session: Session, root: Session) -> Iterator[_Request]:
         if not any(_count(c) for c in counts):
             continue
         when = entry.timestamp or _message_time(message)
-        yield _Request(session, root, entry.line, entry.id, when, message)
+        ident = identity(entry.record, in_subagent=session is not root)
+        yield _Request(session, root, entry.line, entry.id, when, message, ident)
+
+
+def _reply_less_request(entry: Any) -> Mapping[str, Any] | None:
+    """The `requestUsage` of an entry that records a request no reply answers (the reader
+    puts `usage`, `model` and `provider` there), else None."""
+    request = entry.record.get("requestUsage") if entry.type != "message" else None
+    return request if isinstance(request, Mapping) else None
 
 
 def _message_time(message: Mapping[str, Any]) -> str | None:
@@ -188,8 +205,11 @@ def _row(request: _Request) -> dict[str, Any]:
 
 
 def usage_frame(sessions: Iterable[Session]) -> pd.DataFrame:
-    """The `usage_df` frame of sessions already read (and of their linked sessions)."""
-    frame = pd.DataFrame.from_records([_row(r) for r in _requests(sessions)], columns=USAGE_COLUMNS)
+    """The `usage_df` frame of sessions already read (and of their linked sessions); a
+    request recorded twice is billed once (`_usage_dedup`), the others listed in
+    `attrs["duplicate_requests"]`."""
+    billed, others = split_duplicates(list(_requests(sessions)))
+    frame = pd.DataFrame.from_records([_row(r) for r in billed], columns=USAGE_COLUMNS)
     frame["timestamp"] = pd.to_datetime(
         frame["timestamp"], utc=True, format="ISO8601", errors="coerce"
     )
@@ -202,6 +222,7 @@ def usage_frame(sessions: Iterable[Session]) -> pd.DataFrame:
         frame[name] = frame[name].astype("float64")
     unpriced = frame.loc[frame["cost_source"] == "unpriced", "model"]
     frame.attrs["unpriced_models"] = sorted({str(m) for m in unpriced})
+    frame.attrs["duplicate_requests"] = duplicate_records(others, _row)
     return frame
 
 
@@ -226,9 +247,13 @@ def usage_df(
     `total_tokens`, `recorded_cost` (the harness's, missing where none), `priced_cost` (the
     price table's, missing for an unknown model), `cost` (recorded, else priced) and
     `cost_source` ("recorded", "priced" or "unpriced"). `frame.attrs["unpriced_models"]`
-    lists the models without a price. A Codex session that records more requests
-    (`token_count` events) than its assistant items carry gets an `unassigned-usage` problem
-    saying how many are in no row.
+    lists the models without a price. A request Claude Code recorded twice (a resumed
+    file repeating a `message.id` and `requestId`, a `/btw` side question replaying a parent
+    reply) is billed once: the others are listed in `frame.attrs["duplicate_requests"]`, each
+    as its row would be, with a `reason` ("repeated-request" or "sidechain-replay"). A Codex
+    request no assistant item answers gets its row from its `token_count` event
+    (`requestUsage`), and the session a `usage-without-reply` note (lenient mode) saying
+    how many.
 
     Args:
         sessions: A `Session`, a session file or folder (read with `iter_sessions`), or a
@@ -247,12 +272,13 @@ def usage_df(
     read, problems = load_sessions(sessions, strict=strict)
     frame = usage_frame(read)
     linked = [session for session, _ in _sessions_with_linked(read)]
-    uncarried = [
-        p for session in linked for p in (*unassigned_usage(session), *negative_usage(session))
-    ]
-    if strict and uncarried:
-        raise SessionReadError.from_problem(uncarried[0], uncarried)
-    return frame if strict else (frame, [*problems, *uncarried])
+    negative = [p for session in linked for p in negative_usage(session)]
+    if strict:
+        if negative:
+            raise SessionReadError.from_problem(negative[0], negative)
+        return frame  # requests without a reply are billed, so nothing is refused
+    notes = [p for session in linked for p in requests_without_reply(session)]
+    return frame, [*problems, *negative, *notes]
 
 
 _USAGE_COUNTS = ("input", "output", "cacheRead", "cacheWrite", "cacheWrite1h", "totalTokens")
@@ -289,45 +315,22 @@ def negative_usage(session: Session) -> list[ReadProblem]:
     return out
 
 
-def _codex_requests(session: Session) -> list[int | None]:
-    """The lines of a Codex session's `token_count` events that are requests, by the reader's
-    rule: a new cumulative total, and input or output above zero."""
-    lines: list[int | None] = []
-    previous: Any = None
-    for entry in session.entries:
-        if entry.type != "custom" or entry.record.get("customType") != "codex:token_count":
-            continue
-        data = entry.record.get("data")
-        info = data.get("info") if isinstance(data, Mapping) else None
-        last = info.get("last_token_usage") if isinstance(info, Mapping) else None
-        if not isinstance(last, Mapping):
-            continue
-        total = info.get("total_token_usage") if isinstance(info, Mapping) else None
-        if total is not None and total == previous:
-            continue
-        previous = total
-        if _count(last.get("input_tokens")) or _count(last.get("output_tokens")):
-            lines.append(entry.line)
-    return lines
-
-
-def unassigned_usage(session: Session) -> list[ReadProblem]:
-    """A problem when a Codex session records more requests (`token_count` events) than
-    its assistant items carry usage for: those requests' tokens are in no row."""
-    requests = _codex_requests(session)
-    if not requests:
+def requests_without_reply(session: Session) -> list[ReadProblem]:
+    """A note when some of a session's requests have no reply: Codex counted them
+    (`token_count` events) but recorded no output item, so their usage rows come from the
+    events and there is no reply text behind them."""
+    lines = [e.line for e in session.entries if _reply_less_request(e) is not None]
+    if not lines:
         return []
-    carried = sum(1 for _ in _session_requests(session, session))
-    if carried >= len(requests):
-        return []
-    missing = len(requests) - carried
+    total = sum(1 for _ in _session_requests(session, session))
     return [
         ReadProblem(
             session.source_path or session.id,
-            requests[-1],
-            "unassigned-usage",
-            f"{missing} of {len(requests)} Codex requests (token_count events) have no "
-            "assistant item to carry their usage; their tokens are in no usage row",
+            lines[0],
+            "usage-without-reply",
+            f"{len(lines)} of {total} Codex requests (token_count events) have no assistant "
+            "item; their usage rows come from the token_count events (lines "
+            f"{', '.join(str(n) for n in lines[:10])}{', …' if len(lines) > 10 else ''})",
         )
     ]
 

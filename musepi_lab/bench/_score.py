@@ -35,10 +35,14 @@ compaction at the session leaf):
 - `error`: the exception of a cell that failed (its metrics are then None).
 
 A `replay` cell (budget = context window) replays the session with the strategy
-(`musepi_lab.replay`): `compactions`, `requests`, `peak_context`, `replay_cost_usd` (the
-bill under the providers' documented rules), `replay_cost_expected` with its 90% prediction
-interval `replay_cost_low` / `replay_cost_high` (`ReplayResult.cost`, `cost_interval`: the
-fitted unpredicted misses and token-ratio spread drawn) and `replay_cost_draws` (those
+(`musepi_lab.replay`), every request stream of it (main path, sidechains, subagents):
+`compactions`, `requests` (of every stream), `streams`, the recorded requests the bill covers
+(`requests_recorded`, `requests_covered`, `requests_left_out`: JSON of reason → count;
+`requests_estimated`: billed requests whose reply carries no usage, so their output is
+estimated; `requests_coverage`: covered over recorded), `peak_context`, `replay_cost_usd` (the bill under the providers' documented
+rules, each stream on its own line), `replay_cost_expected` (`ReplayResult.cost`, exact: the
+expected unpredicted misses and hits added) with its 90% prediction interval
+`replay_cost_low` / `replay_cost_high` (`cost_interval`) and `replay_cost_draws` (the
 draws as JSON, seeded alike in every cell, so two strategies' cells of one session pair
 draw by draw, `bench.cost_differences`); token
 columns describe the last compaction; `fact_retention` is the retention, after the last
@@ -102,6 +106,12 @@ COLUMNS: tuple[str, ...] = (
     "method",
     "compactions",
     "requests",
+    "streams",
+    "requests_recorded",
+    "requests_covered",
+    "requests_left_out",
+    "requests_estimated",
+    "requests_coverage",
     "tokens_before",
     "tokens_after",
     "token_reduction",
@@ -439,15 +449,30 @@ def _early_facts(
 def _cost_uncertainty(res: ReplayResult) -> dict[str, Any]:
     """The replay's expected bill, its 90% interval and its draws (the request bills only:
     the summarizer's calls are priced by the cell's prices in `summarizer_cost_usd`)."""
-    draws = res.cost_draws - (
-        float(res.timeline["summarizer_cost_usd"].sum()) if len(res.timeline) else 0.0
-    )
+    summarizer = float(res.timeline["summarizer_cost_usd"].sum()) if len(res.timeline) else 0.0
+    draws = res.cost_draws - summarizer
     low, high = prediction_interval(draws)
     return {
-        "replay_cost_expected": float(draws.mean()),
+        "replay_cost_expected": res.cost - summarizer,
         "replay_cost_low": low,
         "replay_cost_high": high,
         "replay_cost_draws": canonical_json([round(float(d), 9) for d in draws]),
+    }
+
+
+def _coverage_columns(res: ReplayResult) -> dict[str, Any]:
+    """How many recorded requests the replay's bill covers, and why the others are out."""
+    coverage = res.coverage
+    if coverage is None:
+        keys = ("recorded", "covered", "left_out", "estimated", "coverage")
+        return dict.fromkeys(f"requests_{k}" for k in keys) | {"streams": len(res.streams) or None}
+    return {
+        "streams": len(res.streams),
+        "requests_recorded": coverage.recorded,
+        "requests_covered": coverage.covered,
+        "requests_left_out": canonical_json(dict(coverage.left_out)),
+        "requests_estimated": coverage.estimated,
+        "requests_coverage": coverage.covered / coverage.recorded if coverage.recorded else None,
     }
 
 
@@ -524,6 +549,7 @@ def score_replay(
         "compacted": bool(events),
         "compactions": len(events),
         "requests": len(timeline),
+        **_coverage_columns(res),
         **_last_event_columns(last, counter),
         "peak_context": res.peak_context,
         "replay_cost_usd": float(timeline["cost_usd"].sum()) if len(timeline) else 0.0,

@@ -44,10 +44,12 @@ REPLAY_SUMMARY_METRICS: tuple[str, ...] = (
     "replay_cost_expected",
     "replay_cost_low",
     "replay_cost_high",
+    "requests_coverage",
 )
-"""The default for replay results: also how often each strategy compacted and what the
+"""The default for replay results: also how often each strategy compacted, what the
 replayed session cost (under the documented rules; expected, with the low and high ends of
-each cell's 90% prediction interval, averaged like the other metrics)."""
+each cell's 90% prediction interval, averaged like the other metrics) and the share of its
+recorded requests that bill covers."""
 
 
 PROBE_SUMMARY_METRICS: tuple[str, ...] = (
@@ -185,21 +187,69 @@ def table_markdown(table: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
-def table_text(table: pd.DataFrame) -> str:
-    """A summary table as aligned plain text, for terminals."""
+TEXT_WIDTH = 110
+"""Widest line `table_text` prints (a terminal, a notebook cell's text output)."""
+KEY_COLUMNS = 2
+"""Columns every block of a split text table repeats: strategy and budget."""
+
+
+def _text_block(rows: Sequence[Sequence[str]], columns: Sequence[int]) -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in columns]
+    lines = [
+        "  ".join(
+            r[i].ljust(w) if i == 0 else r[i].rjust(w) for i, w in zip(columns, widths, strict=True)
+        ).rstrip()
+        for r in rows
+    ]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return lines
+
+
+def _column_blocks(widths: Sequence[int], width: int) -> list[list[int]]:
+    """The data columns in blocks that fit `width` beside the key columns (at least one
+    column a block, however wide)."""
+    key = sum(widths[:KEY_COLUMNS]) + 2 * KEY_COLUMNS
+    blocks: list[list[int]] = []
+    used = key
+    for i in range(KEY_COLUMNS, len(widths)):
+        if blocks and used + widths[i] <= width:
+            blocks[-1].append(i)
+            used += widths[i] + 2
+        else:
+            blocks.append([i])
+            used = key + widths[i] + 2
+    return blocks or [[]]
+
+
+def table_text(table: pd.DataFrame, *, width: int = TEXT_WIDTH) -> str:
+    """A summary table as aligned plain text, for terminals: split into blocks of columns
+    no wider than `width`, each block repeating strategy and budget."""
     if table.empty:
         return "(no results)"
     header, body = _rows(table)
-    widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
-    lines = [
-        "  ".join(
-            c.ljust(w) if i == 0 else c.rjust(w)
-            for i, (c, w) in enumerate(zip(r, widths, strict=True))
-        )
-        for r in [header, *body]
+    rows = [header, *body]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    keys = list(range(min(KEY_COLUMNS, len(header))))
+    blocks = [_text_block(rows, [*keys, *block]) for block in _column_blocks(widths, width)]
+    return "\n\n".join("\n".join(lines) for lines in blocks)
+
+
+def token_sources_note(frame: pd.DataFrame) -> str:
+    """Where a benchmark's token figures come from, in one sentence per mode."""
+    counters = sorted({str(c) for c in frame.get("counter", []) if isinstance(c, str)})
+    counter = ", ".join(counters) or "the profile's"
+    modes = set(frame["mode"]) if "mode" in frame and len(frame) else set()
+    notes = [
+        f"Token figures (tokens_before, tokens_after, token_reduction, summary_tokens) are "
+        f"estimated by the counter ({counter})."
     ]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
+    if "replay" in modes:
+        notes.append(
+            "Replay contexts (peak_context) are recorded by the provider until the first "
+            "replayed compaction and estimated by the counter (scaled by the recorded ratio) "
+            "after it; costs price the usage the provider recorded."
+        )
+    return " ".join(notes)
 
 
 def summary_markdown(frame: pd.DataFrame, table: pd.DataFrame | None = None) -> str:
@@ -226,6 +276,7 @@ def summary_markdown(frame: pd.DataFrame, table: pd.DataFrame | None = None) -> 
         "its 90% prediction interval with the fitted unpredicted misses and token-ratio spread;",
         "`cost vs` the expected difference from the baseline with the model's paired 90%",
         "interval: `(within uncertainty)` when it holds 0, the model cannot tell them apart.",
+        token_sources_note(frame),
         "",
         table_markdown(table),
     ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -161,6 +162,7 @@ def _run_bench(
 ) -> Any:
     from ..bench import FolderLockedError, run_benchmark, summary_table, table_text, write_benchmark
     from ..bench._lock import folder_lock
+    from ..bench._summary import TEXT_WIDTH, token_sources_note
     from ..compaction._settings import CompactionSettings
 
     settings = CompactionSettings.for_profile(args.profile)
@@ -202,6 +204,7 @@ def _run_bench(
     elapsed = time.perf_counter() - started
     failed = int(df["error"].notna().sum())
     print(table_text(summary_table(df)))
+    print("\n" + textwrap.fill(token_sources_note(df), TEXT_WIDTH))
     print(
         f"\n{len(df)} cells ({df.attrs['cells_computed']} computed, "
         f"{df.attrs['cells_cached']} cached, {failed} failed) in {elapsed:.1f} s; "

@@ -17,6 +17,7 @@ from ._bench import (
 )
 from ._common import UsageError
 from ._conformance import budget_list, cmd_conformance
+from ._export import add_export_parser
 from ._sessions import cmd_convert, cmd_datasets, cmd_inspect, cmd_navigate
 from ._usage import add_usage_parser
 from ._watch import add_watch_parser
@@ -128,6 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_watch_parser(sub)
     add_usage_parser(sub)
+    add_export_parser(sub)
 
     p = sub.add_parser("demo", help="the main job: the bundled sample, model-free strategies")
     p.add_argument("--data", default=str(SAMPLE_DIR))

@@ -114,6 +114,7 @@ def cmd_usage(args: argparse.Namespace) -> int:
             "prices_date": PRICES_DATE,
             "rows": report_records(report),
             "unpriced_models": unpriced,
+            "duplicate_requests": len(frame.attrs.get("duplicate_requests", [])),
             "problems": [str(p) for p in problems],
         }
         print(json.dumps(document, indent=2))
@@ -125,13 +126,28 @@ def cmd_usage(args: argparse.Namespace) -> int:
             "(the 'unpriced' column); add them to musepi_lab/metrics/_prices.py",
             file=sys.stderr,
         )
+    _print_duplicates(frame.attrs.get("duplicate_requests", []))
     return 0
+
+
+def _print_duplicates(duplicates: list[dict[str, object]]) -> None:
+    """Say how many recorded requests were billed once although written twice."""
+    if not duplicates:
+        return
+    reasons = sorted({str(d["reason"]) for d in duplicates})
+    counts = ", ".join(f"{sum(d['reason'] == r for d in duplicates)} {r}" for r in reasons)
+    print(
+        f"note: {len(duplicates)} recorded requests repeat one already billed ({counts}); "
+        "each is billed once",
+        file=sys.stderr,
+    )
 
 
 def _compare(corpus: str) -> int:
     """Run the ccusage comparison; exit 0 when every difference has a cause, 1 otherwise,
     3 when node or npm is missing."""
-    from ..conformance._ccusage import compare_usage_corpus, usage_agreement_table
+    from ..conformance._ccusage import compare_usage_corpus, corpus_duplicates
+    from ..conformance._ccusage_table import usage_agreement_table
     from ..conformance._reference import ReferenceRunError, ReferenceToolMissing
 
     if not corpus or not Path(corpus).is_dir():
@@ -141,5 +157,5 @@ def _compare(corpus: str) -> int:
     except (ReferenceToolMissing, ReferenceRunError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 3
-    print(usage_agreement_table(rows, prices))
+    print(usage_agreement_table(rows, prices, corpus_duplicates(corpus)))
     return 0 if all(r.explained for r in rows) and all(p.equal for p in prices) else 1

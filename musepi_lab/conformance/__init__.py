@@ -14,20 +14,21 @@ the same shape, and the field-by-field comparison.
   archives and frames (`snapcompact_rows`, run by `compare_file` on a reference that wrote
   its frames);
 - `compare_usage`, `compare_usage_corpus`, `usage_agreement_table` (`_ccusage`): ccusage's
-  usage reports (pinned 18.0.11) on corpus folders against `analysis.usage_df`, each
-  difference with its cause (`CAUSES`);
+  usage reports (ccusage 20.0.24, `@ccusage/codex` and `@ccusage/pi` 18.0.11) on corpus
+  folders against `analysis.usage_df`, each difference with its causes (`CAUSES`) and their
+  sizes measured from the raw lines (`_ccusage_causes`), what is left `unexplained`;
 - `compare_file`, `format_table` (`_run`): the IO edge the `musepi-lab conformance` command uses.
 """
 
 from ._ccusage import (
-    CAUSES,
     AgreementRow,
     PriceRow,
     compare_usage,
     compare_usage_corpus,
     run_ccusage,
-    usage_agreement_table,
 )
+from ._ccusage_causes import CAUSES
+from ._ccusage_table import usage_agreement_table
 from ._compare import (
     COMPARISONS,
     SEED_BOUNDARY_REASON,

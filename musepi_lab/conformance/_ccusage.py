@@ -1,26 +1,28 @@
 """Our usage reports against ccusage's, the tool people already read their agents' usage with.
 
-The published packages (`conformance/pins/ccusage`: `ccusage`, `@ccusage/codex` and
-`@ccusage/pi`, all 18.0.11, the last line that runs on node 20 without a native binary) are
-installed by `_reference.ensure_installed("ccusage")` into the conformance cache and run
-through their own command lines with `--json` (and `--offline`: nothing is fetched), UTC
-dates, on a scratch folder laid out as each expects, made of copies of the session files
-(the inputs are never touched):
+The published packages (`conformance/pins/ccusage`: `ccusage` 20.0.24, the newest whose
+native binary the registry serves, run through its node launcher as `ccusage claude`; and
+`@ccusage/codex` and `@ccusage/pi` 18.0.11, the last that run on node 20) are installed by
+`_reference.ensure_installed("ccusage")` into the conformance cache and run through their
+own command lines with `--json` (and `--offline`: nothing is fetched), UTC dates, on a
+scratch folder laid out as each expects, made of copies of the session files (the inputs are
+never touched):
 
 - Claude Code: `CLAUDE_CONFIG_DIR=<tmp>`, files in `projects/<file stem>/<file>` and a
-  session's subagents in `projects/<stem>/<stem>/subagents/`. ccusage names a session by the
-  folder a file sits in, so a main file's session is its stem and its subagent files make a
-  session `subagents` under `<stem>/<stem>`: both count toward the main file here.
+  session's subagents in `projects/<stem>/<stem>/subagents/`. ccusage 20 names a session by
+  its folder under the project, so a main file and its subagents make the session `<stem>`
+  (18.x named the subagents' one `subagents`: both count toward the main file here).
 - Codex: `CODEX_HOME=<tmp>`, files in `sessions/`; a session is the file stem.
 - pi: `--piPath <tmp>/sessions`, files in `sessions/project/`; a session is the file stem.
 
 `compare_usage` puts both reports side by side per day and per session and explains every
-difference with a cause from `CAUSES` (the known ways the two count differently, each checked
-against the raw files by the tests); a difference no cause explains is "unexplained".
+difference with causes from `CAUSES`, each with its size measured from the raw lines
+(`_ccusage_causes`); what they leave over is the row's residual, named "unexplained".
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -34,6 +36,17 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .._atomic import write_bytes_atomic
+from ._ccusage_causes import (
+    Sizes,
+    Vector,
+    claude_sizes,
+    codex_sizes,
+    duplicate_summary,
+    explain,
+    pi_sizes,
+    session_files,
+)
+from ._ccusage_table import usage_agreement_table
 from ._reference import (
     ReferenceRunError,
     _pins_digest,
@@ -51,35 +64,8 @@ BINARIES: Mapping[str, str] = {
     "codex": "ccusage-codex",
     "pi": "ccusage-pi",
 }
-
-CAUSES: Mapping[str, str] = {
-    "claude-streamed-output": (
-        "Claude Code writes one line per content block of a streamed reply, each with the "
-        "reply's usage so far; ccusage keeps the first line of each message.id:requestId "
-        "(output_tokens counted before the reply finished), ours the last (the final count). "
-        "Input and cache counts are the same on every line."
-    ),
-    "codex-repeated-token-count": (
-        "Codex writes a token_count event again without a new request (the same "
-        "total_token_usage); @ccusage/codex counts every event's last_token_usage, ours one "
-        "request per new cumulative total."
-    ),
-    "claude-1h-cache-writes": (
-        "ccusage prices every cache write at the 5-minute rate (1.25x input); Claude Code "
-        "records 1-hour writes (cache_creation.ephemeral_1h_input_tokens), which ours prices "
-        "at 2x input."
-    ),
-    "costs-follow-tokens": "the token counts differ (see the token cause), so the costs do.",
-    "pi-unrecorded-cost": (
-        "a pi reply without a recorded cost: @ccusage/pi counts $0 (it never prices), ours "
-        "prices it from the table."
-    ),
-    "price-table": (
-        "ccusage prices from its bundled LiteLLM table, ours from metrics.MODEL_PRICES "
-        "(PRICES_SOURCE): the model's prices or tiers (above 200k tokens) differ."
-    ),
-}
-"""Why a figure can differ between ccusage and ours, by cause id."""
+SUBCOMMANDS: Mapping[str, tuple[str, ...]] = {"claude-code": ("claude",)}
+"""What goes before the report: ccusage 20 reads every agent unless told which."""
 
 
 @dataclass(frozen=True)
@@ -93,6 +79,10 @@ class AgreementRow:
     theirs: Mapping[str, float]
     ours: Mapping[str, float]
     causes: tuple[str, ...]
+    sizes: Mapping[str, Mapping[str, float]] = dataclasses.field(default_factory=dict)
+    """cause → the part of (theirs − ours) it accounts for (`_ccusage_causes.FIGURES`)."""
+    residual: Mapping[str, float] = dataclasses.field(default_factory=dict)
+    """What the causes leave over; not zero exactly when "unexplained" is a cause."""
 
     @property
     def tokens_equal(self) -> bool:
@@ -137,8 +127,7 @@ def _layout(kind: Kind, files: Sequence[Path], root: Path) -> tuple[dict[str, st
 def _cache_key(kind: str, files: Sequence[Path], report: str) -> str:
     digest = hashlib.sha256(f"{kind}\0{report}\0{_pins_digest(reference('ccusage'))}".encode())
     for file in files:
-        group = [file, *sorted((file.with_suffix("") / "subagents").glob("*.jsonl"))]
-        for part in group if kind == "claude-code" else [file]:
+        for part in session_files(file) if kind == "claude-code" else [file]:
             digest.update(part.name.encode() + b"\0" + hashlib.sha256(part.read_bytes()).digest())
     return digest.hexdigest()[:32]
 
@@ -182,7 +171,8 @@ def run_ccusage_uncached(
         home = root / "home"
         home.mkdir()
         env = {**os.environ, "HOME": str(home), "NO_COLOR": "1", "TZ": "UTC", **env_extra}
-        argv = [node, str(binary), report, "--json", "--timezone", "UTC", *options]
+        command = [*SUBCOMMANDS.get(kind, ()), report]
+        argv = [node, str(binary), *command, "--json", "--timezone", "UTC", *options]
         proc = subprocess.run(
             argv, cwd=root, env=env, capture_output=True, text=True, timeout=timeout, check=False
         )
@@ -278,26 +268,41 @@ def reports_for(kind: str) -> tuple[str, ...]:
 # -- our side and the comparison ------------------------------------------------------------
 
 
-def our_figures(files: Sequence[Path]) -> dict[str, dict[str, dict[str, float]]]:
-    """Our `usage_df` of each file, summed per UTC day, per file stem (a session with its
-    subagents) and per billing block: report → key → figures (plus the 1-hour writes, the
-    unrecorded costs and the requests)."""
-    import pandas as pd
+# -- our side and the comparison ------------------------------------------------------------
 
+_REPORT_COLUMNS = (("daily", "day"), ("session", "stem"), ("blocks", "block"))
+
+
+def our_usage(files: Sequence[Path]) -> Any:
+    """Our `usage_df` of `files` read together (so a request two files record is billed
+    once, as ccusage bills it), with the columns the reports group by: `day` (UTC), `stem`
+    (the main file a row's session belongs to) and `block` (its billing block)."""
     from ..analysis._usage import billing_blocks, usage_df
 
-    frames = []
+    frame, _ = usage_df(list(files))
+    stems = {str(file): file.stem for file in files}
+    roots = {}
     for file in files:
-        frame, _ = usage_df(file)
-        frames.append(frame.assign(stem=file.stem))
-    frame = pd.concat(frames, ignore_index=True)
+        for part in session_files(file):
+            roots[str(part)] = file.stem
+    frame["stem"] = frame["file"].map(
+        lambda f: roots.get(str(f), stems.get(str(f), Path(str(f)).stem))
+    )
     frame["day"] = frame["timestamp"].dt.strftime("%Y-%m-%d")
     frame["block"] = billing_blocks(frame["timestamp"]).dt.strftime("%Y-%m-%dT%H:%M:%SZ")
-    frame["priced_unrecorded"] = (frame["cost_source"] == "priced").astype(int)
+    return frame
+
+
+def our_figures(files: Sequence[Path]) -> dict[str, dict[str, dict[str, float]]]:
+    """Our `usage_df` of the files, summed per UTC day, per file stem (a session with its
+    subagents) and per billing block: report → key → figures (plus the 1-hour writes, the
+    cost priced for replies without a recorded one, and the requests)."""
+    frame = our_usage(files)
+    frame["priced_cost"] = frame["cost"].where(frame["cost_source"] == "priced", 0.0)
     frame["requests"] = 1
-    names = [*TOKENS, "cache_write_1h", "cost", "priced_unrecorded", "requests"]
+    names = [*TOKENS, "cache_write_1h", "cost", "priced_cost", "requests"]
     result: dict[str, dict[str, dict[str, float]]] = {}
-    for report, column in (("daily", "day"), ("session", "stem"), ("blocks", "block")):
+    for report, column in _REPORT_COLUMNS:
         sums = frame.groupby(column)[names].sum()
         result[report] = {
             str(key): {n: float(row[n]) for n in names} for key, row in sums.iterrows()
@@ -305,53 +310,78 @@ def our_figures(files: Sequence[Path]) -> dict[str, dict[str, dict[str, float]]]
     return result
 
 
-def _causes(kind: str, theirs: Mapping[str, float], ours: Mapping[str, float]) -> tuple[str, ...]:
-    causes: list[str] = []
-    token_diff = {n for n in TOKENS if theirs.get(n, 0) != ours.get(n, 0)}
-    if token_diff:
-        if kind == "claude-code" and token_diff == {"output"}:
-            causes.append("claude-streamed-output")
-        elif kind == "codex" and all(theirs[n] >= ours.get(n, 0) for n in token_diff):
-            causes.append("codex-repeated-token-count")
-        else:
-            causes.append("unexplained")
-    cost_equal = math.isclose(
-        theirs.get("cost", 0.0), ours.get("cost", 0.0), rel_tol=1e-9, abs_tol=1e-9
-    )
-    if not cost_equal:
-        if token_diff:
-            causes.append("costs-follow-tokens")
-        if kind == "claude-code" and ours.get("cache_write_1h", 0) > 0:
-            causes.append("claude-1h-cache-writes")
-        if kind == "pi" and ours.get("priced_unrecorded", 0) > 0:
-            causes.append("pi-unrecorded-cost")
-        if kind != "pi" and not causes:
-            causes.append("price-table")
-        if not causes:
-            causes.append("unexplained")
-    return tuple(causes)
+def cause_sizes(
+    kind: str, files: Sequence[Path], ours: Mapping[str, Any], block_starts: Sequence[str]
+) -> Sizes:
+    """Each cause's size per report and key, measured from the files (`_ccusage_causes`)."""
+    if kind == "claude-code":
+        return claude_sizes(files, block_starts)
+    if kind == "codex":
+        return codex_sizes(files)
+    priced = {
+        report: {key: figures["priced_cost"] for key, figures in ours[report].items()}
+        for report, _ in _REPORT_COLUMNS
+        if report in ours
+    }
+    return pi_sizes(priced)
 
 
 def compare_usage(
     kind: Kind, folder: str, files: Sequence[str | os.PathLike[str]]
 ) -> list[AgreementRow]:
-    """Run ccusage (the `reports_for(kind)`) and ours on `files`; one row per key."""
+    """Run ccusage (the `reports_for(kind)`) and ours on `files`; one row per key, its
+    differences explained by causes with their measured sizes."""
     paths = [Path(f) for f in files]
     ours = our_figures(paths)
+    documents = {report: run_ccusage(kind, paths, report) for report in reports_for(kind)}
+    blocks = their_figures(kind, "blocks", documents["blocks"]) if "blocks" in documents else {}
+    sizes = cause_sizes(kind, paths, ours, list(blocks))
     rows: list[AgreementRow] = []
-    for report in reports_for(kind):
-        theirs = their_figures(kind, report, run_ccusage(kind, paths, report))
+    for report, document in documents.items():
+        theirs = _our_names(their_figures(kind, report, document), ours[report])
         for key in sorted(set(theirs) | set(ours[report])):
             a = theirs.get(key, dict.fromkeys([*TOKENS, "cost"], 0.0))
             b = ours[report].get(key, dict.fromkeys([*TOKENS, "cost"], 0.0))
-            rows.append(AgreementRow(kind, folder, report, key, a, b, _causes(kind, a, b)))
+            key_sizes = sizes.get(report, {}).get(key, {})
+            causes, residual = explain(a, b, key_sizes)
+            named = {c: key_sizes[c] for c in causes if c in key_sizes}
+            rows.append(AgreementRow(kind, folder, report, key, a, b, causes, named, residual))
     return rows
+
+
+def _our_names(
+    theirs: dict[str, dict[str, float]], ours: Mapping[str, Any]
+) -> dict[str, dict[str, float]]:
+    """Their keys under ours: @ccusage/pi names a session by the id after the last `_` of
+    its file name (`<time>_<id>.jsonl`, pi's own layout), ours by the whole stem."""
+    out: dict[str, dict[str, float]] = {}
+    for key, figures in theirs.items():
+        stems = [s for s in ours if key not in ours and s.endswith(f"_{key}")]
+        out[stems[0] if len(stems) == 1 else key] = figures
+    return out
+
+
+def duplicates_of(files: Sequence[str | os.PathLike[str]]) -> dict[str, Vector]:
+    """The requests Claude Code recorded twice that ours bills once, by reason, with their
+    size (ccusage bills a repeated message.id and requestId once too)."""
+    frame = our_usage([Path(f) for f in files])
+    return duplicate_summary(frame.attrs.get("duplicate_requests", []))
+
+
+def corpus_duplicates(corpus: str | os.PathLike[str]) -> dict[str, dict[str, Vector]]:
+    """`duplicates_of` every Claude Code folder `corpus_usage_folders` finds."""
+    return {
+        folder: duplicates_of(files)
+        for kind, folder, files in corpus_usage_folders(corpus)
+        if kind == "claude-code"
+    }
 
 
 @dataclass(frozen=True)
 class PriceRow:
     """ccusage's cost of one model's tokens (a per-model breakdown) against ours of the same
-    tokens, every cache write at the 5-minute rate as ccusage prices it."""
+    tokens: the cache writes split into 5-minute and 1-hour ones as the raw lines record
+    them (ccusage 20 prices the 1-hour ones at 2x input too; Codex and pi record none)."""
 
     kind: str
     session: str
@@ -404,47 +434,69 @@ def _breakdowns(
 
 
 def price_rows(kind: Kind, files: Sequence[str | os.PathLike[str]]) -> list[PriceRow]:
-    """Each model's tokens in ccusage's session report, priced by ccusage and by our table."""
+    """Each model's tokens in ccusage's session report, priced by ccusage and by our table
+    (the 1-hour share of the writes from our rows of that session and model, when ours
+    counts the same writes; else every write at the 5-minute rate)."""
     from ..metrics._prices import known_prices, usage_cost
 
     if kind == "pi":  # @ccusage/pi never prices: its costs are the recorded ones
         return []
-    document = run_ccusage(kind, [Path(f) for f in files], "session")
+    paths = [Path(f) for f in files]
+    document = run_ccusage(kind, paths, "session")
+    ours = our_usage(paths) if kind == "claude-code" else None
     rows: list[PriceRow] = []
     for session, model, tokens, cost in _breakdowns(kind, document):
         prices = known_prices(model)
-        ours = (
+        one_hour = 0
+        if ours is not None:
+            mine = ours[(ours["stem"] == session) & (ours["model"] == model)]
+            if int(mine["cache_write"].sum()) == int(tokens["cache_write"]):
+                one_hour = int(mine["cache_write_1h"].sum())
+        price = (
             usage_cost(
                 prices,
                 input=int(tokens["input"]),
                 output=int(tokens["output"]),
                 cache_read=int(tokens["cache_read"]),
-                cache_write_5m=int(tokens["cache_write"]),
+                cache_write_5m=int(tokens["cache_write"]) - one_hour,
+                cache_write_1h=one_hour,
             )
             if prices is not None
             else None
         )
-        rows.append(PriceRow(kind, session, model, tokens, cost, ours))
+        rows.append(PriceRow(kind, session, model, tokens, cost, price))
     return rows
 
 
-def corpus_usage_folders(corpus: str | os.PathLike[str]) -> list[tuple[Kind, str, list[Path]]]:
-    """Every corpus folder with recorded usage that ccusage reads: (kind, folder, main files).
+def claude_code_files(folder: Path) -> list[Path]:
+    """A Claude Code folder's session files: the main files, and the subagent files whose
+    main file is not there (read alone; ccusage reads them too)."""
+    mains = sorted(folder.glob("*.jsonl"))
+    orphans = sorted(
+        p
+        for p in folder.glob("*/subagents/agent-*.jsonl")
+        if not p.parent.parent.with_suffix(".jsonl").is_file()
+    )
+    return mains + orphans
 
-    Claude Code subagent files come with their main file; each pi folder is compared alone
-    (`@ccusage/pi` drops a reply whose timestamp and total it has seen in another file)."""
+
+def corpus_usage_folders(corpus: str | os.PathLike[str]) -> list[tuple[Kind, str, list[Path]]]:
+    """Every corpus folder with recorded usage that ccusage reads: (kind, folder, files).
+
+    Claude Code subagent files come with their main file (an orphan one by itself); each
+    pi folder (at any depth) is compared alone (`@ccusage/pi` drops a reply whose timestamp and total it
+    has seen in another file)."""
     base = Path(corpus)
     found: list[tuple[Kind, str, list[Path]]] = []
-    claude = sorted((base / "claude-code").glob("*.jsonl"))
+    claude = claude_code_files(base / "claude-code")
     if claude:
         found.append(("claude-code", "claude-code", claude))
     codex = sorted((base / "codex").glob("*.jsonl"))
     if codex:
         found.append(("codex", "codex", codex))
     pi_root = base / "pi"
-    folders = (
-        [pi_root, *sorted(p for p in pi_root.iterdir() if p.is_dir())] if pi_root.is_dir() else []
-    )
+    # Every folder holding pi files, pi's own `--<cwd>--/` project folders included.
+    folders = sorted({p.parent for p in pi_root.rglob("*.jsonl")}) if pi_root.is_dir() else []
     for folder in folders:
         files = sorted(folder.glob("*.jsonl"))
         if files:
@@ -464,60 +516,6 @@ def compare_usage_corpus(
     return rows, prices
 
 
-def usage_agreement_table(rows: Iterable[AgreementRow], prices: Iterable[PriceRow] = ()) -> str:
-    """The agreement table: per folder and report, how many keys agree on tokens and on cost,
-    every difference with its cause, then each model's tokens priced by both."""
-    rows = list(rows)
-    groups: dict[tuple[str, str], list[AgreementRow]] = {}
-    for row in rows:
-        groups.setdefault((row.folder, row.report), []).append(row)
-    lines = [
-        "ccusage 18.0.11 (@ccusage/codex, @ccusage/pi 18.0.11) against musepi-lab usage_df",
-        f"{'folder':<26} {'report':<8} {'keys':>4} {'tokens equal':>12} {'cost equal':>10} "
-        f"{'unexplained':>11}",
-    ]
-    for (folder, report), group in groups.items():
-        lines.append(
-            f"{folder:<26} {report:<8} {len(group):>4} "
-            f"{sum(r.tokens_equal for r in group):>12} {sum(r.cost_equal for r in group):>10} "
-            f"{sum(not r.explained for r in group):>11}"
-        )
-    lines.append("")
-    lines.append("differences (theirs → ours) and causes:")
-    for row in rows:
-        if row.tokens_equal and row.cost_equal:
-            continue
-        diffs = [
-            f"{n} {row.theirs.get(n, 0):,.0f}→{row.ours.get(n, 0):,.0f}"
-            for n in TOKENS
-            if row.theirs.get(n, 0) != row.ours.get(n, 0)
-        ]
-        if not row.cost_equal:
-            diffs.append(f"cost ${row.theirs.get('cost', 0):,.4f}→${row.ours.get('cost', 0):,.4f}")
-        lines.append(
-            f"  {row.folder} {row.report} {row.key}: {'; '.join(diffs)} [{', '.join(row.causes)}]"
-        )
-    prices = list(prices)
-    if prices:
-        lines.append("")
-        lines.append(
-            "the same tokens priced by both (per model and session, writes at the 5m rate):"
-        )
-        for p in prices:
-            ours = "no price" if p.ours is None else f"${p.ours:,.6f}"
-            verdict = "equal" if p.equal else "DIFFERENT [price-table]"
-            lines.append(
-                f"  {p.kind} {p.session[:36]} {p.model}: ccusage ${p.theirs:,.6f}, ours {ours}: {verdict}"
-            )
-    used = sorted(
-        {c for r in rows for c in r.causes}
-        | ({"price-table"} if any(not p.equal for p in prices) else set())
-    )
-    lines.append("")
-    lines.extend(f"  {c}: {CAUSES.get(c, 'no known cause')}" for c in used)
-    return "\n".join(lines)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """`python conformance/run.py ccusage [CORPUS]`: print the agreement table; exit 1 when a
     difference has no cause or a model is priced differently."""
@@ -528,5 +526,5 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("corpus", nargs="?", default=os.environ.get("MUSEPI_LAB_CORPUS", default))
     args = parser.parse_args(argv)
     rows, prices = compare_usage_corpus(args.corpus)
-    print(usage_agreement_table(rows, prices))
+    print(usage_agreement_table(rows, prices, corpus_duplicates(args.corpus)))
     return 0 if all(r.explained for r in rows) and all(p.equal for p in prices) else 1

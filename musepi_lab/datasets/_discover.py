@@ -22,6 +22,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..formats._codex_family import is_linked_child
 from ..formats._registry import detect_format, iter_session_files
 from ..session._errors import SessionReadError
 from ._registry import is_manifest_file
@@ -99,6 +100,8 @@ def _codex(codex_home: Path) -> Iterator[DiscoveredSession]:
     if not sessions.is_dir():
         return
     for path in sorted(sessions.glob("[0-9][0-9][0-9][0-9]/[0-9][0-9]/[0-9][0-9]/rollout-*.jsonl")):
+        if is_linked_child(path):
+            continue  # a spawned or review agent: read with the session beside it
         if path.is_file() and (found := _found("codex", path, None)) is not None:
             yield found
 

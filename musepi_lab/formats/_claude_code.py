@@ -26,11 +26,13 @@ choices (each one forced by what the files hold):
   `isCompactSummary` user line under it become one `compaction` entry whose parent is the
   logical parent, so the session path runs through the compaction. `summary` is the text of
   the summary line verbatim (what the model saw afterwards); `tokensBefore` is `preTokens`.
-  Claude Code keeps nothing from before the boundary, so `firstKeptEntryId` names the first
-  message after the compaction: pi's buildSessionContext looks for it before the
-  compaction, does not find it, and emits nothing from there (spec §2.1 step 5); the newest
-  omp contract reads an id after the compaction the same way (spec §4.5). A compaction with
-  no message after it names itself.
+  Without a preserved segment Claude Code keeps nothing from before the boundary, so
+  `firstKeptEntryId` names the first message after the compaction: pi's
+  buildSessionContext looks for it before the compaction, does not find it, and emits
+  nothing from there (spec §2.1 step 5); the newest omp contract reads an id after the
+  compaction the same way (spec §4.5). A compaction with no message after it names itself.
+  A 2.1 preserved segment, and a logical parent that names no line (`bridged`), are read
+  as `_claude_code_links` says.
 - **Progress lines** (hook runs, subagent steps: most lines of a long file) are metadata,
   not entries: each is kept verbatim under `progress` (`{"line": n, "record": {...}}`) on
   the entry it hangs from, and lines hanging from it hang from that entry. As entries they
@@ -43,14 +45,22 @@ choices (each one forced by what the files hold):
   becomes the header `title`.
 - **Parents written later.** A parent (`parentUuid`, or a boundary's `logicalParentUuid`)
   written after its child is linked once the file is read, unless that would make a
-  cycle; a parent that names no line is a `dangling-parent` problem naming the field.
+  cycle; a parent that names no line is a `dangling-parent` problem naming the field (a
+  boundary's is bridged instead, see above).
+- **Lines without a uuid** that record usage, and boundaries without one, are kept with a
+  fresh id and a `missing-id` problem; a steering `queue-operation` becomes a
+  `custom_message` entry (`_claude_code_links`). Each assistant entry keeps the reply's
+  `message.id` and `requestId` as `sourceMessageId` and `sourceRequestId`.
 - **Sidechains.** Inline sidechain lines (`isSidechain: true`, Claude Code 1.x) keep their
-  own roots, so they form separate branches, flagged `isSidechain: true` in their records.
+  own roots, so they form separate branches, flagged `isSidechain: true` in their records;
+  each root names the Task call that started it in `parentToolCallId` when it can be found.
   The last message of the main thread is moved to the end of `entries` when sidechain or
   non-message lines follow it, because `Session.leaf_id` is the last entry in file order.
-  Subagent transcripts in `<sessionId>/subagents/agent-*.jsonl` are read with this same
-  function and returned in `Session.linked`; `agent-acompact-*` files (the compaction
-  runs) are marked `subagentKind: "compaction"`, the others `"subagent"`. In a subagent file
+  Subagent transcripts in `<sessionId>/subagents/agent-*.jsonl` (and 2.1's Workflow agents
+  in `subagents/workflows/<runId>/`) are read with this same function and returned in
+  `Session.linked` (`_claude_code_header`); `agent-acompact-*` files (the compaction runs)
+  are marked `subagentKind: "compaction"`, `agent-aside_question-*` `"side-question"`,
+  Workflow agents `"workflow"`, the others `"subagent"`. In a subagent file
   every line is a sidechain, and the lines whose `parentUuid` lives in the parent session
   are chained after the previous entry (keeping the foreign id as `sourceParentId`); its
   header id is `<sessionId>/agent-<agentId>` (`<sessionId>/<file stem>` without an
@@ -68,6 +78,7 @@ from ..session._errors import ProblemLog
 from ..session._session import Session
 from ._claude_code_header import linked_header, session_header, subagent_paths
 from ._claude_code_tree import TreeBuilder
+from ._detect import claude_code_sidecar
 from ._io import looks_binary, parse_jsonl, read_bytes_checked
 
 SOURCE_FORMAT = "claude-code"
@@ -116,7 +127,12 @@ def session_from_claude_code_values(
         for sub_path in subagent_paths(path):
             sub = read_claude_code(sub_path, strict=strict)
             linked.append(
-                linked_header(sub, builder.agent_calls, builder.compaction_by_logical_parent)
+                linked_header(
+                    sub,
+                    builder.agent_calls,
+                    builder.compaction_by_logical_parent,
+                    builder.workflow_calls,
+                )
             )
             # Reading the session read these files too; their problems name their own path.
             problems.extend(sub.errors)
@@ -151,9 +167,13 @@ def read_claude_code(path: str | os.PathLike[str], *, strict: bool = False) -> S
     # Deferred: strict mode raises the problem earliest in the file (the one lenient mode
     # lists first), after the whole file has been looked at.
     log = ProblemLog(p, strict=strict, deferred=True)
-    if looks_binary(data):
-        log.add(None, "binary-file", "file holds NUL bytes: not a JSONL session")
+    sidecar = claude_code_sidecar(Path(p).name, data[:65536])
+    if sidecar is not None:
+        log.add(None, "not-a-session", f"{sidecar}, not a session transcript; nothing read")
         values: list[tuple[int, Any]] = []
+    elif looks_binary(data):
+        log.add(None, "binary-file", "file holds NUL bytes: not a JSONL session")
+        values = []
     elif not data.strip():
         log.add(None, "empty-file", "file is empty")
         values = []

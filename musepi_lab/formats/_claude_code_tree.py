@@ -19,6 +19,15 @@ from ._claude_code_blocks import (
     usage_from_anthropic,
     user_blocks,
 )
+from ._claude_code_links import (
+    BoundaryLink,
+    boundary_parent,
+    line_without_uuid,
+    link_boundaries,
+    link_sidechains,
+    preserved_heads,
+    spawn_prompt,
+)
 from ._records import (
     assistant_message,
     epoch_ms,
@@ -56,6 +65,15 @@ class TreeBuilder:
         self.title: str | None = None
         self.agent_calls: dict[str, str] = {}  # agentId -> tool_use id of the Task call
         self.compaction_by_logical_parent: dict[str, str] = {}
+        self.workflow_calls: dict[str, str] = {}  # Workflow runId -> tool_use id
+        self.boundary_links: list[BoundaryLink] = []  # boundaries settled in `finish`
+        self.side_agents: dict[str, str] = {}  # inline sidechain entry id -> its agentId
+        self.spawn_prompts: list[tuple[str, str]] = []  # (Task call id, prompt), file order
+        self._last_main: str | None = None  # the latest main-chain message or compaction
+        self._pending_boundary: dict[str, Any] | None = None  # a boundary without a uuid
+        self.steering: set[str] = set()  # queued texts already made entries
+        self.user_text: str | None = None  # every user line's text, once a queued one asks
+        self.splice: tuple[str | None, str] | None = None  # (entry, steering entry after it)
         self._alias: dict[str, str] = {}  # source uuid -> entry id its children hang from
         self._region: dict[str, str] = {}  # entry id -> id of the reply whose region it is in
         self._tail: dict[str, str] = {}  # reply id -> latest entry of its result chain
@@ -84,7 +102,9 @@ class TreeBuilder:
             )
         return self._uuids
 
-    def _resolve(self, rec: Mapping[str, Any], lineno: int) -> tuple[str | None, str | None]:
+    def _resolve(
+        self, rec: Mapping[str, Any], lineno: int, *, splice: bool = True
+    ) -> tuple[str | None, str | None]:
         """(parent entry id, foreign parent uuid) for a record's `parentUuid`.
 
         A compaction boundary has a null `parentUuid` and names the line before it in
@@ -123,7 +143,16 @@ class TreeBuilder:
             entry_id, foreign = self._last_id, parent
             if entry_id is None:
                 return None, foreign
-        return self._tail_of(entry_id), foreign
+        tail = self._tail_of(entry_id)
+        return (self._spliced(tail, rec) if splice and foreign is None else tail), foreign
+
+    def _spliced(self, parent: str | None, rec: Mapping[str, Any]) -> str | None:
+        """A steering entry written after `parent` takes the next main line hanging there."""
+        splice = self.splice
+        if splice is None or rec.get("isSidechain") is True or parent != splice[0]:
+            return parent
+        self.splice = None
+        return splice[1]
 
     def _tail_of(self, entry_id: str) -> str:
         region = self._region.get(entry_id)
@@ -176,7 +205,7 @@ class TreeBuilder:
         the header's `sourceRecords`); lines hanging from them hang from that entry.
         """
         waiting = len(self._forward)
-        parent, _ = self._resolve(rec, lineno)
+        parent, _ = self._resolve(rec, lineno, splice=False)
         uuid = rec.get("uuid")
         if len(self._forward) > waiting and isinstance(uuid, str):
             self._progress_forward[uuid] = self._forward[-1][1]
@@ -214,6 +243,10 @@ class TreeBuilder:
         self.main.append(self.linked_file or not side)
         self._by_id[entry_id] = record
         self._last_id = entry_id
+        if side and not self.linked_file and isinstance(rec.get("agentId"), str):
+            self.side_agents[entry_id] = rec["agentId"]
+        elif not side and record["type"] in ("message", "compaction"):
+            self._last_main = entry_id
         return entry_id
 
     def _take_id(self, uuid: Any, lineno: int, *salt: object) -> str:
@@ -255,12 +288,8 @@ class TreeBuilder:
         kind = rec.get("type")
         uuid = rec.get("uuid")
         if not isinstance(uuid, str):
-            if kind in ("user", "assistant"):
-                self.log.add(lineno, "missing-id", f"{kind} line has no uuid; kept with a fresh id")
-            else:
-                if kind == "summary" and isinstance(rec.get("summary"), str):
-                    self.title = rec["summary"]
-                self.source_records.append({"line": lineno, "record": rec})
+            kind = line_without_uuid(self, lineno, rec, kind)
+            if kind is None:
                 return
         raw_message = rec.get("message")
         message: Mapping[str, Any] = raw_message if isinstance(raw_message, dict) else {}
@@ -286,9 +315,13 @@ class TreeBuilder:
         content = message.get("content")
         raw_blocks = content if isinstance(content, list) else [text_block(text_of(content))]
         blocks = [assistant_block(b) for b in raw_blocks]
-        for block in blocks:
+        main_thread = not self.linked_file and rec.get("isSidechain") is not True
+        for block, raw in zip(blocks, raw_blocks, strict=True):
             if block.get("type") == "toolCall":
                 self._calls[block["id"]] = block["name"]
+                prompt = spawn_prompt(block, raw) if main_thread else None
+                if prompt is not None:
+                    self.spawn_prompts.append((block["id"], prompt))
         mid = message.get("id")
         key = (rec.get("isSidechain") is True, mid) if isinstance(mid, str) else None
         reply = self._replies.get(key) if key is not None else None
@@ -318,6 +351,12 @@ class TreeBuilder:
             error_message=text_of(content) if error else None,
         )
         record = message_record(entry_id, parent, ts, msg, source_id=uuid)
+        # Which request the reply was: usage is counted once per message.id and requestId
+        # across files (analysis.usage_df), as Claude Code copies replies between files.
+        if isinstance(mid, str):
+            record["sourceMessageId"] = mid
+        if isinstance(rec.get("requestId"), str):
+            record["sourceRequestId"] = rec["requestId"]
         record["_stop"] = "error" if error else message.get("stop_reason")
         self._reply_records.append(record)
         self._add(record, lineno, rec, foreign_parent=foreign)
@@ -368,10 +407,7 @@ class TreeBuilder:
                 foreign_parent=foreign,
             )
             self._join_region(parent, entry_id, tail=True)
-            if isinstance(tool_use_result, dict) and isinstance(
-                tool_use_result.get("agentId"), str
-            ):
-                self.agent_calls.setdefault(tool_use_result["agentId"], call_id)
+            self._note_spawn(rec, tool_use_result, call_id)
             parent, foreign, last_id = entry_id, None, entry_id
             produced += 1
         if rest or not results:
@@ -386,13 +422,25 @@ class TreeBuilder:
         if last_id is not None:
             self._register_uuid(uuid, last_id, lineno)
 
+    def _note_spawn(self, rec: Mapping[str, Any], result: Any, call_id: str) -> None:
+        """Remember which call started an agent (`agentId`, Claude Code 2.0 also on the
+        result line itself) or a workflow run (`runId`)."""
+        agent = result.get("agentId") if isinstance(result, dict) else None
+        if not isinstance(agent, str) and rec.get("isSidechain") is not True:
+            agent = rec.get("agentId")
+        if isinstance(agent, str):
+            self.agent_calls.setdefault(agent, call_id)
+        run = result.get("runId") if isinstance(result, dict) else None
+        if isinstance(run, str):
+            self.workflow_calls.setdefault(run, call_id)
+
     def _boundary(self, lineno: int, rec: Mapping[str, Any]) -> dict[str, Any]:
         uuid = rec.get("uuid")
-        parent, foreign = self._resolve(rec, lineno)
         meta = rec.get("compactMetadata")
         meta = meta if isinstance(meta, dict) else {}
-        pre = meta.get("preTokens")
         entry_id = self._take_id(uuid, lineno)
+        parent, foreign = boundary_parent(self, lineno, rec, meta, entry_id)
+        pre = meta.get("preTokens")
         record: dict[str, Any] = {
             "type": "compaction",
             "id": entry_id,
@@ -411,6 +459,8 @@ class TreeBuilder:
         self._register_uuid(uuid, entry_id, lineno)
         if isinstance(uuid, str):
             self._boundaries[uuid] = record
+        elif rec.get("type") == "system":
+            self._pending_boundary = record  # its summary line cannot name it
         logical = rec.get("logicalParentUuid")
         if isinstance(logical, str):
             self.compaction_by_logical_parent[logical] = entry_id
@@ -422,7 +472,10 @@ class TreeBuilder:
         uuid = rec.get("uuid")
         summary = text_of(message.get("content"))
         boundary = self._boundaries.pop(str(rec.get("parentUuid")), None)
-        if boundary is None:
+        if boundary is None and self._pending_boundary is not None:
+            boundary, self._pending_boundary = self._pending_boundary, None
+            self._register_uuid(uuid, boundary["id"], lineno)
+        elif boundary is None:
             # A summary line without its boundary (older files): a compaction of its own.
             boundary = self._boundary(lineno, {**rec, "compactMetadata": {}})
             self._boundaries.pop(str(uuid), None)
@@ -476,6 +529,9 @@ class TreeBuilder:
     def finish(self) -> list[Entry]:
         """The entries: replies finalized, compactions linked, the main leaf last."""
         self._link_forward()
+        link_boundaries(self)
+        if not self.linked_file:
+            link_sidechains(self)
         for record in self._reply_records:
             raw = record.pop("_stop")
             msg = record["message"]
@@ -490,6 +546,9 @@ class TreeBuilder:
                     compaction_id = self._after_compaction.get(record["id"])
                     if compaction_id is not None:
                         first_message.setdefault(compaction_id, record["id"])
+            # A preserved segment keeps its messages before the compaction; else nothing
+            # before it is kept and the first message after it is the first kept.
+            first_message.update(preserved_heads(self))
             for record in self.records:
                 if record["type"] == "compaction":
                     record["firstKeptEntryId"] = first_message.get(record["id"], record["id"])

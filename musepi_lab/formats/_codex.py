@@ -5,17 +5,21 @@ A rollout is one JSON object per line, `{"timestamp", "type", "payload"}`, with 
 `turn_context` (per-turn settings) and `compacted` (a Codex compaction). The mapping:
 
 - `session_meta` (the first one) → the session header; it is not an entry.
-- Every other line → exactly one entry, chained linearly in file order, with `line=` and a
+- Every other line → one entry, chained linearly in file order, with `line=` and a
   `sourceId` (the Codex `call_id` for tool items, the item `id` when there is one, else
-  `line:<n>`). Payload fields the pi shape has no place for are kept in `sourceFields`.
+  `line:<n>`), except that the output items of one model response share one entry (below).
+  Payload fields the pi shape has no place for are kept in `sourceFields`.
 - `response_item` `message` → a `user`, `developer` (also for `system`) or `assistant`
   message. User messages Codex injects itself (environment context, AGENTS.md / user
   instructions, turn-aborted notes) stay user messages, marked with `sourceKind`.
-- `reasoning` → an assistant message with one thinking block (the summary text; the
-  encrypted reasoning in `thinkingSignature`).
-- `function_call`, `custom_tool_call`, `local_shell_call`, `web_search_call` → an assistant
-  message with one toolCall block. Each response item is its own message entry (not merged
-  per model response): lines, source ids and counts stay one-to-one with the rollout.
+- **One model request, one assistant entry.** Codex writes each output item of a response
+  as its own line: `reasoning` (→ a thinking block: the summary text, the encrypted
+  reasoning in `thinkingSignature`), `function_call`, `custom_tool_call`,
+  `local_shell_call`, `web_search_call` (→ a toolCall block) and assistant `message`s (→
+  text). A run of them with no other response item, prompt or new request between them is
+  one response: one assistant entry at the line of its first item, blocks in file order,
+  `stopReason` `toolUse` when it calls a tool, each item's line, id, timestamp and unmapped
+  fields in `sourceItems`. UI events between the items do not split it.
 - `function_call_output`, `custom_tool_call_output` → a toolResult paired by `call_id`. A
   call without output stays without one; an output for an unknown call is kept and recorded
   as `unpaired-tool-result`.
@@ -23,529 +27,75 @@ A rollout is one JSON object per line, `{"timestamp", "type", "payload"}`, with 
   `preserveData.openaiRemoteCompaction`.
 - `event_msg` and `turn_context` → `custom` entries (`customType: "codex:<type>"`), so
   nothing is lost and none of them reaches the LLM context. `event_msg` `user_message` /
-  `agent_message` repeat response items; as custom entries they are never counted twice.
-  A `token_count` event also gives its model response's last assistant item a `usage`
-  (`assign_usage`), so replays can compare estimates with what the provider counted.
+  `agent_message` repeat response items; as custom entries they are never counted twice. A
+  `user_message` event with no user response message beside it is the prompt's only record
+  (some rollouts write no response item for it): it becomes the user message
+  (`sourceEvent: "user_message"`).
+- Usage: a `token_count` event whose cumulative totals moved and whose input or output is
+  above zero is one model request; its `last_token_usage` becomes the `usage` of the reply
+  it belongs to (`assign_usage`: Codex 0.66 and later write it after the reply, 0.58 and
+  earlier before). A request no reply answers (an interrupted turn) keeps its usage on its
+  token_count entry as `requestUsage` (`usage`, `model`, `provider`), where usage reports
+  bill it.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from types import MappingProxyType
+from pathlib import Path
 from typing import Any
 
-from ..session._errors import ProblemLog
-from ..session._model import Entry
-from ..session._session import CURRENT_SESSION_VERSION, Session
+from ..session._errors import ProblemLog, SessionReadError
+from ..session._session import Session
+from ._codex_convert import Converter
+from ._codex_family import history_source, inherited_lines, linked_children, own_child_meta
+from ._codex_header import SOURCE_FORMAT, linked_child
 from ._codex_items import (
-    ASSISTANT_ITEM,
-    EVENT_MARK,
-    NOT_AN_ITEM,
-    OTHER_ITEM,
-    RESPONSE_ITEM_MARK,
-    USER_ITEM_MARK,
-    LineIds,
-    assign_usage,
-    content_blocks,
-    context_kind,
-    int_or_none,
-    is_empty_text,
-    leftover_fields,
-    output_blocks,
-    output_is_error,
-    reasoning_text,
-    rollout_session_id,
-    tool_call_of,
-    usage_of,
-    user_event_neighbours,
-    zero_usage,
+    LineIds as LineIds,  # imported from here by tests and callers
 )
 from ._codex_items import (
-    may_be_json as may_be_json,  # imported from here by tests and callers
+    may_be_json as may_be_json,
 )
+from ._codex_items import modern_values, rollout_session_id
 from ._io import looks_binary, parse_jsonl, read_bytes_checked
-from ._records import empty_session, epoch_ms, text_block
-
-SOURCE_FORMAT = "codex"
-CODEX_API = "openai-responses"
-"""The `api` of imported assistant messages: Codex talks to the OpenAI Responses API."""
-
-TOOL_CALL_TYPES: frozenset[str] = frozenset(
-    {"function_call", "custom_tool_call", "local_shell_call", "web_search_call"}
-)
-"""Response item types that become toolCall blocks."""
-
-TOOL_OUTPUT_TYPES: frozenset[str] = frozenset({"function_call_output", "custom_tool_call_output"})
-"""Response item types that become toolResult messages."""
-
-# Response items that are not conversation but are expected in rollouts (kept as custom).
-_NON_MESSAGE_ITEMS = frozenset({"ghost_snapshot", "compaction", "compaction_summary", "other"})
-
-CONTEXTUAL_KIND = "contextual"
-"""`sourceKind` of a user message judged injected by position, not by its (unreadable) text."""
+from ._records import empty_session
 
 _BOM = b"\xef\xbb\xbf"
-
-REMOTE_PLACEHOLDER = (
-    "Provider-native compaction (Codex): the earlier conversation was replaced by the "
-    "provider's compacted history, preserved in preserveData.openaiRemoteCompaction."
-)
-EMPTY_SUMMARY_PLACEHOLDER = "Codex compacted the conversation here; no summary text was recorded."
-
-# Payload fields each response item maps into the pi shape (the rest go to sourceFields).
-_MESSAGE_FIELDS = ("role", "content")
-_CALL_FIELDS = ("call_id", "name", "arguments", "input", "action")
-_OUTPUT_FIELDS = ("call_id", "output")
-_REASONING_FIELDS = ("summary", "encrypted_content")
-# Raw reasoning content is only used when there is no summary; else it is kept.
-_REASONING_FIELDS_NO_SUMMARY = (*_REASONING_FIELDS, "content")
-
-# session_meta fields lifted into the header (header key, payload key).
-_HEADER_FIELDS: tuple[tuple[str, str], ...] = (
-    ("modelProvider", "model_provider"),
-    ("cliVersion", "cli_version"),
-    ("originator", "originator"),
-    ("source", "source"),
-    ("git", "git"),
-)
-
-
-_ROLLOUT_TYPES = ("session_meta", "response_item", "event_msg", "turn_context", "compacted")
-
-
-class _Converter:
-    """Turns parsed rollout lines into entry records; one instance per file read.
-
-    Runs once per line of files with tens of thousands of lines, so records are built as
-    dict literals in place, without the generic builders' copies. The parsed lines belong
-    to the converter: payloads kept whole (events, settings) go into records uncopied.
-    """
-
-    def __init__(self, path: str, values: list[tuple[int, Any]], log: ProblemLog) -> None:
-        self.path = path
-        self.log = log
-        self.values = values
-        self.meta: Mapping[str, Any] | None = None
-        self.meta_timestamp: str | None = None
-        meta = next(
-            (
-                v["payload"]
-                for _, v in values
-                if isinstance(v, dict)
-                and v.get("type") == "session_meta"
-                and isinstance(v.get("payload"), dict)
-            ),
-            None,
-        )
-        self.has_meta = meta is not None
-        seed = meta.get("id") if meta is not None else None
-        self.session_id = seed if isinstance(seed, str) and seed else rollout_session_id(path)
-        self.ids = LineIds(self.session_id)
-        self.records: list[dict[str, Any]] = []
-        self.lines: list[int] = []
-        self.marks: list[str] = []  # per row: ASSISTANT_ITEM, OTHER_ITEM or NOT_AN_ITEM
-        self.calls: dict[str, str] = {}  # call id → tool name
-        self.answered: set[str] = set()
-        # User messages are judged injected or typed once the whole file is seen (finish).
-        self.neighbour_marks: list[tuple[str, int]] = []
-        self.unjudged_users: list[tuple[int, int]] = []  # (row, line)
-        self.provider = ""
-        self.model = ""
-        self.first_model: str | None = None
-        self.context_window: int | None = None
-        self.requests: list[tuple[int, dict[str, Any]]] = []  # (row of its token_count, usage)
-        self.last_cumulative: Any = None
-        self.last_request_total: int | None = None
-        self.compaction_rows: list[int] = []
-
-    # -- rows ----------------------------------------------------------------------------
-    def push(self, line: int, record: dict[str, Any], mark: str) -> int:
-        """Append a new row. Its `id` and `parentId` (keys in place, None for now) are
-        filled by `finish`, in one pass: the entries form a chain in file order."""
-        self.records.append(record)
-        self.lines.append(line)
-        self.marks.append(mark)
-        return len(self.records) - 1
-
-    def add(
-        self,
-        line: int,
-        ts: str | None,
-        kind: str,
-        fields: dict[str, Any],
-        source_id: str,
-        *,
-        mark: str = NOT_AN_ITEM,
-    ) -> int:
-        record = {"type": kind, "id": None, "parentId": None, "timestamp": ts, **fields}
-        record["sourceId"] = source_id
-        return self.push(line, record, mark)
-
-    def add_message(
-        self,
-        line: int,
-        ts: str | None,
-        message: dict[str, Any],
-        source_id: str,
-        source_fields: dict[str, Any],
-        *,
-        mark: str = OTHER_ITEM,
-    ) -> int:
-        record = {
-            "type": "message",
-            "id": None,
-            "parentId": None,
-            "timestamp": ts,
-            "message": message,
-            "sourceId": source_id,
-            "sourceFields": source_fields,
-        }
-        return self.push(line, record, mark)
-
-    def add_custom(
-        self, line: int, ts: str | None, custom_type: str, data: Any, *, mark: str = NOT_AN_ITEM
-    ) -> int:
-        record = {
-            "type": "custom",
-            "id": None,
-            "parentId": None,
-            "timestamp": ts,
-            "customType": f"codex:{custom_type}",
-            "data": data,
-            "sourceId": f"line:{line}",
-        }
-        # push(), inlined: half of all rows are custom.
-        self.records.append(record)
-        self.lines.append(line)
-        self.marks.append(mark)
-        return len(self.records) - 1
-
-    def add_assistant(
-        self,
-        line: int,
-        ts: str | None,
-        blocks: list[dict[str, Any]],
-        source_id: str,
-        source_fields: dict[str, Any],
-        *,
-        stop_reason: str,
-    ) -> int:
-        message = {
-            "role": "assistant",
-            "content": blocks,
-            "api": CODEX_API,
-            "provider": self.provider,
-            "model": self.model,
-            "usage": zero_usage(),
-            "stopReason": stop_reason,
-            "timestamp": epoch_ms(ts),
-        }
-        record = {
-            "type": "message",
-            "id": None,
-            "parentId": None,
-            "timestamp": ts,
-            "message": message,
-            "sourceId": source_id,
-            "sourceFields": source_fields,
-        }
-        return self.push(line, record, ASSISTANT_ITEM)
-
-    # -- records -------------------------------------------------------------------------
-    def run(self) -> list[dict[str, Any]]:
-        handlers = {
-            "response_item": self.response_item,
-            "event_msg": self.event,
-            "turn_context": self.turn_context,
-            "session_meta": self.session_meta,
-            "compacted": self.compacted,
-        }
-        for line, value in self.values:
-            if not isinstance(value, dict):
-                found = type(value).__name__
-                self.log.add(
-                    line, "not-an-object", f"line holds a JSON {found}, not a rollout item"
-                )
-                continue
-            kind = value.get("type")
-            ts = value.get("timestamp")
-            if not isinstance(ts, str):
-                ts = None
-            payload = value.get("payload")
-            handler = handlers.get(kind) if isinstance(kind, str) else None
-            if handler is None:
-                self.log.add(
-                    line, "unknown-entry-type", f"unknown rollout type {kind!r}; kept as custom"
-                )
-                self.add_custom(line, ts, str(kind), value)
-            elif not isinstance(payload, dict):
-                self.log.add(line, "bad-record", f"{kind} payload is not an object; kept as custom")
-                self.add_custom(line, ts, str(kind), payload)
-            else:
-                handler(line, ts, payload)
-        return self.records
-
-    def session_meta(self, line: int, ts: str | None, payload: dict[str, Any]) -> None:
-        if self.meta is None:
-            self.meta, self.meta_timestamp = payload, ts
-            provider = payload.get("model_provider")
-            self.provider = provider if isinstance(provider, str) else ""
-        else:
-            self.add_custom(line, ts, "session_meta", payload)
-
-    def turn_context(self, line: int, ts: str | None, payload: dict[str, Any]) -> None:
-        model = payload.get("model")
-        if isinstance(model, str) and model:
-            self.model = model
-            self.first_model = self.first_model or model
-        self.add_custom(line, ts, "turn_context", payload)
-
-    def response_item(self, line: int, ts: str | None, payload: dict[str, Any]) -> None:
-        kind = payload.get("type")
-        item_id = payload.get("id")
-        source_id = item_id if isinstance(item_id, str) and item_id else f"line:{line}"
-        if kind == "message":
-            self.message(line, ts, payload, source_id)
-            return
-        self.neighbour_marks.append((RESPONSE_ITEM_MARK, line))
-        if kind in TOOL_CALL_TYPES:
-            block = tool_call_of(payload, line)
-            self.calls[block["id"]] = block["name"]
-            extra = leftover_fields(payload, _CALL_FIELDS)
-            self.add_assistant(line, ts, [block], block["id"], extra, stop_reason="toolUse")
-        elif kind in TOOL_OUTPUT_TYPES:
-            self.tool_output(line, ts, payload)
-        elif kind == "reasoning":
-            text, has_summary = reasoning_text(payload)
-            thinking: dict[str, Any] = {"type": "thinking", "thinking": text}
-            if isinstance(payload.get("encrypted_content"), str):
-                thinking["thinkingSignature"] = payload["encrypted_content"]
-            used = _REASONING_FIELDS if has_summary else _REASONING_FIELDS_NO_SUMMARY
-            extra = leftover_fields(payload, used)
-            self.add_assistant(line, ts, [thinking], source_id, extra, stop_reason="stop")
-        else:
-            if kind not in _NON_MESSAGE_ITEMS:
-                self.log.add(
-                    line,
-                    "unknown-item-type",
-                    f"unknown response item type {kind!r}; kept as custom",
-                )
-            self.add_custom(line, ts, str(kind), payload, mark=OTHER_ITEM)
-
-    def message(self, line: int, ts: str | None, payload: dict[str, Any], source_id: str) -> None:
-        role = payload.get("role")
-        self.neighbour_marks.append(
-            (USER_ITEM_MARK if role == "user" else RESPONSE_ITEM_MARK, line)
-        )
-        blocks = content_blocks(payload.get("content"))
-        extra = leftover_fields(payload, _MESSAGE_FIELDS)
-        if role == "assistant":
-            self.add_assistant(line, ts, blocks, source_id, extra, stop_reason="stop")
-        elif role == "user":
-            message = {"role": "user", "content": blocks, "timestamp": epoch_ms(ts)}
-            row = self.add_message(line, ts, message, source_id, extra)
-            first_text = next((b["text"] for b in blocks if b.get("type") == "text"), "")
-            kind = context_kind(first_text)
-            if kind is not None:
-                self.records[row]["sourceKind"] = kind
-            else:
-                self.unjudged_users.append((row, line))
-        elif role in ("developer", "system"):
-            message = {"role": "developer", "content": blocks, "timestamp": epoch_ms(ts)}
-            row = self.add_message(line, ts, message, source_id, extra)
-            if role == "system":
-                self.records[row]["sourceRole"] = "system"
-        else:
-            self.log.add(
-                line, "unknown-role", f"message role {role!r} is not a pi role; kept as custom"
-            )
-            self.add_custom(line, ts, "message", payload, mark=OTHER_ITEM)
-
-    def tool_output(self, line: int, ts: str | None, payload: dict[str, Any]) -> None:
-        call_id = payload.get("call_id")
-        if not isinstance(call_id, str):
-            call_id = None
-        name = self.calls.get(call_id) if call_id else None
-        if name is None:
-            self.log.add(
-                line,
-                "unpaired-tool-result",
-                f"{payload.get('type')} for call_id {call_id!r} follows no tool call with that id; "
-                "kept as a toolResult without a tool name",
-            )
-        elif call_id in self.answered:
-            self.log.add(
-                line,
-                "duplicate-tool-result",
-                f"a second output for call_id {call_id!r}; both are kept",
-            )
-        if call_id:
-            self.answered.add(call_id)
-        output = payload.get("output")
-        message = {
-            "role": "toolResult",
-            "toolCallId": call_id or f"line:{line}",
-            "toolName": name or "",
-            "content": [text_block(output)] if isinstance(output, str) else output_blocks(output),
-            "isError": bool(output_is_error(output)),
-            "timestamp": epoch_ms(ts),
-        }
-        extra = leftover_fields(payload, _OUTPUT_FIELDS)
-        self.add_message(line, ts, message, call_id or f"line:{line}", extra)
-
-    def event(self, line: int, ts: str | None, payload: dict[str, Any]) -> None:
-        kind = payload.get("type")
-        info = payload.get("info") if kind == "token_count" else None
-        if isinstance(info, dict):
-            self.token_count(info)
-        elif kind == "user_message":
-            self.neighbour_marks.append((EVENT_MARK, line))
-        if self.context_window is None:
-            # The first window named wins (task_started carries it, later token_counts too).
-            window = int_or_none(payload.get("model_context_window"))
-            if not window and isinstance(info, dict):
-                window = int_or_none(info.get("model_context_window"))
-            if window:
-                self.context_window = window
-        self.add_custom(line, ts, str(kind), payload)
-
-    def token_count(self, info: dict[str, Any]) -> None:
-        last = info.get("last_token_usage")
-        cumulative = info.get("total_token_usage")
-        if not isinstance(last, dict):
-            return
-        # Codex repeats a token_count without a new request (same cumulative totals), and
-        # around a compaction writes one with zero input and output: neither is a request.
-        if cumulative is not None and cumulative == self.last_cumulative:
-            return
-        self.last_cumulative = cumulative
-        if not (int_or_none(last.get("input_tokens")) or int_or_none(last.get("output_tokens"))):
-            return
-        self.last_request_total = int_or_none(last.get("total_tokens"))
-        # The token_count entry is added right after this call: it gets the next row.
-        self.requests.append((len(self.records), usage_of(last)))
-
-    def compacted(self, line: int, ts: str | None, payload: dict[str, Any]) -> None:
-        text = payload.get("message")
-        history = payload.get("replacement_history")
-        remote = isinstance(history, list)
-        if not is_empty_text(text):
-            summary = str(text)
-        else:
-            summary = REMOTE_PLACEHOLDER if remote else EMPTY_SUMMARY_PLACEHOLDER
-        body: dict[str, Any] = {
-            "summary": summary,
-            # Filled with the next entry's id: the kept context is the replacement history,
-            # so nothing before the compaction is kept (spec §2.3: the payload contains it).
-            "firstKeptEntryId": None,
-            "tokensBefore": self.last_request_total or 0,
-            "details": {"readFiles": [], "modifiedFiles": []},
-        }
-        if isinstance(history, list):  # remote
-            preserved: dict[str, Any] = {"provider": "openai", "replacementHistory": history}
-            item = next(
-                (
-                    h
-                    for h in history
-                    if isinstance(h, dict) and h.get("type") in ("compaction", "compaction_summary")
-                ),
-                None,
-            )
-            if item is not None:
-                preserved["compactionItem"] = item
-            body["method"] = "remote"
-            body["shortSummary"] = "Remote compaction"
-            body["preserveData"] = {"openaiRemoteCompaction": preserved}
-        extra = leftover_fields(payload, ("message", "replacement_history"))
-        if extra:
-            body["sourceFields"] = extra
-        row = self.add(line, ts, "compaction", body, f"line:{line}", mark=OTHER_ITEM)
-        self.compaction_rows.append(row)
-
-    def finish(self) -> list[Entry]:
-        """Fill in what needs the whole file, give every row its id and parent, and wrap
-        the records as entries (fresh dicts of ours: frozen, not copied)."""
-        records = self.records
-        for row, usage_ in assign_usage(self.marks, self.requests).items():
-            records[row]["message"]["usage"] = usage_
-        near = user_event_neighbours(self.neighbour_marks)
-        if near is not None:
-            for row, line in self.unjudged_users:
-                if line not in near:
-                    records[row]["sourceKind"] = CONTEXTUAL_KIND
-        take_id = self.ids.take
-        entries: list[Entry] = []
-        parent: str | None = None
-        for line, record in zip(self.lines, records, strict=True):
-            entry_id = take_id(line)
-            record["id"] = entry_id
-            record["parentId"] = parent
-            entries.append(
-                Entry(
-                    record["type"],
-                    entry_id,
-                    parent,
-                    record["timestamp"],
-                    MappingProxyType(record),
-                    line,
-                    record["sourceId"],
-                )
-            )
-            parent = entry_id
-        for row in self.compaction_rows:
-            # The kept context is the entry after the compaction; on the last line nothing
-            # is kept, so it names itself rather than a missing id.
-            kept = records[row + 1] if row + 1 < len(records) else records[row]
-            records[row]["firstKeptEntryId"] = kept["id"]
-        return entries
-
-    # -- header --------------------------------------------------------------------------
-    def header(self) -> dict[str, Any]:
-        meta = self.meta or {}
-        first_ts = next((r["timestamp"] for r in self.records if r["timestamp"]), None)
-        timestamp = meta.get("timestamp") if isinstance(meta.get("timestamp"), str) else None
-        header: dict[str, Any] = {
-            "type": "session",
-            "version": CURRENT_SESSION_VERSION,
-            "id": self.session_id,
-            "timestamp": timestamp or self.meta_timestamp or first_ts,
-            "cwd": meta.get("cwd") if isinstance(meta.get("cwd"), str) else "",
-            "sourceFormat": SOURCE_FORMAT,
-        }
-        if self.first_model:
-            header["model"] = self.first_model
-        for key, source_key in _HEADER_FIELDS:
-            if meta.get(source_key) is not None:
-                header[key] = meta[source_key]
-        if self.context_window:
-            header["contextWindow"] = self.context_window
-        lifted = {"id", "timestamp", "cwd", *(k for _, k in _HEADER_FIELDS)}
-        rest = {k: v for k, v in meta.items() if k not in lifted and v is not None}
-        if rest:
-            header["codexMeta"] = rest
-        return header
 
 
 def read_codex(path: str | os.PathLike[str], *, strict: bool = False) -> Session:
     """Read an OpenAI Codex CLI rollout JSONL file into a `Session`.
 
-    Every line but the `session_meta` header becomes one entry, chained in file order;
-    messages get pi shapes, native Codex compactions become `compaction` entries, and UI
-    events and turn settings are kept as `custom` entries outside the LLM context. See the
-    module docstring for the full mapping.
+    Every line but the `session_meta` header becomes one entry, chained in file order (the
+    output items of one model response are one entry); messages get pi shapes, native Codex
+    compactions become `compaction` entries, and UI events and turn settings are kept as
+    `custom` entries outside the LLM context. Rollouts in the same folder that this session
+    spawned or started as a review agent are read with it into `Session.linked`; records a
+    forked rollout copied from another session are `codex:inherited` custom entries. See
+    the module docstring and `_codex_family` for the full mapping.
 
     Args:
         path: The rollout `.jsonl` file (never modified).
-        strict: Raise `SessionReadError` for the earliest problem in the file instead of
-            recording it.
+        strict: Raise `SessionReadError` for the earliest problem in the file (a linked
+            child's only when this file has none) instead of recording it.
 
     Returns:
-        The session, `source_format="codex"`, problems in `Session.errors` in file order.
+        The session, `source_format="codex"`, problems in `Session.errors` in file order
+        (a linked child's after this file's, naming their own file).
 
     Raises:
         SessionReadError: The path is not a readable file, or (strict) the content is bad.
     """
+    return _read_codex(path, strict=strict, seen=frozenset(), parent=None)
+
+
+def _read_codex(
+    path: str | os.PathLike[str],
+    *,
+    strict: bool,
+    seen: frozenset[Path],
+    parent: tuple[Path, list[tuple[int, Any]]] | None,
+) -> Session:
     p, data = read_bytes_checked(path)
     # Deferred: strict mode names the same first problem that lenient mode lists first.
     log = ProblemLog(p, strict=strict, deferred=True)
@@ -555,21 +105,83 @@ def read_codex(path: str | os.PathLike[str], *, strict: bool = False) -> Session
     if not data.removeprefix(_BOM).strip():
         log.add(None, "empty-file", "file is empty")
         return empty_session(p, log.finish(), SOURCE_FORMAT, id=rollout_session_id(p), cwd="")
-    return session_from_codex_values(p, parse_jsonl(data, log), log)
+    values = parse_jsonl(data, log)
+    session = session_from_codex_values(p, values, log, history=_history(p, values, parent))
+    here = Path(p)
+    children = []
+    problems = list(session.errors)
+    for child_path, event_line in linked_children(here):
+        if child_path in seen or child_path == here:
+            continue
+        child = _read_codex(child_path, strict=strict, seen=seen | {here}, parent=(here, values))
+        children.append(linked_child(child, session, event_line))
+        problems.extend(child.errors)
+    return session.copy_with(linked=children, errors=problems) if children else session
 
 
-def session_from_codex_values(path: str, values: list[tuple[int, Any]], log: ProblemLog) -> Session:
+def _history(
+    path: str,
+    values: list[tuple[int, Any]],
+    parent: tuple[Path, list[tuple[int, Any]]] | None,
+) -> list[tuple[int, Any]] | None:
+    """The parsed lines of the rollout a forked one copied its history from, when that
+    rollout is beside it (its own problems are reported when it is read), else None."""
+    own = own_child_meta(values)
+    source = history_source(path, own) if own is not None else None
+    if source is None:
+        return None
+    if parent is not None and parent[0] == source:
+        return parent[1]
+    try:
+        _, data = read_bytes_checked(source)
+    except SessionReadError:
+        return None
+    return parse_jsonl(data, ProblemLog(str(source), strict=False))
+
+
+def session_from_codex_values(
+    path: str,
+    values: list[tuple[int, Any]],
+    log: ProblemLog,
+    *,
+    history: list[tuple[int, Any]] | None = None,
+) -> Session:
     """Build a `Session` from parsed rollout lines (`(line_number, value)` pairs); the
-    problems go to `log`, whose `finish()` gives the session's `errors`."""
+    problems go to `log`, whose `finish()` gives the session's `errors`.
+
+    Args:
+        path: The rollout's path (for problems and the id of a rollout without metadata).
+        values: The parsed lines.
+        log: Where problems go.
+        history: The parsed lines of the session a forked rollout copied its history from,
+            which tell its copied records exactly; without them, the copied records are
+            those timestamped before the rollout's start (`inherited_lines`).
+    """
     p = path
-    converter = _Converter(p, values, log)
+    values, legacy = modern_values(values)
+    child = own_child_meta(values)
+    inherited: frozenset[int] = frozenset()
+    if child is not None:
+        inherited, unresolved = inherited_lines(values, child, history)
+        if unresolved is not None:
+            log.add(
+                unresolved,
+                "unseparated-fork-prefix",
+                f"forked from {child.forked_from or child.parent_id}, whose rollout is not "
+                "beside this one, and the copied records are not timestamped before this "
+                "session's start: they are read as this session's own",
+            )
+    converter = Converter(p, values, log, inherited=inherited)
     if not converter.has_meta and values:
         log.add(values[0][0], "missing-header", "rollout has no session_meta; header synthesized")
     converter.run()
     entries = converter.finish()
     errors = log.finish()
+    header = converter.header(child)
+    if legacy:
+        header["rolloutLayout"] = "legacy"  # the layout before session_meta (mid 2025)
     return Session(
-        converter.header(),
+        header,
         entries,
         errors=errors,
         source_path=p,

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 import orjson
 
+from ._detect import is_legacy_codex_header
 from ._records import text_block, tool_call_block, usage
 
 _T = TypeVar("_T")
@@ -292,6 +293,67 @@ def user_event_neighbours(marks: Sequence[tuple[str, int]]) -> set[int] | None:
     return near
 
 
+def unpaired_prompt_events(marks: Sequence[tuple[str, int]]) -> set[int]:
+    """Lines of `user_message` events with no user response message beside them: the
+    prompts Codex recorded only as an event (the same neighbour rule as
+    `user_event_neighbours`, seen from the event)."""
+    lone: set[int] = set()
+    last = len(marks) - 1
+    for i, (mark, line) in enumerate(marks):
+        if mark != EVENT_MARK:
+            continue
+        before = i > 0 and marks[i - 1][0] == USER_ITEM_MARK
+        after = i < last and marks[i + 1][0] == USER_ITEM_MARK
+        if not (before or after):
+            lone.add(line)
+    return lone
+
+
+def prompt_message(payload: Mapping[str, Any], timestamp_ms: int) -> dict[str, Any]:
+    """The pi user message of a `user_message` event: its text, then its images."""
+    text = payload.get("message")
+    blocks = [text_block(text if isinstance(text, str) else "")]
+    images = payload.get("images")
+    for url in images if isinstance(images, list) else ():
+        blocks.append(image_block(url))
+    return {"role": "user", "content": blocks, "timestamp": timestamp_ms}
+
+
+def request_usage(usage_: Mapping[str, Any], provider: str, model: str) -> dict[str, Any]:
+    """What a usage report needs of a request that left no reply: its pi usage and model."""
+    return {"usage": dict(usage_), "provider": provider, "model": model}
+
+
+LEGACY_STATE = "legacy:state"
+"""The rollout type given to a legacy rollout's `{"record_type": …}` lines (kept as custom)."""
+
+
+def modern_values(values: Sequence[tuple[int, Any]]) -> tuple[list[tuple[int, Any]], bool]:
+    """The parsed lines of a legacy rollout (first line `{"id", "timestamp", …}` with no
+    `type`: Codex before `session_meta`) in today's shape, and whether it was one.
+
+    The first line becomes a `session_meta`, `{"record_type": …}` lines `LEGACY_STATE`
+    records, and each bare response item (`{"type": "message", …}`, no `payload`) a
+    `response_item` with the item's own `timestamp` when it has one. Other files come back
+    as they are.
+    """
+    if not values or not is_legacy_codex_header(values[0][1]):
+        return list(values), False
+    first_line, header = values[0]
+    out: list[tuple[int, Any]] = [
+        (first_line, {"timestamp": header["timestamp"], "type": "session_meta", "payload": header})
+    ]
+    for line, value in values[1:]:
+        if isinstance(value, dict) and "payload" not in value:
+            ts = value.get("timestamp") if isinstance(value.get("timestamp"), str) else None
+            if "record_type" in value and "type" not in value:
+                value = {"timestamp": ts, "type": LEGACY_STATE, "payload": value}
+            elif isinstance(value.get("type"), str):
+                value = {"timestamp": ts, "type": "response_item", "payload": value}
+        out.append((line, value))
+    return out, True
+
+
 def rollout_session_id(path: str) -> str:
     """The session uuid at the end of a rollout file name, else the file stem."""
     stem = Path(path).stem
@@ -303,30 +365,21 @@ ASSISTANT_ITEM, OTHER_ITEM, NOT_AN_ITEM = "A", "O", "-"
 
 
 def assign_usage(marks: Sequence[str], requests: Sequence[tuple[int, _T]]) -> dict[int, _T]:
-    """Which assistant row receives each model request's usage.
+    """Which reply receives each model request's usage.
 
-    A model response is a run of assistant items with no other response item between them
-    (events in between do not count); its usage goes on the run's last item. Codex 0.104
-    writes a request's token_count after the response's items, Codex 0.58 before them, so a
-    request goes to the run just before it when that run has no usage yet, else to the run
-    just after it, else nowhere.
+    A reply is one assistant row (the output items of one response, merged by the reader).
+    Codex 0.66 and later write a request's token_count after the response's items, Codex
+    0.58 and earlier before them, so a request goes to the reply that is the last item
+    before it when that reply has no usage yet, else to the reply that is the first item
+    after it, else nowhere.
 
     Args:
         marks: Per row, `ASSISTANT_ITEM`, `OTHER_ITEM` or `NOT_AN_ITEM` (events, settings).
         requests: `(row, usage)` per model request, `row` being its token_count's row.
 
     Returns:
-        Row of the receiving assistant item → usage.
+        Row of the receiving reply → usage.
     """
-    run_end: dict[int, int] = {}  # assistant row → last row of its run
-    run: list[int] = []
-    for row, mark in enumerate([*marks, OTHER_ITEM]):
-        if mark == ASSISTANT_ITEM:
-            run.append(row)
-        elif mark == OTHER_ITEM:
-            if run:
-                run_end.update(dict.fromkeys(run, run[-1]))
-            run = []
     items = [row for row, mark in enumerate(marks) if mark != NOT_AN_ITEM]
     assigned: dict[int, _T] = {}
     for row, usage_ in requests:
@@ -336,9 +389,8 @@ def assign_usage(marks: Sequence[str], requests: Sequence[tuple[int, _T]]) -> di
             items[split] if split < len(items) else None,
         )
         for item in neighbours:
-            end = run_end.get(item) if item is not None else None
-            if end is not None and end not in assigned:
-                assigned[end] = usage_
+            if item is not None and marks[item] == ASSISTANT_ITEM and item not in assigned:
+                assigned[item] = usage_
                 break
     return assigned
 

@@ -14,7 +14,13 @@ import orjson
 
 from ..session._errors import ReadProblem, SessionReadError
 from ..session._session import Session
-from ._detect import format_of_record, is_opencode_db_name
+from ._codex_family import is_linked_child, is_rollout_name
+from ._detect import (
+    claude_code_sidecar,
+    format_of_record,
+    is_legacy_codex_header,
+    is_opencode_db_name,
+)
 from ._io import check_session_path, read_bytes_checked, strip_bom
 from ._pi import read_pi_jsonl
 from ._values import loads_js
@@ -104,7 +110,7 @@ def detect_format(path: str | os.PathLike[str]) -> str:
     if fmt is None and len(head) == _SNIFF_BYTES:
         _, data = read_bytes_checked(p)
         fmt = _format_of_head(data)
-    return fmt or "pi"
+    return fmt or _format_of_name(p, head) or "pi"
 
 
 def format_of_bytes(path: str, data: bytes) -> tuple[str, bool]:
@@ -115,7 +121,8 @@ def format_of_bytes(path: str, data: bytes) -> tuple[str, bool]:
     fmt = _format_of_start(path, data)
     if fmt is not None:
         return fmt, True
-    return "pi", len(_first_objects(strip_bom(data).lstrip())) >= _SNIFF_OBJECTS
+    final = len(_first_objects(strip_bom(data).lstrip())) >= _SNIFF_OBJECTS
+    return _format_of_name(path, data) or "pi", final
 
 
 def _format_of_start(path: str, head: bytes) -> str | None:
@@ -126,11 +133,27 @@ def _format_of_start(path: str, head: bytes) -> str | None:
     if head.startswith(_ZIP_MAGIC):
         # Inspect AI's `.eval` logs are zip archives; its reader says so when one is not.
         return "inspect-ai"
+    if claude_code_sidecar(Path(path).name, head) is not None:
+        return "claude-code"  # whose reader says the file is no transcript
     return _format_of_head(head)
 
 
-def _format_of_head(head: bytes) -> str | None:
-    """The format the start of a file shows, or None when its records tell nothing."""
+def _format_of_name(path: str, head: bytes) -> str | None:
+    """The format a file's name tells when its records tell none: a legacy Codex rollout
+    holding only its header line."""
+    if is_rollout_name(Path(path).name):
+        first = _first_objects(strip_bom(head).lstrip(), limit=1)
+        if first and is_legacy_codex_header(first[0]):
+            return "codex"
+    return None
+
+
+def _format_of_head(head: bytes, *, strong: bool = False) -> str | None:
+    """The format the start of a file shows, or None when its records tell nothing.
+
+    `strong`: only what a format's own signs show, not the guess that any JSON array or
+    pretty-printed object is OpenHands output (`is_foreign_json` asks so).
+    """
     stripped = strip_bom(head).lstrip()
     if _GEMINI_START.match(stripped):
         return "gemini-cli"
@@ -144,12 +167,12 @@ def _format_of_head(head: bytes) -> str | None:
         stripped
     ):
         return "gemini-cli"
-    if stripped.startswith(b"["):
+    if stripped.startswith(b"[") and not strong:
         return "openhands"
     if _INSPECT_LOG_START.match(stripped):
         return "inspect-ai"
     first_line = stripped.split(b"\n", 1)[0].strip()
-    if first_line == b"{":
+    if first_line == b"{" and not strong:
         # Pretty-printed JSON document: SWE-agent trajectory or OpenHands output.
         return "swe-agent" if b'"trajectory"' in head else "openhands"
     if _OPENHANDS_EVAL_LINE.match(stripped):
@@ -242,9 +265,15 @@ _SIDECAR_SUFFIXES = (".facts.json", "manifest.json")
 
 
 def iter_session_files(root: str | os.PathLike[str]) -> Iterator[Path]:
-    """Session files under a folder, sorted; Claude Code subagent files are left out
-    because they are read with their parent session, and in an opencode storage folder
-    only the session files count (their message and part files are read with them)."""
+    """Session files under a folder, sorted.
+
+    Left out: Claude Code subagent files whose session file is there and Codex rollouts of
+    spawned or review agents whose parent's rollout is beside them (they are read with their
+    parent session; an orphan is listed), the files Claude Code keeps beside transcripts
+    (`claude_code_sidecar`), an opencode storage folder's message and part files (read with
+    their session), and JSON documents that are whole and match no session format
+    (`is_foreign_json`: package manifests, reports, other tools' outputs).
+    """
     base = Path(root)
     storage: dict[Path, Path | None] = {}
     for p in sorted(base.rglob("*")):
@@ -252,12 +281,68 @@ def iter_session_files(root: str | os.PathLike[str]) -> Iterator[Path]:
             p.suffix not in SESSION_SUFFIXES and not is_opencode_db_name(p.name)
         ):
             continue
-        if p.parent.name == "subagents" or p.name.endswith(_SIDECAR_SUFFIXES):
+        if p.name.endswith(_SIDECAR_SUFFIXES) or _read_with_parent(p, base):
+            continue
+        if p.suffix == ".json" and is_foreign_json(p):
+            continue
+        if is_linked_child(p):
             continue
         inside = _opencode_storage(p, storage)
         if inside is not None and not _is_opencode_session(p, inside):
             continue
         yield p
+
+
+def _read_with_parent(file: Path, base: Path) -> bool:
+    """Whether `file` lies in a Claude Code session's `<sessionId>/subagents/` folder (below
+    `base`) and is read with that session: a transcript whose session file is there, or one
+    of the files beside the transcripts (`journal.jsonl`, `agent-*.meta.json`)."""
+    parts = file.relative_to(base).parts[:-1]
+    if "subagents" not in parts:
+        return (
+            file.parent.name == "workflows"
+            and file.suffix == ".json"
+            and (file.parent.parent.with_suffix(".jsonl").is_file())
+        )
+    if not file.name.startswith("agent-") or file.suffix != ".jsonl":
+        return True
+    folder = base.joinpath(*parts[: len(parts) - parts[::-1].index("subagents")])
+    return folder.parent.with_suffix(".jsonl").is_file()
+
+
+def is_foreign_json(path: str | os.PathLike[str]) -> bool:
+    """Whether a `.json` file is a whole JSON document of no session format.
+
+    Only a document that parses whole and shows none of the formats' shapes counts: a cut
+    or broken file is kept, so its reader can say what is wrong with it.
+    """
+    _, head = read_bytes_checked(path, _SNIFF_BYTES)
+    if _format_of_head(head, strong=True) is not None:
+        return False
+    _, data = read_bytes_checked(path) if len(head) == _SNIFF_BYTES else (None, head)
+    try:
+        value = orjson.loads(strip_bom(data))
+    except orjson.JSONDecodeError:
+        try:  # what orjson refuses but JSON.parse takes (lone surrogates, huge numbers)
+            value, _ = loads_js(strip_bom(data).decode("utf-8", errors="replace"))
+        except (ValueError, RecursionError):
+            return False
+    return not _session_shaped(value)
+
+
+def _session_shaped(value: Any) -> bool:
+    """A parsed JSON document with a session format's top-level shape."""
+    if isinstance(value, list):
+        return any(
+            isinstance(item, dict) and ({"action", "observation", "role", "parts"} & item.keys())
+            for item in value[:50]
+        )
+    if not isinstance(value, dict):
+        return False
+    keys = value.keys()
+    return bool({"history", "trajectory", "instance_id", "instruction"} & keys) or (
+        format_of_record(value) is not None
+    )
 
 
 def _opencode_storage(file: Path, cache: dict[Path, Path | None]) -> Path | None:

@@ -12,7 +12,7 @@ from a regular file: a path that became a FIFO or a device raises, without block
 The format is detected as `detect_format` would detect it from the complete lines so far
 (`_registry.format_of_bytes`), again at each update until it is final (a record tells it,
 or enough records told nothing: pi), and again after every restart; meanwhile the lines are
-read as a full read reads them, as pi (`mode == "detecting"`). A Claude Code transcript
+read as a full read reads them (`mode == "detecting"`: as pi while they tell nothing). A Claude Code transcript
 opens with `file-history-snapshot` lines, which tell nothing.
 
 Only complete lines are parsed, each once, by the readers' own line parser
@@ -190,16 +190,25 @@ def advance(state: TailState, data: bytes) -> TailState:
     if not state.detected:
         so_far = _kept(state).data + complete
         fmt, final = _detected_format(state.path, so_far)
-        if not final:  # what a full read of these lines gives: a pi read of them
-            session = session_from_pi_bytes(state.path, so_far)
-            return replace(
-                moved, format=fmt, session=session, mode="detecting", _build=_KeptBuild(so_far)
-            )
+        if not final:
+            return _detecting(moved, fmt, so_far)
         moved = replace(moved, detected=True)
     moved = replace(moved, format=fmt)
     if fmt == "pi":
         return _advance_pi(moved, state, complete, first_line)
     return _advance_values(moved, state, complete, first_line)
+
+
+def _detecting(moved: TailState, fmt: str, data: bytes) -> TailState:
+    """While the format may still change: the session a full read of the lines gives (read
+    as the format they show so far, pi when they show none), all bytes kept."""
+    if fmt == "pi":
+        session = session_from_pi_bytes(moved.path, data)
+    else:
+        log = ProblemLog(moved.path, strict=False)
+        values = parse_jsonl(data, log)
+        session = values_session(fmt, moved.path, values, tuple(log.problems))
+    return replace(moved, format=fmt, session=session, mode="detecting", _build=_KeptBuild(data))
 
 
 def _detected_format(path: str, data: bytes) -> tuple[str, bool]:

@@ -1,4 +1,5 @@
-"""Plots (matplotlib): every function takes `ax=None` and returns the Axes."""
+"""Plots (matplotlib): every function takes `ax=None` and returns the Axes (`plot_comparison`,
+which lays out panels, takes and returns a figure)."""
 
 from ._bench import (
     REPLAY_REPORT_FIGURES,
@@ -7,7 +8,7 @@ from ._bench import (
     plot_tradeoff,
     write_benchmark_report,
 )
-from ._comparison import plot_cost, plot_strategy_comparison, series_style
+from ._comparison import plot_comparison, plot_cost, plot_strategy_comparison, series_style
 from ._composition import COMPOSITION_COLORS, composition_table, plot_context_composition
 from ._layout import NODE_KINDS, FoldedTree, TreeLayout, TreeNode, fold_tree, node_kind, tree_layout
 from ._probes import plot_probe_scores, probe_score_matrix
@@ -29,6 +30,7 @@ __all__ = [
     "fold_tree",
     "node_kind",
     "plot_benchmark",
+    "plot_comparison",
     "plot_context_composition",
     "plot_context_timeline",
     "plot_cost",

@@ -18,6 +18,7 @@ from ..strategies._base import strategy_label as _strategy_label
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 AGGREGATIONS: tuple[str, ...] = ("mean", "median", "sum", "max", "min")
 """How rows of several sessions are combined per (strategy, budget)."""
@@ -218,13 +219,27 @@ def plot_strategy_comparison(
                     fontsize=8,
                     color=line.get_color(),
                 )
-    # The nudged transforms keep the lines out of the data limits: set them from the data.
-    spots = [(px, py) for rows in points.values() for _, px, py in rows]
+    _fit_limits(ax, [(px, py) for rows in points.values() for _, px, py in rows], x, y)
+    _label_axes(ax, x=x, y=y, agg=agg, title=title)
+    return ax
+
+
+def _fit_limits(ax: Axes, spots: Sequence[tuple[float, float]], x: str, y: str) -> None:
+    """Limits from the data (the nudged transforms keep the lines out of them), or a note
+    when no cell has both figures (no facts planted, nothing compacted), not a blank."""
     if spots:
         ax.update_datalim(spots)
         ax.autoscale_view()
-    _label_axes(ax, x=x, y=y, agg=agg, title=title)
-    return ax
+        return
+    note = f"no cell has both {x.replace('_', ' ')} and {y.replace('_', ' ')}"
+    ax.text(0.5, 0.5, note, transform=ax.transAxes, ha="center", color="#555")
+
+
+def _legend(ax: Axes, **options: Any) -> None:
+    """A legend when something on the axes has a label (matplotlib warns otherwise)."""
+    handles, _ = ax.get_legend_handles_labels()
+    if handles:
+        ax.legend(**options)
 
 
 def _label_axes(ax: Axes, *, x: str, y: str, agg: str, title: str | None) -> None:
@@ -238,7 +253,7 @@ def _label_axes(ax: Axes, *, x: str, y: str, agg: str, title: str | None) -> Non
     if y in ("fact_retention",) or y.endswith("_retention"):
         ax.set_ylim(-0.03, 1.05)
     ax.set_title(title or f"{y.replace('_', ' ')} vs {x.replace('_', ' ')} (labels: budget)")
-    ax.legend(loc="best", fontsize=8, frameon=False)
+    _legend(ax, loc="best", fontsize=8, frameon=False)
     ax.grid(True, alpha=0.3)
 
 
@@ -340,7 +355,56 @@ def plot_cost(
         ax.set_ylim(bottom=0)
     ax.set_ylabel(f"{y.replace('_', ' ')} ({agg})" + (", 90% interval" if interval else ""))
     ax.set_title(title or y.replace("_", " "))
-    ax.legend(title="budget", fontsize=8, title_fontsize=8, frameon=False)
+    _legend(ax, title="budget", fontsize=8, title_fontsize=8, frameon=False)
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
     return ax
+
+
+def has_cost(df: pd.DataFrame, y: str | None = None) -> bool:
+    """Whether any usable cell of a frame cost something (in `y`, default `cost_column`)."""
+    import pandas as pd
+
+    try:
+        column = y or cost_column(df)
+    except KeyError:
+        return False
+    if column not in df.columns:
+        return False
+    values = pd.to_numeric(_usable(df, [column])[column], errors="coerce")
+    return bool((values.fillna(0) > 0).any())
+
+
+def plot_comparison(
+    df: pd.DataFrame,
+    *,
+    x: str = "tokens_after",
+    y: str = "fact_retention",
+    cost: str | None = None,
+    fig: Figure | None = None,
+) -> Figure:
+    """The strategy comparison, with the cost per strategy beside it when any cell cost
+    something; a run of model-free strategies (every cost zero) gets the whole width.
+
+    Args:
+        df: A benchmark frame (`run_benchmark`, `StrategyComparer.frame`).
+        x: Column for the comparison's x axis.
+        y: Column for its y axis.
+        cost: The cost column (default: `cost_column(df)`).
+        fig: The figure to draw in (default: a new pyplot figure, shown in a notebook).
+
+    Returns:
+        The figure drawn in.
+    """
+    import matplotlib.pyplot as plt
+
+    with_cost = has_cost(df, cost)
+    if fig is None:
+        fig = plt.figure(figsize=(13 if with_cost else 9, 4.5), layout="constrained")
+    if with_cost:
+        left, right = fig.subplots(1, 2, width_ratios=(3, 2))
+        plot_strategy_comparison(df, x=x, y=y, ax=left)
+        plot_cost(df, y=cost, ax=right)
+    else:
+        plot_strategy_comparison(df, x=x, y=y, ax=fig.subplots())
+    return fig

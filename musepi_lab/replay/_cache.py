@@ -129,17 +129,30 @@ class CacheModel:
         write_price: The price key of a write (`cache_write` or `cache_write_1h`).
         block: Cached prefixes are whole multiples of this many tokens.
         min_prefix: Shortest prefix that is cached at all.
-        token_ratio: Provider tokens per billed-estimate token (`TOKENIZER_RATIO`).
-        ratio_spread: Scale of the natural log of a new session's own token ratio around
-            `token_ratio` (the predictive spread, fitted across sessions; 0: exact).
-        ratio_freedom: Degrees of freedom of that spread's estimate: a session's log
-            ratio is drawn from Student's t with them (0: from a normal distribution).
+        token_ratio: Provider tokens per billed-estimate token (`TOKENIZER_RATIO`): the
+            prior of a stream's own ratio (`_own`).
+        ratio_spread: Scale of the natural log of a session's own token ratio around
+            `token_ratio` (fitted between sessions; 0: exact).
+        system_spread: Standard deviation of a session's own system prompt around its
+            harness version's (tokens, fitted between sessions).
+        noise: Relative error of one request's prompt around its session's line (a
+            robust scale, fitted within sessions).
+        noise_correlation: The lag-1 autocorrelation of those errors (consecutive
+            requests err alike: a context estimate is off by what the context holds).
         miss_rate: Share of the requests this model reads mostly from cache that the
             provider nevertheless misses, which no documented rule predicts (fitted;
-            the replay bills none of them, `ReplayResult.cost_interval` draws them).
-        miss_concentration: How alike sessions' own miss rates are: each session's
-            rate is drawn from a beta distribution of mean `miss_rate` and this
-            concentration (0: every session misses at `miss_rate` exactly).
+            the replay bills none of them, `ReplayResult.cost` adds their expectation).
+        miss_concentration: How alike sessions' own miss rates are: the beta prior of a
+            session's rate has mean `miss_rate` and this concentration (0: every session
+            misses at `miss_rate` exactly), updated by the session's own requests.
+        hit_rate: Share of the requests whose cache the rules let expire that the
+            provider served from cache anyway (fitted; same prior form, same
+            concentration).
+        memory: The weight a recorded request keeps in a causal estimate of the line per
+            later request (`_own.Prior.memory`; fitted).
+        version_spread: How far (in log) a harness version's system prompt is from the
+            nearest fitted version's: a stream whose own version has no row takes that
+            one's, this much less sure (fitted between consecutive fitted versions).
     """
 
     name: str
@@ -151,19 +164,32 @@ class CacheModel:
     min_prefix: int
     token_ratio: float = 1.0
     ratio_spread: float = 0.0
-    ratio_freedom: float = 0.0
+    system_spread: float = 0.0
+    noise: float = 0.0
+    noise_correlation: float = 0.0
     miss_rate: float = 0.0
     miss_concentration: float = 0.0
+    hit_rate: float = 0.0
+    memory: float = 1.0
+    version_spread: float = 0.0
 
 
 def _fitted_model(model: CacheModel) -> CacheModel:
+    def fitted(name: str) -> float:
+        return float(getattr(_fitted, name, {}).get(model.provider, 0.0))
+
     return dataclasses.replace(
         model,
         token_ratio=_fitted.TOKEN_RATIO.get(model.provider, 1.0),
-        ratio_spread=_fitted.RATIO_SPREAD.get(model.provider, 0.0),
-        ratio_freedom=getattr(_fitted, "RATIO_FREEDOM", {}).get(model.provider, 0.0),
-        miss_rate=_fitted.MISS_RATE.get(model.provider, 0.0),
-        miss_concentration=getattr(_fitted, "MISS_CONCENTRATION", {}).get(model.provider, 0.0),
+        ratio_spread=fitted("RATIO_SPREAD"),
+        system_spread=fitted("SYSTEM_SPREAD"),
+        noise=fitted("NOISE"),
+        noise_correlation=fitted("NOISE_CORRELATION"),
+        miss_rate=fitted("MISS_RATE"),
+        miss_concentration=fitted("MISS_CONCENTRATION"),
+        hit_rate=fitted("HIT_RATE"),
+        memory=float(getattr(_fitted, "MEMORY", {}).get(model.provider, 1.0)),
+        version_spread=fitted("VERSION_SPREAD"),
     )
 
 
@@ -202,12 +228,14 @@ class CacheState:
         last_ms: When the cache was last used (ms), or None without timestamps.
         model: The model id that holds it (a different model has its own cache).
         thinking: The thinking level of that request.
+        ttl_seconds: The lifetime it was written with (None: the cache model's own).
     """
 
     prefix: int
     last_ms: float | None
     model: str
     thinking: str = "off"
+    ttl_seconds: float | None = None
 
 
 def cache_model(name: str) -> CacheModel:
@@ -245,17 +273,63 @@ def harness_version(header: Mapping[str, Any]) -> tuple[str, tuple[int, ...]]:
     return harness, _version(header.get("sourceVersion") or header.get("cliVersion"))
 
 
+STREAM_SUFFIX: Mapping[str, str] = {"sidechain": ":subagent", "subagent": ":subagent"}
+"""What a stream's kind adds to its harness name in the harness tables: a subagent (inline
+sidechain or linked transcript) has its own system prompt and tools, not the main one's."""
+
+
+def stream_harness(header: Mapping[str, Any]) -> str:
+    """The harness name a stream's prefix is fitted and looked up under: its header's
+    harness (`harness_version`), plus `:subagent` for a subagent's stream (its header's
+    `subagentKind` is `subagent` or `sidechain`)."""
+    harness, _ = harness_version(header)
+    return harness + STREAM_SUFFIX.get(str(header.get("subagentKind") or ""), "")
+
+
+def table_key(header: Mapping[str, Any], family: str | None = None) -> str:
+    """A harness table's row key for a stream: `stream_harness`, then `@family` (a system
+    prompt is counted in its provider's tokens, so pi on Anthropic and pi on OpenAI have
+    rows of their own)."""
+    harness = stream_harness(header)
+    return f"{harness}@{family}" if family else harness
+
+
+def table_row(
+    table: Sequence[tuple[str, tuple[int, ...], int]],
+    header: Mapping[str, Any],
+    family: str | None = None,
+) -> tuple[int, bool]:
+    """The tokens of a `(key, version, tokens)` table (`SYSTEM_PROMPT_TOKENS`,
+    `WARM_PREFIX_TOKENS`) for a stream's header, and whether the row is the stream's own
+    (its key with its family, and its version's major.minor).
+
+    The row is the first whose key is, in this order, the stream's `table_key` with its
+    family, without one, or with another family (the same harness and stream kind counted
+    in another tokenizer is nearer than nothing), and whose version the stream's is at
+    least; else (a version older than any fitted) that key's oldest row; `(0, False)`
+    when no key matches."""
+    _, version = harness_version(header)
+    harness = stream_harness(header)
+    own = table_key(header, family) if family else harness
+    keys = [own, harness] if family else [harness]
+    keys += sorted({name for name, _, _ in table if name.split("@")[0] == harness} - set(keys))
+    for key in keys:
+        rows = [(since, tokens) for name, since, tokens in table if name == key]
+        if not rows:
+            continue
+        reached = [(since, tokens) for since, tokens in rows if version >= since]
+        since, tokens = reached[0] if reached else rows[-1]
+        return tokens, key == own and tuple(since) == version[: len(since)] and bool(since)
+    return 0, False
+
+
 def declared_tokens(
-    table: Sequence[tuple[str, tuple[int, ...], int]], header: Mapping[str, Any]
+    table: Sequence[tuple[str, tuple[int, ...], int]],
+    header: Mapping[str, Any],
+    family: str | None = None,
 ) -> int:
-    """The tokens of a `(harness, from version, tokens)` table (`SYSTEM_PROMPT_TOKENS`,
-    `WARM_PREFIX_TOKENS`) for a session header: the first row whose harness matches and
-    whose version the session's is at least; 0 when none does."""
-    harness, version = harness_version(header)
-    for name, since, tokens in table:
-        if name == harness and version >= since:
-            return tokens
-    return 0
+    """The tokens of `table_row`."""
+    return table_row(table, header, family)[0]
 
 
 def system_prompt_tokens(header: Mapping[str, Any]) -> int:
@@ -377,9 +451,10 @@ def is_alive(
         return False
     if model.provider == "anthropic" and cache.thinking != thinking:
         return False
-    if model.ttl_seconds is None or now_ms is None or cache.last_ms is None:
+    ttl = cache.ttl_seconds if cache.ttl_seconds is not None else model.ttl_seconds
+    if ttl is None or now_ms is None or cache.last_ms is None:
         return True
-    return now_ms - cache.last_ms <= model.ttl_seconds * 1000
+    return now_ms - cache.last_ms <= ttl * 1000
 
 
 def cached_tokens(model: CacheModel, reusable: int) -> int:
@@ -387,6 +462,26 @@ def cached_tokens(model: CacheModel, reusable: int) -> int:
     if reusable < model.min_prefix:
         return 0
     return reusable - reusable % model.block
+
+
+def write_lifetime(model: CacheModel, one_hour: float | None) -> float | None:
+    """The lifetime a request's writes get: Anthropic's 1 hour when most of its recorded
+    writes were 1-hour writes (`one_hour` is their share), else the model's own."""
+    if model.provider == "anthropic" and one_hour is not None and one_hour >= 0.5:
+        return ANTHROPIC_1H_TTL_SECONDS
+    return model.ttl_seconds
+
+
+def write_price(model: CacheModel, prices: Mapping[str, float], one_hour: float | None) -> float:
+    """USD per million written tokens: for a model that bills writes, the 5-minute and
+    1-hour write prices mixed at the recorded 1-hour share (`one_hour`; None: the model's
+    own `write_price`); for one that does not, the input price."""
+    if not model.bills_writes:
+        return prices["input"]
+    if one_hour is None:
+        return prices.get(model.write_price, prices["cache_write"])
+    long = prices.get("cache_write_1h", prices["cache_write"])
+    return (1.0 - one_hour) * prices["cache_write"] + one_hour * long
 
 
 def bill_cached(
@@ -401,6 +496,7 @@ def bill_cached(
     prices: Mapping[str, float],
     warm: int = 0,
     thinking: str = "off",
+    one_hour: float | None = None,
 ) -> tuple[Bill, CacheState]:
     """Bill one request under a cache model and return what is cached after it.
 
@@ -418,6 +514,9 @@ def bill_cached(
         warm: Tokens of a static prefix the provider holds whatever this session did
             (`warm_prefix_tokens`); read on every request.
         thinking: The thinking level in force for this request.
+        one_hour: The share of this request's writes made with the 1-hour lifetime (the
+            recorded split); None: the model's own price and lifetime. At least half
+            makes the cached prefix live an hour (`write_lifetime`).
     """
     shared = min(prompt, warm)
     alive = is_alive(model, cache, now_ms=now_ms, model_id=model_id, thinking=thinking)
@@ -426,20 +525,31 @@ def bill_cached(
     read = cached_tokens(model, shared)
     rest = prompt - read
     write, uncached = (rest, 0) if model.bills_writes else (0, rest)
+    long = round(write * one_hour) if one_hour is not None and model.bills_writes else 0
+    if one_hour is None and model.write_price == "cache_write_1h":
+        long = write
     cost = (
         uncached * prices["input"]
         + read * prices["cache_read"]
-        + write * prices.get(model.write_price, prices["cache_write"])
+        + write * write_price(model, prices, one_hour)
         + output_tokens * prices["output"]
     ) / 1e6
-    return Bill(read, write, output_tokens, cost, uncached), CacheState(
-        prompt, now_ms, model_id, thinking
+    ttl = write_lifetime(model, one_hour)
+    if not write and cache is not None and alive:
+        ttl = cache.ttl_seconds  # a read refreshes the lifetime the prefix was written with
+    return Bill(read, write, output_tokens, cost, uncached, long), CacheState(
+        prompt, now_ms, model_id, thinking, ttl
     )
 
 
 def request_prices(
-    message: Mapping[str, Any], override: Mapping[str, float] | None
+    message: Mapping[str, Any],
+    override: Mapping[str, float] | None,
+    rates: Mapping[str, Mapping[str, float]] | None = None,
 ) -> Mapping[str, float]:
-    """Prices of a request: the reply's model's (`prices_for`), overridden by `override`."""
-    base = prices_for(str(message.get("model") or ""))
+    """Prices of a request: the reply's model's (`prices_for`), under the prices the
+    session's own recorded costs imply for that model (`_billing.recorded_rates`: what the
+    harness charged is exact where it recorded it), overridden by `override`."""
+    model = str(message.get("model") or "")
+    base = {**prices_for(model), **((rates or {}).get(model) or {})}
     return {**base, **override} if override else base

@@ -4,7 +4,7 @@
 Only requests whose reply recorded usage are compared (aborted replies and Codex items
 without a `token_count` record none). The recorded cost is the reply's own `usage.cost`
 when the harness recorded one (pi), else its usage priced at the model's list prices, 1-hour
-cache writes (`cacheWrite1h`, Claude Code) at their own price.
+cache writes (`cacheWrite1h`, Claude Code) at their own price (`_billing.recorded_usage`).
 """
 
 from __future__ import annotations
@@ -12,9 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..metrics._prices import prices_for, usage_cost
 from ..session._session import Session
-from ._billing import finite_count
+from ._billing import RecordedUsage, recorded_usage
 from ._result import ReplayResult
 
 if TYPE_CHECKING:
@@ -26,51 +25,50 @@ MEASURES: tuple[str, ...] = ("input", "cache_read", "cache_write", "output", "co
 
 def recorded_bill(message: Mapping[str, Any]) -> dict[str, float] | None:
     """A reply's recorded usage as `{input, cache_read, cache_write, output, cost_usd}`, or
-    None when it recorded no prompt tokens."""
-    usage = message.get("usage")
-    if not isinstance(usage, Mapping):
+    None when it recorded no prompt tokens (`_billing.recorded_usage`)."""
+    usage = recorded_usage(message)
+    if usage is None or usage.prompt == 0:
         return None
-    inp, read, write = (finite_count(usage.get(k)) for k in ("input", "cacheRead", "cacheWrite"))
-    if inp + read + write == 0:
-        return None
-    cost = usage.get("cost")
-    total = cost.get("total") if isinstance(cost, Mapping) else None
-    output = finite_count(usage.get("output"))
-    if not isinstance(total, (int, float)) or total <= 0:
-        one_hour = min(write, finite_count(usage.get("cacheWrite1h")))
-        total = usage_cost(
-            prices_for(str(message.get("model") or "")),
-            input=inp,
-            output=output,
-            cache_read=read,
-            cache_write_5m=write - one_hour,
-            cache_write_1h=one_hour,
-        )
     return {
-        "input": inp,
-        "cache_read": read,
-        "cache_write": write,
-        "output": output,
-        "cost_usd": float(total),
+        "input": usage.input,
+        "cache_read": usage.cache_read,
+        "cache_write": usage.cache_write,
+        "output": usage.output,
+        "cost_usd": usage.cost,
     }
 
 
+def _recorded_per_row(session: Session, result: ReplayResult) -> list[RecordedUsage | None]:
+    """The recorded usage of each timeline row: from the result's streams (in timeline
+    order), else (a result made by hand) from the session's entries by id."""
+    if result.streams:
+        return [usage for stream in result.streams for usage in stream.recorded]
+    messages = {e.id: e.message for e in session.entries if e.message is not None}
+    return [recorded_usage(messages.get(str(i))) for i in result.timeline["entry_id"]]
+
+
 def calibration_rows(session: Session, result: ReplayResult) -> pd.DataFrame:
-    """One row per replayed request with recorded usage: `entry_id`,
-    `after_recorded_compaction` (the recorded agent had compacted before it, so its bill
-    is of a context `none` does not rebuild), `recorded_<m>` and `replayed_<m>` for each
-    of `MEASURES`, and the request's `cache_model`."""
+    """One row per replayed request with recorded usage (every stream): `entry_id`,
+    `stream`, `after_recorded_compaction` (the recorded agent had compacted before it in
+    its stream, so its bill is of a context `none` does not rebuild), `recorded_<m>` and
+    `replayed_<m>` for each of `MEASURES`, and the request's `cache_model`."""
     import pandas as pd
 
-    messages = {e.id: e.message for e in session.entries if e.message is not None}
     rows = []
-    compacted = False
-    for row in result.timeline.itertuples(index=False):
-        compacted = compacted or bool(row.recorded_compaction)
-        message = messages.get(str(row.entry_id))
-        bill = recorded_bill(message) if message is not None else None
-        if bill is None:
+    compacted: dict[str, bool] = {}
+    recorded = _recorded_per_row(session, result)
+    for row, usage in zip(result.timeline.itertuples(index=False), recorded, strict=True):
+        stream = str(getattr(row, "stream", "") or "")
+        compacted[stream] = compacted.get(stream, False) or bool(row.recorded_compaction)
+        if usage is None or usage.prompt == 0:
             continue
+        bill = {
+            "input": usage.input,
+            "cache_read": usage.cache_read,
+            "cache_write": usage.cache_write,
+            "output": usage.output,
+            "cost_usd": usage.cost,
+        }
         replayed = {
             "input": row.input_tokens,
             "cache_read": row.cache_read,
@@ -78,7 +76,11 @@ def calibration_rows(session: Session, result: ReplayResult) -> pd.DataFrame:
             "output": row.output_tokens,
             "cost_usd": row.cost_usd,
         }
-        record: dict[str, Any] = {"entry_id": row.entry_id, "after_recorded_compaction": compacted}
+        record: dict[str, Any] = {
+            "entry_id": row.entry_id,
+            "stream": stream,
+            "after_recorded_compaction": compacted[stream],
+        }
         for m in MEASURES:
             record[f"recorded_{m}"] = bill[m]
             record[f"replayed_{m}"] = replayed[m]
@@ -86,6 +88,7 @@ def calibration_rows(session: Session, result: ReplayResult) -> pd.DataFrame:
         rows.append(record)
     columns = [
         "entry_id",
+        "stream",
         "after_recorded_compaction",
         *(f"{k}_{m}" for m in MEASURES for k in ("recorded", "replayed")),
         "cache_model",

@@ -17,12 +17,12 @@ from ..metrics._metrics import cache_prefix_tokens
 from ..session._model import Message
 from ..session._session import Session, timestamp_after
 from ..strategies._base import Strategy, compact
+from ._billing import RequestSpec
 from ._cache import billed_prefix, billed_tokens, current_turn_reasoning
 from ._guard import DROP_IMAGES, choose, progress_band, rescue_ladder, without_images
 from ._log import SimulatedPath
 from ._result import CompactionEvent, CompactionFailure
 from ._state import ReplayConfig, ReplayState
-from ._uncertainty import RequestPricing
 
 RETRY_GROWTH = 1.05
 """After a compaction that found nothing to do (or failed), wait until the context grew 5%."""
@@ -30,12 +30,13 @@ RETRY_GROWTH = 1.05
 
 @dataclass
 class WalkOutput:
-    """What the walk records: timeline rows, kept compactions, refused ones (append-only)."""
+    """What the walk records: request specs and timeline rows, kept compactions, refused
+    ones (append-only)."""
 
     rows: list[dict[str, Any]] = field(default_factory=list)
     events: list[CompactionEvent] = field(default_factory=list)
     failures: list[CompactionFailure] = field(default_factory=list)
-    pricing: list[RequestPricing] = field(default_factory=list)
+    specs: list[RequestSpec] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,79 +1,60 @@
-"""`replay`: walk a recorded session forward as the agent lived it, under a given window,
-firing compactions where MusePi's triggers would (spec §6.5), and bill every request under a
+"""`replay`: a recorded session replayed stream by stream under a given window, compactions
+fired where MusePi's triggers would (spec §6.5), every request billed under its provider's
 prompt-cache model.
 
-How it works:
+A session is the sum of its request streams (`_streams`): its main path, inline sidechains
+and linked subagent sessions each walk on their own (`_walk`), under their own harness
+prefix (the system prompt and warm prefix of a subagent are not the main harness's), and are
+billed on their own cache (`_stream_bill`). The agent's own compaction runs (Claude Code's
+`agent-acompact-*`) are billed only under a strategy that follows the recorded compactions:
+they start from the main conversation's cache, with its prompt as their prefix.
 
-- The active path is walked once, one small step per entry over an explicit state value
-  (`ReplayState`); each assistant message is one provider request whose context is
-  everything before it in the *simulated* session (the recorded entries, minus the recorded
-  compactions, plus the compactions this replay fired and kept).
-- The context size is a running sum of per-entry token counts (the counter caches per
-  entry); it is rebuilt only when a compaction fires.
-- A compaction sees only the live window of the simulated session (`SimulatedPath`): the
-  entries from the latest compaction's first kept entry on. So each compaction costs the
-  size of the context, not of the session, and a replay is linear in the session's length
-  at any window.
-- What the agent *measures* (and its triggers see) is, while the simulated context is
-  still the recorded one, the provider usage recorded on the last reply plus estimates of
-  what came after (spec §3.2); once a compaction (replayed or recorded) has changed the
-  context, the recorded usage no longer applies and the estimate is scaled by the last
-  measured usage/estimate ratio (when above 1), as MusePi's adaptive budget does.
-- The progress guard (spec §6.5): a compaction is kept only when it shrinks the context;
-  snapcompact first tries its local rescue (smaller re-renders, then no images) when a
-  pass does not reach 80% of the threshold. A compaction that cannot shrink the context is
-  recorded as a `CompactionFailure` and the context stays as it was (`_compaction`).
-- Billing is one step over what the walk measured: the provider's cache model
-  (`_cache`, chosen from each reply's recorded provider unless `cache=` says otherwise)
-  with the gaps between requests taken from the recorded timestamps, the context in the
-  provider's tokens plus the harness's system prompt and tools, and the model's prices.
-  Codex texts the corpus redacted count from the length their marker keeps.
+Each stream is billed on its own line (system prompt, token ratio; `_own`): under the
+default `ratio="session"` estimated from all of the stream's recorded requests (walked under
+`recorded`, the context the agent sent), the family fit as the prior; `ratio="causal"`
+(the `recorded` strategy only) estimates request k's from the requests before k;
+`ratio="family"` bills the family fit itself (the plain rules). The timeline says which
+output tokens are recorded and which estimated; `coverage` counts the session's recorded
+requests, billed or left out with a reason.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from ..compaction._hooks import SessionHooks
 from ..compaction._settings import CompactionSettings
-from ..compaction._threshold import (
-    calculate_context_tokens,
-    calculate_prompt_tokens,
-    message_usage,
-)
 from ..llm._summarizer import Summarizer
-from ..metrics._metrics import summarizer_cost
-from ..session._model import Entry, Message, thinking_level_of
-from ..session._session import Session, parse_timestamp_ms
+from ..session._session import Session
 from ..strategies._base import Strategy
 from ..tokens._counter import TokenCounter
-from ._billing import Bill
-from ._cache import (
-    SPLIT_REPLY_HARNESSES,
-    CacheModel,
-    CacheState,
-    bill_cached,
-    billed_entry_tokens,
-    hidden_reasoning_tokens,
-    provider_tokens,
-    redacted_extra_tokens,
-    reply_output_tokens,
-    request_prices,
-)
+from ._cache import CacheState
 from ._calibrated import DEFAULT_CALIBRATION, Calibration
-from ._compaction import WalkOutput, compaction
-from ._log import SimulatedPath
-from ._recorded import RECORDED_TRIGGER, follow_recorded
-from ._result import COLUMNS, TRIGGERS, CompactionEvent, CompactionFailure, ReplayResult
-from ._state import AgentMeasure, ReplayConfig, ReplayState, configure
-from ._triggers import Fired, event_fired, refused_recovery, reply_fired
-from ._uncertainty import RequestPricing
+from ._coverage import COMPACTION_RUN, coverage
+from ._own import Terms, fixed_terms, observations, own_terms
+from ._result import (
+    COLUMNS,
+    TRIGGERS,
+    CompactionEvent,
+    CompactionFailure,
+    ReplayResult,
+    StreamResult,
+)
+from ._stream_bill import Billed, bill_stream
+from ._streams import Stream
+from ._uncertainty import Rate, StreamDraws, beta_rates
+from ._walk import Walk, walk
+from ._walks import FIT_STRATEGY, FIT_WINDOW, recorded_walk, stream_config, streams_of
 
-__all__ = ["TRIGGERS", "CompactionEvent", "CompactionFailure", "ReplayResult", "replay"]
+__all__ = ["RATIOS", "TRIGGERS", "CompactionEvent", "CompactionFailure", "ReplayResult", "replay"]
+
+RATIOS: tuple[str, ...] = ("session", "causal", "family")
+"""What `replay(ratio=...)` bills each stream's line from (module notes)."""
+
+UNANCHORED = "a compaction run whose compaction is not on the main stream's path"
 
 
-# -- the walk -------------------------------------------------------------------------------
 def replay(
     session: Session,
     strategy: str | Strategy,
@@ -90,15 +71,18 @@ def replay(
     leaf_id: str | None = None,
     hooks: SessionHooks | None = None,
     calibration: Calibration | None = None,
+    ratio: str = "session",
     **params: Any,
 ) -> ReplayResult:
-    """Replay a session under a context window with a compaction strategy.
+    """Replay a session, every request stream of it, under a context window with a
+    compaction strategy.
 
     Args:
         session: The recorded session (not changed).
         strategy: A strategy name or value (`none` replays without compacting;
             `recorded` follows the agent's own recorded compactions and fires no trigger).
             A strategy with a `window` parameter (`hybrid`) gets the replay's window.
+            Every stream is replayed with it.
         window: The context window of the model, in tokens.
         settings: Compaction settings (default: MusePi's); their profile picks the
             threshold rule, `mid_turn_enabled` gates the mid-turn trigger and
@@ -110,398 +94,340 @@ def replay(
             MusePi's `idleEnabled`).
         manual_at: Entry ids after which a manual compaction runs.
         prices: USD per million tokens (`input`, `cache_write`, `cache_write_1h`,
-            `cache_read`, `output`), overriding the prices of each reply's model
-            (`metrics.prices_for`; `DEFAULT_PRICES` for unknown models).
+            `cache_read`, `output`), overriding the prices of each reply's model (the
+            prices its session recorded paying, else `metrics.prices_for`).
         system_tokens: Tokens of the system prompt and tools. Given, they are added to
-            every request's `context_tokens` and billed; None (default) bills the
-            calibration's estimate for the harness version (`Calibration.system_prompt`)
-            and leaves `context_tokens` the conversation alone.
-        cache: The prompt-cache model: "auto" (from each reply's provider) or a name of
-            `CACHE_MODELS`.
-        leaf_id: Replay the path to this leaf (default: the session leaf).
+            every request's `context_tokens` and billed as every stream's system prompt;
+            None (default) bills each stream's own (module notes).
+        cache: The prompt-cache model: "auto" (from each reply's provider, writes at the
+            recorded 5-minute/1-hour split) or a name of `CACHE_MODELS`.
+        leaf_id: Replay the main path to this leaf (default: the session leaf).
         hooks: The seed's touchpoints: `session_before_compact` and `session_compacting`
             are asked at every compaction attempt, `session_compact` is told each
             compaction the replay keeps.
         calibration: The fitted parameters (`calibrate`; default `DEFAULT_CALIBRATION`).
+        ratio: One of `RATIOS`: what each stream's system prompt and token ratio come from.
         **params: Strategy parameters when `strategy` is a name.
 
     Returns:
         A `ReplayResult`: a timeline of one row per request (`COLUMNS`), the bill's
-        expected value and 90% interval (`cost`, `cost_interval`).
+        expected value and 90% interval (`cost`, `cost_interval`), its `coverage`.
 
     Raises:
-        ValueError: Unknown triggers or cache model, or a contradicting strategy window.
+        ValueError: Unknown triggers, cache model or `ratio`, a contradicting strategy
+            window, or `ratio="causal"` with a strategy that does not follow the record.
     """
     fit = calibration or DEFAULT_CALIBRATION
-    config = configure(
-        strategy,
-        window=window,
-        settings=settings,
-        counter=counter,
-        summarizer=summarizer,
-        triggers=triggers,
-        manual_at=manual_at,
-        prices=prices,
-        system_tokens=system_tokens or 0,
-        params=params,
-        cache=cache,
-        billed_system_tokens=fit.system_prompt_tokens(session.header)
-        if system_tokens is None
-        else system_tokens,
-        hooks=hooks,
-        warm_tokens=fit.warm_prefix_tokens(session.header),
-        split_replies=session.header.get("sourceFormat") in SPLIT_REPLY_HARNESSES,
-        calibration=fit,
+    if ratio not in RATIOS:
+        raise ValueError(f"unknown ratio {ratio!r}; expected one of {RATIOS}")
+    options: dict[str, Any] = {
+        "window": window,
+        "settings": settings,
+        "counter": counter,
+        "summarizer": summarizer,
+        "triggers": triggers,
+        "manual_at": manual_at,
+        "prices": prices,
+        "system_tokens": system_tokens or 0,
+        "params": params,
+        "cache": cache,
+        "hooks": hooks,
+        "calibration": fit,
+    }
+    return _replay_streams(session, strategy, options, leaf_id, ratio, system_tokens)
+
+
+def _replay_streams(
+    session: Session,
+    strategy: str | Strategy,
+    options: Mapping[str, Any],
+    leaf_id: str | None,
+    ratio: str,
+    system_tokens: int | None,
+) -> ReplayResult:
+    """Every stream walked (or its kept `recorded` walk taken) and billed, main first."""
+    fit: Calibration = options["calibration"]
+    cache: str = options["cache"]
+    streams, left = streams_of(session, leaf_id)
+    parts: list[_Part] = []
+    excluded: dict[tuple[str, str], str] = {}
+    config = None
+    for stream in streams:
+        config = stream_config(stream, strategy, **options)
+        if ratio == "causal" and not config.follows_recorded:
+            raise ValueError("ratio='causal' needs a strategy that follows the record")
+        if stream.kind == "compaction":
+            part = _compaction_part(
+                stream, config.follows_recorded, parts, fit, cache, config.profile
+            )
+            if part is None:
+                reason = COMPACTION_RUN if not config.follows_recorded else UNANCHORED
+                excluded.update(_replies(stream, reason))
+            else:
+                parts.append(part)
+            continue
+        walked = (
+            recorded_walk(stream, config.profile)
+            if _is_fit_walk(strategy, options)
+            else walk(config, stream.session, stream.leaf_id)
+        )
+        parts.append(_bill_part(stream, walked, fit, config.profile, ratio, system_tokens, cache))
+    return _result(session, parts, left, excluded, fit, config)
+
+
+def _is_fit_walk(strategy: object, options: Mapping[str, Any]) -> bool:
+    """Whether a replay's walks are the kept `recorded` walks (`_walks.recorded_walk`): the
+    `recorded` strategy at the fit's window with every walk option at its default."""
+    defaults = {"counter": None, "summarizer": None, "manual_at": (), "prices": None}
+    return (
+        strategy == FIT_STRATEGY
+        and options["window"] == FIT_WINDOW
+        and options["settings"] is None
+        and options["system_tokens"] == 0
+        and options["cache"] == "auto"
+        and options["hooks"] is None
+        and not options["params"]
+        and all(options[k] == v for k, v in defaults.items())
     )
-    return walk(config, session, leaf_id)
 
 
-def walk(config: ReplayConfig, session: Session, leaf_id: str | None) -> ReplayResult:
-    """One step per entry of the path to `leaf_id`, over an explicit state value."""
-    path = session.path(leaf_id)
-    log = SimulatedPath(session, profile=config.profile)
-    out = WalkOutput()
-    state = ReplayState(thinking=thinking_level_of(session.header, "off"))
-    for index, entry in enumerate(path):
-        following = path[index + 1] if index + 1 < len(path) else None
-        state = step(config, log, out, state, entry, following)
-    return finish(config, log, out)
+class _Part:
+    """One stream walked and billed."""
+
+    __slots__ = ("billed", "draws", "states", "stream", "terms", "walk")
+
+    def __init__(
+        self,
+        stream: Stream,
+        walked: Walk,
+        terms: Sequence[Terms],
+        billed: Sequence[Billed],
+        states: Sequence[CacheState | None],
+        draws: StreamDraws,
+    ) -> None:
+        self.stream, self.walk, self.terms = stream, walked, terms
+        self.billed, self.states, self.draws = billed, states, draws
 
 
-def finish(config: ReplayConfig, log: SimulatedPath, out: WalkOutput) -> ReplayResult:
-    """The result: the timeline as a DataFrame (built once), the events, the session."""
+def stream_family(walked: Walk, fit: Calibration) -> str:
+    """The tokenizer family of most of a stream's requests (a session that tried another
+    provider once keeps its own line); `neutral` for a stream without requests."""
+    counts: dict[str, int] = {}
+    for spec in walked.specs:
+        family = fit.model(spec.cache).provider
+        counts[family] = counts.get(family, 0) + 1
+    return max(counts, key=lambda f: (counts[f], f)) if counts else "neutral"
+
+
+def stream_terms(
+    stream: Stream,
+    walked: Walk,
+    fit: Calibration,
+    profile: str,
+    ratio: str,
+    system_tokens: int | None = None,
+) -> list[Terms]:
+    """The line each request of a walked stream is billed under (`ratio`, module notes)."""
+    prior = fit.prior(stream.session.header, stream_family(walked, fit))
+    if system_tokens is not None:
+        prior = prior._replace(system=float(system_tokens), system_sd=0.0)
+    n = len(walked.specs)
+    if ratio == "family":
+        return fixed_terms(n, prior.system, prior.ratio)
+    if ratio == "causal":
+        found = observations(walked.specs, compacted=True)
+        return own_terms(n, found, prior, causal=True, compactions=compaction_starts(walked))
+    return own_terms(n, observations(recorded_walk(stream, profile).specs), prior, causal=False)
+
+
+def compaction_starts(walked: Walk) -> list[int]:
+    """The requests a compaction (fired, or recorded and followed) ran before."""
+    return [
+        k for k, row in enumerate(walked.rows) if row["compaction"] or row["recorded_compaction"]
+    ]
+
+
+def stream_rates(
+    walked: Walk,
+    billed: Sequence[Billed],
+    fit: Calibration,
+    *,
+    causal: bool,
+    learn: bool = True,
+    length: int | None = None,
+) -> tuple[list[Rate], list[Rate]]:
+    """Each request's own miss and unpredicted-hit rates (`_uncertainty.beta_rates`), from
+    the recorded outcomes of `walked`'s requests billed as `billed` (`learn=False`: the
+    family's prior alone; `length`: the requests the rates are for, when not `walked`'s)."""
+    misses: list[bool | None] = []
+    hits: list[bool | None] = []
+    for spec, b in zip(walked.specs, billed, strict=True):
+        usage = spec.recorded
+        if not learn or usage is None or b.refused or usage.prompt <= 0:
+            misses.append(None)
+            hits.append(None)
+            continue
+        recorded_hit = usage.cache_read * 2 >= usage.prompt
+        # A miss is a candidate only where the rules read the stream's own cache (a
+        # first request reads only the warm prefix: nothing of its own to miss).
+        misses.append(not recorded_hit if b.hit and b.bill.cache_read > b.warm else None)
+        hits.append(recorded_hit if not b.hit and b.expired else None)
+    family = stream_family(walked, fit)
+    k = fit.family(family).miss_concentration
+    miss, hit = fit.rates(walked.session.header, family)
+    return (
+        beta_rates(misses, miss, k, causal=causal, length=length),
+        beta_rates(hits, hit, k, causal=causal, length=length),
+    )
+
+
+def _bill_part(
+    stream: Stream,
+    walked: Walk,
+    fit: Calibration,
+    profile: str,
+    ratio: str,
+    system_tokens: int | None,
+    cache: str,
+) -> _Part:
+    terms = stream_terms(stream, walked, fit, profile, ratio, system_tokens)
+    warm = fit.warm_prefix_tokens(stream.session.header, stream_family(walked, fit))
+    follow = cache == "auto"
+    billed, states = bill_stream(walked.specs, terms, fit, warm=warm, follow_record=follow)
+    if ratio == "session":
+        # The stream's own rates: its recorded walk, billed on its own line.
+        source = recorded_walk(stream, profile)
+        own = stream_terms(stream, source, fit, profile, "session", system_tokens)
+        source_billed, _ = bill_stream(source.specs, own, fit, warm=warm, follow_record=follow)
+        rates = stream_rates(source, source_billed, fit, causal=False, length=len(billed))
+    else:
+        rates = stream_rates(walked, billed, fit, causal=True, learn=ratio == "causal")
+    draws = _draws(stream, fit, walked, billed, terms, rates)
+    return _Part(stream, walked, terms, billed, states, draws)
+
+
+def _draws(
+    stream: Stream,
+    fit: Calibration,
+    walked: Walk,
+    billed: Sequence[Billed],
+    terms: Sequence[Terms],
+    rates: tuple[list[Rate], list[Rate]],
+) -> StreamDraws:
+    model = fit.family(stream_family(walked, fit))
+    return StreamDraws(
+        stream.label,
+        billed,
+        terms,
+        rates[0],
+        rates[1],
+        noise=model.noise,
+        correlation=model.noise_correlation,
+    )
+
+
+def _anchor_index(main: _Part, anchor: str | None) -> int | None:
+    """The main stream's request just before the compaction `anchor`, or None."""
+    for event in main.walk.events:
+        if anchor is not None and event.entry_id == anchor and event.request > 0:
+            return event.request - 1
+    return None
+
+
+def _compaction_part(
+    stream: Stream,
+    follows: bool,
+    parts: Sequence[_Part],
+    fit: Calibration,
+    cache: str,
+    profile: str,
+) -> _Part | None:
+    """A compaction run billed after the main stream's request before its compaction: that
+    request's prompt is its prefix, that request's cache what it finds; None when it is
+    not billed (a counterfactual strategy, or no such request)."""
+    main = parts[0] if parts and parts[0].stream.kind == "main" else None
+    index = _anchor_index(main, stream.anchor) if follows and main is not None else None
+    if main is None or index is None or index >= len(main.billed):
+        return None
+    walked = recorded_walk(stream, profile)
+    before = main.billed[index]
+    terms = fixed_terms(len(walked.specs), before.prompt, main.terms[index].ratio)
+    billed, states = bill_stream(
+        walked.specs, terms, fit, warm=0, follow_record=cache == "auto", initial=main.states[index]
+    )
+    rates = stream_rates(walked, billed, fit, causal=True, learn=False)
+    draws = _draws(stream, fit, walked, billed, terms, rates)
+    return _Part(stream, walked, terms, billed, states, draws)
+
+
+def _replies(stream: Stream, reason: str) -> dict[tuple[str, str], str]:
+    from ._streams import billed_entries
+
+    return {(stream.owner, str(e.id)): reason for e in billed_entries(stream.session.entries)}
+
+
+def _rows(part: _Part) -> list[dict[str, Any]]:
+    rows = []
+    for row, b in zip(part.walk.rows, part.billed, strict=True):
+        bill = b.bill
+        rows.append(
+            {
+                **row,
+                "cache_model": b.cache_model,
+                "prompt_tokens": bill.input_tokens + bill.cache_read + bill.cache_write,
+                "input_tokens": bill.input_tokens,
+                "cache_read": bill.cache_read,
+                "cache_write": bill.cache_write,
+                "output_tokens": bill.output_tokens,
+                "cost_usd": bill.cost_usd,
+                "stream": part.stream.label,
+                "stream_kind": part.stream.kind,
+                "cache_write_1h": bill.cache_write_1h,
+                "output_source": "recorded" if b.output_recorded else "estimated",
+            }
+        )
+    return rows
+
+
+def _result(
+    session: Session,
+    parts: Sequence[_Part],
+    left: Sequence[Any],
+    excluded: Mapping[tuple[str, str], str],
+    fit: Calibration,
+    config: Any,
+) -> ReplayResult:
     import pandas as pd
 
+    rows = [row for part in parts for row in _rows(part)]
+    billed_keys = [
+        (part.stream.owner, str(spec.entry_id))
+        for part in parts
+        for spec in part.walk.specs
+        if spec.recorded is not None
+    ]
+    estimated = sum(1 for part in parts for spec in part.walk.specs if spec.recorded is None)
+    main = parts[0] if parts else None
     return ReplayResult(
-        timeline=pd.DataFrame(out.rows, columns=list(COLUMNS)),
-        events=tuple(out.events),
-        session=log.session_copy(),
+        timeline=pd.DataFrame(rows, columns=list(COLUMNS)),
+        events=main.walk.events if main is not None else (),
+        session=main.walk.session if main is not None else session,
         window=config.window,
         threshold=config.threshold,
         strategy=config.label,
         profile=config.profile,
-        failures=tuple(out.failures),
-        pricing=tuple(out.pricing),
-        calibration=config.calibration,
-    )
-
-
-def step(
-    config: ReplayConfig,
-    log: SimulatedPath,
-    out: WalkOutput,
-    state: ReplayState,
-    entry: Entry,
-    following: Entry | None,
-) -> ReplayState:
-    """One recorded entry: a request (compact if a trigger is pending, then bill), the
-    idle check, the entry appended, then the triggers it sets for the next request."""
-    if entry.type == "thinking_level_change":
-        state = state._replace(thinking=thinking_level_of(entry, state.thinking))
-    if entry.type == "compaction" and config.follows_recorded:
-        return follow_recorded(config, log, out.events, state, entry)
-    if entry.type == "compaction":
-        # The recorded agent compacted here; the replay makes its own decisions.
-        measure = state.measure._replace(comparable=False)
-        return state._replace(recorded_compaction=True, measure=measure)
-    message = entry.message
-    is_request = message is not None and message.get("role") == "assistant"
-    if (
-        is_request
-        and message is not None
-        and config.split_replies
-        and continues_reply(message, following)
-    ):
-        is_request = False
-        model = config.cache_for(message)
-        output = state.pending_output + reply_output_tokens(message, model)
-        state = state._replace(pending_output=output)
-    elif is_request:
-        state = request(config, log, out, state, entry)
-    state = check_idle(config, log, out, state, entry)
-    before = state.billed
-    state = append(config, log, state, entry)
-    if message is not None and message.get("role") == "assistant" and not is_request:
-        # An earlier item of the reply under way is output, not part of its own prompt.
-        state = state._replace(pending_billed=state.pending_billed + state.billed - before)
-    if message is not None and is_request:
-        state = after_reply(config, state, message, out.rows[-1]["context_tokens"])
-    elif (
-        message is not None
-        and message.get("role") != "assistant"
-        and mid_turn_due(config, state, message, following)
-    ):
-        state = state._replace(pending="mid-turn", pending_source="measured")
-    if message is not None and message.get("role") == "user" and state.pending != "overflow":
-        # A new user message ends an overflow recovery; one still pending was decided
-        # when its error reply came (pi checks right after the reply, spec §3.3).
-        state = state._replace(overflow_retried=False)
-    fired = event_fired(entry) if message is None else None
-    if fired is not None and config.enabled(fired.trigger):
-        state = state._replace(pending=fired.trigger, pending_source=fired.source)
-    if entry.id in config.manual_at and config.enabled("manual"):
-        state = state._replace(pending="manual", pending_source="manual")
-    return state
-
-
-def append(
-    config: ReplayConfig, log: SimulatedPath, state: ReplayState, entry: Entry
-) -> ReplayState:
-    """Append the recorded entry to the simulated path and add its tokens (once)."""
-    appended = log.append(entry)
-    measure = state.measure
-    context = (
-        measure.context
-        + config.counter.count_entry(appended)
-        + redacted_extra_tokens(appended.message)
-    )
-    # The hidden reasoning of the turn under way is part of the prompt until the next user
-    # message drops it (`_cache.current_turn_reasoning`).
-    message = appended.message
-    new_turn = message is not None and message.get("role") == "user"
-    hidden = hidden_reasoning_tokens(message)
-    kept = 0 if new_turn else state.turn_reasoning
-    billed = state.billed + billed_entry_tokens(appended) + hidden + kept - state.turn_reasoning
-    return state._replace(
-        measure=measure._replace(context=context), billed=billed, turn_reasoning=kept + hidden
-    )
-
-
-def request(
-    config: ReplayConfig, log: SimulatedPath, out: WalkOutput, state: ReplayState, entry: Entry
-) -> ReplayState:
-    """A provider request: fire the pending (or overflow) trigger, then bill and record it."""
-    fired = Fired(state.pending, state.pending_source) if state.pending is not None else None
-    if fired is None and config.enabled("overflow") and state.measure.agent_view() > config.window:
-        fired = Fired("overflow", overflow_source(state.measure, config.window))
-    state = state._replace(pending=None, pending_source="")
-    outcome: CompactionEvent | CompactionFailure | None = None
-    if fired is not None:
-        state, outcome = recover(config, log, out, state, fired)
-    message = entry.message or {}
-    sent = state.measure.context + config.system_tokens
-    model = config.cache_for(message)
-    reusable = state.billed_prefix
-    prices = request_prices(message, config.price_override)
-    out.pricing.append(request_pricing(config, model, prices))
-    bill, cache = refused_request(message, state) or bill_cached(
-        model,
-        state.cache,
-        prompt=config.billed_system_tokens
-        + provider_tokens(state.billed - state.pending_billed, model),
-        reusable=None
-        if reusable is None
-        else config.billed_system_tokens + provider_tokens(reusable, model),
-        now_ms=parse_timestamp_ms(entry.timestamp),
-        model_id=str(message.get("model") or ""),
-        output_tokens=state.pending_output + reply_output_tokens(message, model),
-        prices=prices,
-        warm=config.warm_tokens,
-        thinking=state.thinking,
-    )
-    usage = message_usage(message, profile=config.profile) if state.measure.comparable else None
-    event = outcome if isinstance(outcome, CompactionEvent) else recorded_event(out, state)
-    out.rows.append(
-        {
-            "request": state.request,
-            "entry_id": entry.id,
-            "line": entry.line,
-            "timestamp": entry.timestamp,
-            "context_tokens": sent,
-            "agent_tokens": state.measure.agent_view() + config.system_tokens,
-            "recorded_tokens": calculate_prompt_tokens(usage) if usage is not None else None,
-            "cache_model": model.name,
-            "prompt_tokens": bill.input_tokens + bill.cache_read + bill.cache_write,
-            "input_tokens": bill.input_tokens,
-            "cache_read": bill.cache_read,
-            "cache_write": bill.cache_write,
-            "output_tokens": bill.output_tokens,
-            "cost_usd": bill.cost_usd,
-            "compaction": event.method if event else "",
-            "trigger": event.trigger if event else "",
-            "trigger_source": event.source if event else "",
-            "tokens_before": event.tokens_before if event else None,
-            "tokens_after": event.tokens_after if event else None,
-            "summarizer_cost_usd": summarizer_cost(
-                event.summarizer_input_tokens,
-                event.summarizer_output_tokens,
-                config.prices,
-                cached_input_tokens=event.summarizer_cached_input_tokens,
+        failures=main.walk.failures if main is not None else (),
+        calibration=fit,
+        streams=tuple(
+            StreamResult(
+                p.stream.label,
+                p.stream.kind,
+                len(p.billed),
+                p.walk.events,
+                p.draws,
+                tuple(spec.recorded for spec in p.walk.specs),
             )
-            if event
-            else 0.0,
-            "compactions": len(out.events),
-            "recorded_compaction": state.recorded_compaction,
-            "failed_compaction": state.failed,
-        }
+            for p in parts
+        ),
+        coverage=coverage(session, billed_keys, left, excluded=excluded, estimated=estimated),
     )
-    return state._replace(
-        request=state.request + 1,
-        previous_sent=sent,
-        kept_prefix=None,
-        billed_prefix=None,
-        cache=cache,
-        recorded_compaction=False,
-        failed="",
-        pending_output=0,
-        pending_billed=0,
-    )
-
-
-def request_pricing(
-    config: ReplayConfig, model: CacheModel, prices: Mapping[str, float]
-) -> RequestPricing:
-    """What `cost_draws` needs of a request: its system prompt, warm prefix and prices."""
-    write = prices.get(model.write_price, prices["cache_write"])
-    return RequestPricing(
-        model.name,
-        config.billed_system_tokens,
-        config.warm_tokens,
-        prices["input"],
-        prices["cache_read"],
-        write,
-        write if model.bills_writes else prices["input"],
-        prices["output"],
-    )
-
-
-def continues_reply(message: Message, following: Entry | None) -> bool:
-    """Whether an assistant entry is an item of a reply that goes on in the next entry, in
-    a harness that writes each output item of a response as its own record (Codex: the
-    reasoning, message and tool-call items of one response are one assistant entry each;
-    `ReplayConfig.split_replies`): one request, billed at its last item. An error, aborted
-    or cut-off reply ends its request."""
-    return (
-        following is not None
-        and following.role == "assistant"
-        and message.get("stopReason") not in ("error", "aborted", "length")
-    )
-
-
-def refused_request(message: Message, state: ReplayState) -> tuple[Bill, CacheState | None] | None:
-    """A request the provider answered with an error (`stopReason: "error"`, such as Claude
-    Code's synthetic "Prompt is too long" reply) is not billed and leaves the cache as it
-    was; None for any other request."""
-    if message.get("stopReason") != "error":
-        return None
-    return Bill(0, 0, 0, 0.0, 0), state.cache
-
-
-def recorded_event(out: WalkOutput, state: ReplayState) -> CompactionEvent | None:
-    """The agent's own compaction `recorded` followed just before this request, if any."""
-    last = out.events[-1] if out.events else None
-    if last is not None and last.request == state.request and last.trigger == RECORDED_TRIGGER:
-        return last
-    return None
-
-
-def after_reply(
-    config: ReplayConfig, state: ReplayState, message: Message, sent: int
-) -> ReplayState:
-    """Take the reply's recorded usage (while it applies) and set the post-reply trigger."""
-    measure = state.measure
-    usage = message_usage(message, profile=config.profile)
-    if measure.comparable and usage is not None:
-        ratio = measure.ratio
-        if measure.context > 0:
-            ratio = max(1.0, calculate_prompt_tokens(usage) / max(1, sent))
-        measure = measure._replace(
-            usage_tokens=calculate_context_tokens(usage, profile=config.profile),
-            context_at_usage=measure.context,
-            ratio=ratio,
-        )
-    stop = message.get("stopReason")
-    if stop != "error":
-        state = state._replace(overflow_retried=False)
-    if stop != "length":
-        state = state._replace(incomplete_streak=0)
-    fired = reply_trigger(config, measure, message)
-    return state._replace(
-        measure=measure,
-        pending=fired.trigger if fired else None,
-        pending_source=fired.source if fired else "",
-    )
-
-
-def reply_trigger(config: ReplayConfig, measure: AgentMeasure, message: Message) -> Fired | None:
-    """The trigger a reply sets: incomplete (cut by length), overflow (a recorded overflow
-    error, or silent overflow), threshold (a finished turn over the threshold), or None."""
-    fired = reply_fired(message, window=config.window)
-    if fired is not None and config.enabled(fired.trigger):
-        return fired
-    stop = message.get("stopReason")
-    if stop == "stop" and config.enabled("threshold") and measure.agent_view() > config.threshold:
-        return Fired("threshold", "measured")
-    return None
-
-
-def overflow_source(measure: AgentMeasure, window: int) -> str:
-    """`recorded-usage` when the recorded usage alone is above the window, else
-    `simulated` (the replay's estimate of what was added says the request would not fit)."""
-    if measure.comparable and measure.usage_tokens is not None and measure.usage_tokens > window:
-        return "recorded-usage"
-    return "simulated"
-
-
-def recover(
-    config: ReplayConfig, log: SimulatedPath, out: WalkOutput, state: ReplayState, fired: Fired
-) -> tuple[ReplayState, CompactionEvent | CompactionFailure | None]:
-    """Run a fired trigger's compaction under the recovery guards (one compact-and-retry
-    for overflow, three consecutive incomplete recoveries)."""
-    reason = refused_recovery(
-        fired,
-        overflow_retried=state.overflow_retried,
-        incomplete_streak=state.incomplete_streak,
-    )
-    if reason:
-        failure = CompactionFailure(
-            request=state.request,
-            trigger=fired.trigger,
-            method=config.strategy.name,
-            tokens_before=state.measure.context,
-            tokens_after=state.measure.context,
-            attempts=0,
-            reason=reason,
-            source=fired.source,
-        )
-        out.failures.append(failure)
-        return state._replace(failed=failure.method), failure
-    state, outcome = compaction(config, log, out, state, fired.trigger, fired.source)
-    if fired.trigger == "overflow":
-        state = state._replace(overflow_retried=True)
-    elif fired.trigger == "incomplete":
-        state = state._replace(incomplete_streak=state.incomplete_streak + 1)
-    return state, outcome
-
-
-def mid_turn_due(
-    config: ReplayConfig, state: ReplayState, message: Message, following: Entry | None
-) -> bool:
-    """Mid-turn: a tool result followed by another request of the same loop, over the
-    threshold (checked before the next provider request inside a tool loop, spec §6.5)."""
-    return (
-        config.enabled("mid-turn")
-        and message.get("role") == "toolResult"
-        and following is not None
-        and following.role == "assistant"
-        and state.measure.agent_view() > config.threshold
-    )
-
-
-def check_idle(
-    config: ReplayConfig, log: SimulatedPath, out: WalkOutput, state: ReplayState, entry: Entry
-) -> ReplayState:
-    """Idle: a long recorded gap before a new user message compacts (when enabled)."""
-    ms = parse_timestamp_ms(entry.timestamp)
-    message = entry.message
-    if (
-        config.enabled("idle")
-        and message is not None
-        and message.get("role") == "user"
-        and ms is not None
-        and state.last_ms is not None
-        and ms - state.last_ms > config.settings.idle_timeout_seconds * 1000
-        and state.measure.agent_view() > config.settings.idle_threshold_tokens
-    ):
-        state, _ = compaction(config, log, out, state, "idle", "measured")
-    return state if ms is None else state._replace(last_ms=ms)

@@ -9,8 +9,17 @@ from typing import TYPE_CHECKING
 from .._repr import html_of
 from ..compaction._result import CompactionResult
 from ..session._session import Session
+from ._billing import RecordedUsage
 from ._calibrated import DEFAULT_CALIBRATION, Calibration
-from ._uncertainty import RequestPricing, cost_draws, difference_interval, prediction_interval
+from ._coverage import Coverage
+from ._uncertainty import (
+    COST_DRAWS,
+    StreamDraws,
+    cost_draws,
+    difference_interval,
+    expected_bill,
+    prediction_interval,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -43,18 +52,27 @@ COLUMNS: tuple[str, ...] = (
     "compactions",
     "recorded_compaction",
     "failed_compaction",
+    "stream",
+    "stream_kind",
+    "cache_write_1h",
+    "output_source",
 )
 """The timeline's columns, in order: `request`, `entry_id`, `line`, `timestamp`,
 `context_tokens` (what is sent, estimated), `agent_tokens` (what the agent measures),
 `recorded_tokens` (prompt tokens the provider recorded, when present), `cache_model`,
 `prompt_tokens` (the billed prompt in provider tokens, system prompt included),
-`input_tokens` (uncached), `cache_read`, `cache_write`, `output_tokens` (estimated from the
-reply), `cost_usd` (0 for a request the provider answered with an error), `compaction`
+`input_tokens` (uncached), `cache_read`, `cache_write`, `output_tokens` (the recorded
+ones where the reply carries usage, else estimated: `output_source`), `cost_usd` (0 for a
+request the provider answered with an error), `compaction`
 (method fired before this request, or ""), `trigger`, `trigger_source` (where the trigger
 came from: `recorded-error`, `recorded-stop`, `recorded-usage`, `simulated`, `measured`,
 `manual`, `recorded`), `tokens_before`, `tokens_after`, `summarizer_cost_usd`, `compactions`
 (cumulative), `recorded_compaction` (the recorded session compacted before this request),
-`failed_compaction` (method of a compaction refused before this request, or "")."""
+`failed_compaction` (method of a compaction refused before this request, or ""), `stream`
+and `stream_kind` (the request stream: `main`, `sidechain`, `subagent`, `compaction`;
+`_streams`), `cache_write_1h` (of `cache_write`, the tokens written with the 1-hour
+lifetime) and `output_source` (`recorded` or `estimated`). The main stream's rows come
+first, in order, then each other stream's."""
 
 
 @dataclass(frozen=True)
@@ -128,21 +146,47 @@ class CompactionFailure:
 
 
 @dataclass(frozen=True)
+class StreamResult:
+    """One request stream of a replay.
+
+    Attributes:
+        label: The stream's label (`_streams.Stream.label`).
+        kind: Its kind (`_streams.STREAM_KINDS`).
+        requests: Its requests in the timeline.
+        events: The compactions it fired and kept (or followed).
+        draws: What the bill's simulation needs of it.
+        recorded: The recorded usage of each of its requests (None where the reply
+            carries none).
+    """
+
+    label: str
+    kind: str
+    requests: int
+    events: tuple[CompactionEvent, ...] = ()
+    draws: StreamDraws | None = field(default=None, repr=False)
+    recorded: tuple[RecordedUsage | None, ...] = field(default=(), repr=False)
+
+
+@dataclass(frozen=True)
 class ReplayResult:
     """The timeline of a replay, its compactions, and the simulated session.
 
     Attributes:
-        timeline: One row per request, the columns `COLUMNS`.
-        events: The compactions fired and kept, in order.
-        session: The simulated session (recorded entries plus the replay's compactions).
+        timeline: One row per request of every stream, the columns `COLUMNS`.
+        events: The compactions the main stream fired and kept, in order.
+        session: The simulated main session (recorded entries plus the replay's
+            compactions).
         window: The context window replayed under.
         threshold: The compaction threshold for that window.
         strategy: The strategy's label.
         profile: The settings profile.
-        failures: Compactions refused by the progress guard, in order.
-        pricing: One `RequestPricing` per timeline row (what the bill's simulation needs).
-        calibration: The calibration replayed under (its miss rates and ratio spreads
-            make `cost_interval`).
+        failures: Compactions the progress guard refused in the main stream, in order.
+        calibration: The calibration replayed under (its priors, miss rates and spreads
+            make `cost` and `cost_interval`).
+        streams: The request streams billed (main, sidechains, subagents, compaction
+            runs), with what the bill's simulation needs; () for a result made by hand.
+        coverage: How many of the session's recorded requests the timeline holds, and
+            why the others are not in it (`Coverage`); None for a result made by hand.
     """
 
     timeline: pd.DataFrame
@@ -153,8 +197,9 @@ class ReplayResult:
     strategy: str
     profile: str
     failures: tuple[CompactionFailure, ...] = ()
-    pricing: tuple[RequestPricing, ...] = field(default=(), repr=False)
     calibration: Calibration = field(default=DEFAULT_CALIBRATION, repr=False)
+    streams: tuple[StreamResult, ...] = field(default=(), repr=False)
+    coverage: Coverage | None = None
 
     @property
     def peak_context(self) -> int:
@@ -168,20 +213,36 @@ class ReplayResult:
             return 0.0
         return float(self.timeline["cost_usd"].sum() + self.timeline["summarizer_cost_usd"].sum())
 
+    @property
+    def _summarizer_cost(self) -> float:
+        return float(self.timeline["summarizer_cost_usd"].sum()) if len(self.timeline) else 0.0
+
+    def _draw_streams(self) -> list[StreamDraws]:
+        return [s.draws for s in self.streams if s.draws is not None]
+
     @cached_property
     def cost_draws(self) -> np.ndarray:
         """Simulated bills of the whole replay (USD, summarizer calls included), seeded
-        (`_uncertainty.cost_draws`): each request the replay reads from cache missed with
-        its family's fitted miss rate, the session's token ratio drawn from its fitted
-        spread. Two replays of one session draw alike, so their bills are paired."""
-        extra = float(self.timeline["summarizer_cost_usd"].sum()) if len(self.timeline) else 0.0
-        return cost_draws(self.timeline, self.pricing, self.calibration, extra=extra)
+        (`_uncertainty.cost_draws`): each stream's line drawn from its posterior, its
+        unpredicted misses and hits at its own rates. Two replays of one session draw
+        alike, so their bills are paired."""
+        streams = self._draw_streams()
+        if not streams:
+            import numpy as np
+
+            return np.full(COST_DRAWS, self.total_cost)
+        return cost_draws(streams, extra=self._summarizer_cost)
 
     @property
     def cost(self) -> float:
-        """The expected bill (USD): the mean of `cost_draws`. At least `total_cost`, the
-        bill under the documented rules alone, by what the unpredicted misses add."""
-        return float(self.cost_draws.mean())
+        """The expected bill (USD), exact (`_uncertainty.expected_bill`: the documented-rule
+        bill, plus the expected unpredicted misses, less the expected unpredicted hits, plus
+        the summarizer calls); the same for every seed, and the mean of `cost_draws` within
+        their sampling error."""
+        streams = self._draw_streams()
+        if not streams:
+            return self.total_cost
+        return expected_bill(streams) + self._summarizer_cost
 
     @property
     def cost_interval(self) -> tuple[float, float]:
@@ -203,9 +264,15 @@ def cost_difference_interval(a: ReplayResult, b: ReplayResult) -> tuple[float, f
     0, the model cannot tell the two bills apart.
 
     Raises:
-        ValueError: The replays have different numbers of requests (not one session).
+        ValueError: The replays are not of one session (different streams or numbers of
+            requests of the streams both bill).
     """
-    if len(a.timeline) != len(b.timeline):
+    own = {s.label: s.requests for s in a.streams}
+    other = {s.label: s.requests for s in b.streams}
+    shared = own.keys() & other.keys()
+    if any(own[k] != other[k] for k in shared) or (
+        not shared and len(a.timeline) != len(b.timeline)
+    ):
         raise ValueError(
             f"replays of {len(a.timeline)} and {len(b.timeline)} requests are not of one session"
         )

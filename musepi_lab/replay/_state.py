@@ -15,7 +15,7 @@ from ..llm._summarizer import Summarizer
 from ..metrics._metrics import DEFAULT_PRICES
 from ..strategies._base import Strategy, get
 from ..tokens._counter import TokenCounter
-from ._cache import CACHE_MODELS, CacheModel, CacheState
+from ._cache import CACHE_MODELS, CacheModel
 from ._calibrated import DEFAULT_CALIBRATION, Calibration
 from ._result import TRIGGERS
 
@@ -42,6 +42,7 @@ class ReplayConfig:
     warm_tokens: int = 0
     split_replies: bool = False
     calibration: Calibration = DEFAULT_CALIBRATION
+    rates: Mapping[str, Mapping[str, float]] = dataclasses.field(default_factory=dict)
 
     @property
     def profile(self) -> str:
@@ -109,7 +110,6 @@ class ReplayState(NamedTuple):
         recorded_compaction: The recorded session compacted since the previous request.
         failed: Method of a compaction refused since the previous request, or "".
         last_ms: Timestamp of the last entry that had one (ms).
-        cache: What the provider has cached after the previous request.
         billed: The simulated context as the provider bills it (`_cache.billed_tokens`,
             before the tokenizer ratio).
         billed_prefix: `billed` of the cached prefix a compaction kept (`kept_prefix`
@@ -118,14 +118,16 @@ class ReplayState(NamedTuple):
         overflow_retried: An overflow recovery compacted and no new user message or reply
             without error came since (spec §3.3: one compact-and-retry).
         incomplete_streak: Consecutive incomplete-output recoveries (spec §6.5: three).
-        pending_output: Output tokens of the earlier items of the reply being received
-            (`_replay.continues_reply`), billed with the request that ends it.
+        pending_output: Billed units of the earlier items of the reply being received
+            (`_walk.continues_reply`), output of the request that ends it.
+        pending_hidden: Hidden reasoning tokens of those earlier items.
         pending_billed: `billed` those earlier items added (not in their own prompt).
         turn_reasoning: Hidden reasoning tokens of the current turn, included in `billed`
             (`_cache.current_turn_reasoning`).
         thinking: The thinking level in force (the header's, then the latest
             `thinking_level_change`); a request under another level than the previous one
             finds Anthropic's message cache invalidated.
+        compacted: A recorded compaction entry has been walked past.
     """
 
     measure: AgentMeasure = AgentMeasure()
@@ -137,16 +139,17 @@ class ReplayState(NamedTuple):
     recorded_compaction: bool = False
     failed: str = ""
     last_ms: float | None = None
-    cache: CacheState | None = None
     billed: int = 0
     billed_prefix: int | None = None
     pending_source: str = ""
     overflow_retried: bool = False
     incomplete_streak: int = 0
     pending_output: int = 0
+    pending_hidden: int = 0
     pending_billed: int = 0
     turn_reasoning: int = 0
     thinking: str = "off"
+    compacted: bool = False
 
 
 def bind_window(strategy: Strategy, window: int) -> Strategy:
@@ -186,6 +189,7 @@ def configure(
     warm_tokens: int = 0,
     split_replies: bool = False,
     calibration: Calibration | None = None,
+    rates: Mapping[str, Mapping[str, float]] | None = None,
 ) -> ReplayConfig:
     """Resolve `replay`'s arguments into one `ReplayConfig`.
 
@@ -219,4 +223,5 @@ def configure(
         warm_tokens=warm_tokens,
         split_replies=split_replies,
         calibration=calibration or DEFAULT_CALIBRATION,
+        rates=dict(rates or {}),
     )

@@ -18,12 +18,17 @@ class ReadProblem:
             `invalid-utf8`, `lone-surrogate`. Structure: `missing-header`, `bad-header`,
             `misplaced-header`, `bad-version`, `unknown-version`, `missing-id`,
             `missing-parent-id`, `missing-type`, `unknown-entry-type`, `duplicate-id`,
-            `dangling-parent`, `parent-cycle`, `bad-first-kept`. Whole file: `empty-file`, `binary-file`,
+            `dangling-parent`, `parent-cycle`, `bad-first-kept`, `bridged` (a link the file does
+            not hold, made by the reader: a Claude Code compaction attached to the message
+            before it). Whole file: `empty-file`, `binary-file`, `not-a-session` (a file
+            that sits beside sessions but is none, e.g. Claude Code's `agent-*.meta.json`),
             `is-a-directory`, `not-a-file`, `not-found`, `unreadable`. Importers add their
             own: JSON documents `truncated-json` (cut short) and `malformed-json`; records
             kept in another shape `bad-message` (Claude Code line without a message object),
             `bad-record` (Codex payload that is not an object), `unknown-item-type`,
-            `unknown-role`, `unknown-event`; tool results `unpaired-tool-result` (no call
+            `unknown-role`, `unknown-event`; a forked Codex rollout whose copied records
+            neither its parent's file nor their timestamps tell apart
+            `unseparated-fork-prefix`; tool results `unpaired-tool-result` (no call
             with that id before it), `duplicate-tool-result` (a second output for a call);
             nothing read `missing-history` (SWE-agent, OpenHands); whole file
             `multiple-sessions` (an OpenHands file holding several, read as one),
@@ -35,7 +40,8 @@ class ReadProblem:
             `unsafe-id` (an id holding a path separator, `..` or a NUL, not used as a
             path), `outside-storage` (a file or folder resolving outside the storage root). A file a
             lenient folder read could not read at all: `reader-error`. `analysis.usage_df` adds
-            `unassigned-usage` (Codex requests no assistant item carries).
+            `usage-without-reply` (Codex requests no assistant item answers, billed from
+            their `token_count` events).
         message: A human-readable explanation.
     """
 

@@ -56,6 +56,8 @@ ROW_COLUMNS: tuple[str, ...] = (
     "error",
 )
 """Columns of the comparer's frame (a subset of the benchmark's, same meanings)."""
+COST = "summarizer_cost_usd"
+"""The cost the comparison shows: what the strategies' summarizer calls cost."""
 TABLE_COLUMNS: tuple[str, ...] = (
     "strategy",
     "budget",
@@ -312,19 +314,23 @@ class StrategyComparer(widgets.VBox):
         self.summary_budget_picker.value = budgets[-1]
         self._show_summaries(budgets[-1])
 
+    figure_axes = 0
+    """Panels of the last comparison figure drawn (1: no cost to show, 2: with cost)."""
+
     def _plot(self, frame: pd.DataFrame) -> None:
         from matplotlib.figure import Figure
 
-        from ..plot._comparison import plot_cost, plot_strategy_comparison
+        from ..plot._comparison import has_cost, plot_comparison
 
         ok = frame[frame["error"].isna()]
         if ok.empty:
             show_text(self.plot_output, "no results to plot")
             return
-        fig = Figure(figsize=(11, 4), layout="constrained")
-        left, right = fig.subplots(1, 2, width_ratios=(3, 2))
-        plot_strategy_comparison(ok, ax=left)
-        plot_cost(ok, y="summarizer_cost_usd", ax=right)
+        # The cost panel only when a summarizer cost something: model-free runs cost 0.
+        width = 11 if has_cost(ok, COST) else 8
+        fig = Figure(figsize=(width, 4), layout="constrained")
+        plot_comparison(ok, cost=COST, fig=fig)
+        self.figure_axes = len(fig.axes)
         show_figure(self.plot_output, fig, description="strategy comparison")
 
     def _on_summary_budget(self, change: dict[str, Any]) -> None:

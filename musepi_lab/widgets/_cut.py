@@ -7,6 +7,7 @@ The window and reserve do not move the cut; they set the threshold the token bar
 
 from __future__ import annotations
 
+import dataclasses
 import html
 from typing import Any
 
@@ -14,12 +15,21 @@ import ipywidgets as widgets
 
 from ..compaction._prepare import CompactionPreparation, prepare_compaction
 from ..compaction._settings import CompactionSettings
-from ..compaction._threshold import estimate_context_tokens, threshold_tokens
+from ..compaction._threshold import threshold_tokens
+from ..compaction._token_sources import (
+    BEYOND,
+    ESTIMATED,
+    RECORDED,
+    ContextFigures,
+    context_figures,
+    cut_bar_parts,
+)
 from ..context._build import build_session_context
 from ..session._profiles import PROFILES
 from ..session._session import Session
 from ..tokens._counter import METHODS, TokenCounter, token_method_for
-from ._figures import figure_png, show_png, show_text
+from ._figures import THOUSANDS, show_png, show_text
+from ._tree_view import TreeDrawing
 
 DEFAULT_WINDOW = 200_000
 """Context window the explorer starts with (Claude-class models)."""
@@ -27,14 +37,18 @@ BAR_COLORS: dict[str, str] = {
     "summarized": "#fd8d3c",
     "turn prefix": "#9e9ac8",
     "kept": "#74c476",
+    BEYOND: "#bdbdbd",
     "free": "#eeeeee",
 }
 
 
-def region_tokens(prep: CompactionPreparation | None, counter: TokenCounter) -> dict[str, int]:
-    """Estimated tokens of the summarized, turn-prefix and kept regions of a preparation."""
+def region_tokens(
+    prep: CompactionPreparation | None, counter: TokenCounter, *, whole: int = 0
+) -> dict[str, int]:
+    """Estimated tokens of the summarized, turn-prefix and kept regions of a preparation;
+    without a cut everything is kept: `whole` (the context's estimate) goes there."""
     if prep is None:
-        return {"summarized": 0, "turn prefix": 0, "kept": 0}
+        return {"summarized": 0, "turn prefix": 0, "kept": whole}
     return {
         "summarized": counter.count_messages(prep.messages_to_summarize),
         "turn prefix": counter.count_messages(prep.turn_prefix_messages),
@@ -42,22 +56,50 @@ def region_tokens(prep: CompactionPreparation | None, counter: TokenCounter) -> 
     }
 
 
-def token_bar_html(regions: dict[str, int], *, window: int, threshold: int, context: int) -> str:
-    """A bar as wide as the window: the regions of the context, and the threshold mark."""
-    scale = max(window, context, sum(regions.values()), 1)
+def token_bar_html(
+    regions: dict[str, int], *, window: int, threshold: int, figures: ContextFigures
+) -> str:
+    """A bar as wide as the window: the parts of the context, and the threshold mark.
+
+    The parts add up to the figure written beside the bar: the regions are the counter's
+    estimates, and what the provider recorded beyond them is a part of its own
+    (`cut_bar_parts`). Every figure says where it comes from.
+    """
+    context = figures.context
+    parts = cut_bar_parts(regions, context)
+    total = sum(parts.values())
+    scale = max(window, total, 1)
     cells = "".join(
         f"<div title='{html.escape(name)}: {n:,}' style='width:{100 * n / scale:.3f}%;"
         f"background:{BAR_COLORS[name]}'></div>"
-        for name, n in regions.items()
+        for name, n in parts.items()
         if n > 0
     )
     mark = (
         f"<div title='threshold {threshold:,}' style='position:absolute;top:-3px;bottom:-3px;"
         f"left:{100 * threshold / scale:.3f}%;border-left:2px solid #d62728'></div>"
     )
-    legend = " · ".join(
+    source = RECORDED if figures.recorded is not None else ESTIMATED
+    terms = " + ".join(
         f"<span style='color:{BAR_COLORS[name]}'>■</span> {html.escape(name)} {n:,}"
-        for name, n in regions.items()
+        for name, n in parts.items()
+        if name != BEYOND or n
+    )
+    if total == context:
+        head = f"context {context:,} {source} = {terms}"
+    else:  # the provider counted fewer tokens than the counter's regions hold
+        head = (
+            f"regions {total:,} = {terms} · context {context:,} {source} ({total - context:,} less)"
+        )
+    legend = (
+        f"<div>{head}</div><div style='color:#555'>regions {ESTIMATED} ({figures.method})"
+        + (
+            f"; {BEYOND}: what the provider recorded and the regions do not hold (system "
+            "prompt, tool definitions, the tokenizers' difference)"
+            if parts[BEYOND]
+            else ""
+        )
+        + f" · whole context {figures.estimated_text()}</div>"
     )
     verdict = (
         "<b style='color:#d62728'>over the threshold: a compaction would fire</b>"
@@ -68,9 +110,17 @@ def token_bar_html(regions: dict[str, int], *, window: int, threshold: int, cont
         "<div style='font-size:12px'>"
         "<div style='position:relative;display:flex;height:14px;width:100%;max-width:720px;"
         f"background:{BAR_COLORS['free']};border-radius:3px'>{cells}{mark}</div>"
-        f"<div>{legend}</div><div>context ≈ {context:,} tokens · threshold {threshold:,} "
-        f"(red mark) · window {window:,}: {verdict}</div></div>"
+        f"{legend}<div>threshold {threshold:,} (red mark) · window {window:,}: {verdict}</div>"
+        f"{figures_warning_html(figures)}</div>"
     )
+
+
+def figures_warning_html(figures: ContextFigures) -> str:
+    """The warning when recorded and estimated disagree extremely, else nothing."""
+    warning = figures.warning()
+    if warning is None:
+        return ""
+    return f"<div style='color:#a33'><b>⚠ recorded ≠ estimated</b>: {html.escape(warning)}</div>"
 
 
 def split_turn_html(prep: CompactionPreparation | None) -> str:
@@ -98,6 +148,7 @@ def split_turn_html(prep: CompactionPreparation | None) -> str:
 
 _SLIDER_LOOK: dict[str, Any] = {
     "continuous_update": False,
+    "readout_format": THOUSANDS,
     "style": {"description_width": "90px"},
     "layout": {"width": "520px"},
 }
@@ -119,7 +170,9 @@ class CutPointExplorer(widgets.VBox):
 
     State: `session`, `leaf_id`, `settings` (the `CompactionSettings` in force),
     `counter`, `preparation` (the current `CompactionPreparation`, or None when nothing
-    would be summarized), `threshold`, `context_tokens`, `regions` (tokens per region) and
+    would be summarized), `threshold`, `context_tokens` (the trigger's figure: recorded by
+    the provider where the path has usage), `figures` (both sizes with their sources,
+    `ContextFigures`), `regions` (tokens per region, estimated by the counter) and
     `png` (bytes of the tree last drawn, None when plotting is off).
 
     Args:
@@ -148,13 +201,13 @@ class CutPointExplorer(widgets.VBox):
         self.settings = settings
         self._given_settings = settings
         self._drawn: tuple[Any, ...] | None = None
-        self._tree_key: tuple[Any, ...] | None = None
-        self._tree: tuple[Any, Any, Any] | None = None  # figure, axes, layout
-        self._layouts: dict[tuple[Any, ...], Any] = {}
-        self._folded: Any = None
+        self._drawing = TreeDrawing(session)
         self.preparation: CompactionPreparation | None = None
         self.threshold = 0
         self.context_tokens = 0
+        self.figures: ContextFigures | None = None
+        self._figures_key: tuple[Any, ...] | None = None
+        self._leaf_figures: ContextFigures | None = None
         self.regions: dict[str, int] = {}
         self.png: bytes | None = None
         self._counters: dict[str, TokenCounter] = {}
@@ -228,28 +281,41 @@ class CutPointExplorer(widgets.VBox):
             reserve_tokens=None if unset else reserve,
         )
 
-    def _context_tokens(self, prep: CompactionPreparation | None) -> int:
-        if prep is not None:
-            return prep.context_estimate.tokens
-        messages = build_session_context(
-            self.session, self.leaf_id or self.session.leaf_id, profile=self.settings.profile
-        ).messages
-        return estimate_context_tokens(
-            messages, counter=self.counter, profile=self.settings.profile
-        ).tokens
+    def _figures(self, prep: CompactionPreparation | None) -> ContextFigures:
+        """Both sizes of the leaf's context; the recorded one from the cut's own estimate
+        when there is a cut (the figure its trigger compares)."""
+        leaf = self.leaf_id or self.session.leaf_id
+        key = (leaf, self.settings.profile, self.counter.method)
+        if self._leaf_figures is None or self._figures_key != key:
+            messages = build_session_context(
+                self.session, leaf, profile=self.settings.profile
+            ).messages
+            counts = [self.counter.count_message(m) for m in messages]
+            self._leaf_figures = context_figures(
+                messages, counts, method=self.counter.method, profile=self.settings.profile
+            )
+            self._figures_key = key
+        figures: ContextFigures = self._leaf_figures
+        if prep is not None and prep.context_estimate.last_usage_index >= 0:
+            estimate = prep.context_estimate
+            figures = dataclasses.replace(
+                figures, recorded=estimate.usage_tokens, trailing=estimate.trailing_tokens
+            )
+        return figures
 
     def _recompute(self) -> None:
         self.settings = self._settings()
         self.counter = self._counter(self.method_picker.value)
         prep = prepare_compaction(self.session, self.settings, self.counter, leaf_id=self.leaf_id)
         self.preparation = prep
-        self.regions = region_tokens(prep, self.counter)
+        self.figures = self._figures(prep)
+        self.regions = region_tokens(prep, self.counter, whole=self.figures.estimated)
         window = int(self.window_slider.value)
         self.threshold = threshold_tokens(window, self.settings)
-        self.context_tokens = self._context_tokens(prep)
+        self.context_tokens = self.figures.context
         self.cut_view.value = split_turn_html(prep)
         self.bar_view.value = token_bar_html(
-            self.regions, window=window, threshold=self.threshold, context=self.context_tokens
+            self.regions, window=window, threshold=self.threshold, figures=self.figures
         )
         # The cut only changes with the budget, profile and counter, not with window or
         # reserve: skip the redraw, the slow part, when it stayed where it was.
@@ -270,54 +336,17 @@ class CutPointExplorer(widgets.VBox):
         self.card_view.value = preparation_html(prep, self.counter) if prep is not None else ""
         if not self.plot:
             return
-        from ..plot._tree import shade_cut
-
+        start, end = self.zoom_slider.value
         try:
-            figure, ax, layout = self._tree_figure()
-            shade_cut(ax, layout, prep)
-            png = figure_png(figure, tight=False)
+            png = self._drawing.png(
+                leaf_id=self.leaf_id, counter=self.counter, cut=prep, start=start, end=end
+            )
         except Exception as exc:  # a view shows the failure instead of dying with it
             show_text(self.plot_output, f"could not draw the tree: {exc!r}")
             self.png = None
             return
         show_png(self.plot_output, png, description="entry tree")
         self.png = png
-
-    def _tree_figure(self) -> tuple[Any, Any, Any]:
-        """The tree figure for the current token method and zoom, drawn once and kept."""
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
-
-        from ..plot._layout import fold_tree, tree_layout
-        from ..plot._tree import TREE_WIDTH, plot_tree, tree_columns, tree_figure_size
-
-        start, end = self.zoom_slider.value
-        key = (self.counter.method, start, end)
-        if self._tree is not None and key == self._tree_key:
-            return self._tree
-        if self._folded is None:
-            self._folded = fold_tree(self.session)
-        layout = self._layouts.get(key)
-        if layout is None:
-            layout = tree_layout(
-                self.session,
-                leaf_id=self.leaf_id,
-                tokens=self.counter.count_entry,
-                start=start,
-                end=end,
-                max_columns=tree_columns((TREE_WIDTH - 2.8) * 72),
-                folded=self._folded,
-            )
-            if len(self._layouts) >= 16:  # a bounded cache: the oldest zoom goes first
-                self._layouts.pop(next(iter(self._layouts)))
-            self._layouts[key] = layout
-        figure = Figure(figsize=tree_figure_size(layout), layout="constrained")
-        FigureCanvasAgg(figure)
-        ax = figure.add_subplot()
-        plot_tree(self.session, leaf_id=self.leaf_id, counter=self.counter, layout=layout, ax=ax)
-        figure.set_layout_engine("none")  # laid out once; each cut only re-renders
-        self._tree, self._tree_key = (figure, ax, layout), key
-        return self._tree
 
     # -- events -----------------------------------------------------------------------
     def _on_change(self, _change: dict[str, Any]) -> None:

@@ -9,199 +9,39 @@ from __future__ import annotations
 
 import html
 import os
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import ipywidgets as widgets
-import orjson
 
+from ..compaction._prepare import CompactionPreparation, prepare_compaction
+from ..compaction._settings import CompactionSettings
+from ..compaction._token_sources import ESTIMATED, ContextFigures, context_figures
 from ..context._build import SessionContext, build_session_context
-from ..context._transcript import TranscriptItem
-from ..context._transcript import render_transcript as _render_transcript
-from ..formats._registry import SESSION_SUFFIXES, iter_session_files, read_session
+from ..formats._registry import read_session
 from ..llm._types import Summarizer
-from ..metrics._facts import context_text
 from ..navigation._navigate import NavigationResult, navigate_tree
 from ..session._errors import SessionReadError
-from ..session._messages import entry_to_message
 from ..session._model import Entry
 from ..session._session import Session
 from ..tokens._counter import TokenCounter
-from ._figures import escape_clip, one_line
+from ._cut import split_turn_html
+from ._explorer_views import (
+    branch_options,
+    context_html,
+    entry_html,
+    entry_option_label,
+    file_label,
+    navigation_html,
+    session_files,
+    subagent_options,
+)
+from ._figures import THOUSANDS, show_png, show_text
 from ._live import DEFAULT_INTERVAL, LiveExplorerMixin, LiveFeed
+from ._tree_view import TreeDrawing
 
 ENTRY_WINDOW = 400
 """Most path entries the entry list offers at once (those around the selection)."""
-SNIPPET_CHARS = 90
-"""Characters of an entry's text shown in the entry list and the context table."""
-
-
-def entry_kind(entry: Entry) -> str:
-    """`type/role` of an entry, or its type when it carries no message role."""
-    return f"{entry.type}/{entry.role}" if entry.role else entry.type
-
-
-def entry_snippet(entry: Entry, limit: int = SNIPPET_CHARS) -> str:
-    """One line of what an entry says: its message text, or its record for metadata."""
-    message = entry_to_message(entry)
-    if message is not None:
-        text = context_text([message])
-        if text.strip():
-            return one_line(text, limit)
-    extra = {k: v for k, v in entry.record.items() if k not in ("type", "id", "parentId")}
-    return one_line(orjson.dumps(extra, default=str).decode(), limit)
-
-
-def entry_option_label(index: int, entry: Entry, tokens: int) -> str:
-    """The line of one path entry in the entry list."""
-    return f"{index:>4} · {entry_kind(entry):<22} {tokens:>7,} tok · {entry_snippet(entry, 60)}"
-
-
-def entry_html(entry: Entry, index: int, tokens: int, *, max_chars: int = 1500) -> str:
-    """An entry as HTML: its ids, position and tokens, then its content."""
-    message = entry_to_message(entry)
-    if message is not None:
-        item = TranscriptItem(entry_id=entry.id, entry_type=entry.type, message=message)
-        body = _render_transcript([item], max_chars=max_chars)
-    else:
-        body = orjson.dumps(entry.to_dict(), option=orjson.OPT_INDENT_2, default=str).decode()
-    facts = [
-        ("path index", index),
-        ("id", entry.id),
-        ("parent", entry.parent_id),
-        ("line", entry.line),
-        ("timestamp", entry.timestamp),
-        ("tokens", f"{tokens:,}"),
-    ]
-    head = " · ".join(
-        f"<b>{html.escape(k)}</b> {html.escape(str(v))}" for k, v in facts if v is not None
-    )
-    return (
-        f"<div style='font-size:12px'><div><b>{html.escape(entry_kind(entry))}</b> · {head}</div>"
-        "<pre style='white-space:pre-wrap;max-height:320px;overflow:auto;margin:4px 0;"
-        f"background:#f7f7f7;padding:4px'>{escape_clip(body, max_chars * 4)}</pre></div>"
-    )
-
-
-def context_html(
-    context: SessionContext, tokens: Sequence[int], *, max_rows: int = 60, title: str = ""
-) -> str:
-    """The messages of an LLM context as a compact table (newest rows kept when cut)."""
-    total = sum(tokens)
-    shown = range(max(0, len(context.messages) - max_rows), len(context.messages))
-    rows = []
-    for i in shown:
-        message = context.messages[i]
-        role = str(message.get("role", "?"))
-        snippet = one_line(context_text([message]), SNIPPET_CHARS)
-        rows.append(
-            f"<tr><td>{i}</td><td>{html.escape(role)}</td>"
-            f"<td>{html.escape(str(context.entry_ids[i]))}</td>"
-            f"<td style='text-align:right'>{tokens[i]:,}</td>"
-            f"<td>{html.escape(snippet)}</td></tr>"
-        )
-    cut = len(context.messages) - len(shown)
-    more = f"<div>… {cut} earlier message(s) not shown</div>" if cut else ""
-    model = context.model or {}
-    model_text = f"{model.get('provider', '')}/{model.get('modelId', '')}" if model else "-"
-    summary = (
-        f"<b>{html.escape(title)}</b> {len(context.messages)} messages · ≈{total:,} tokens · "
-        f"model {html.escape(model_text)} · thinking {html.escape(context.thinking_level)}"
-        + (
-            f" · opens with compaction {html.escape(context.compaction_id)}"
-            if context.compaction_id
-            else ""
-        )
-    )
-    return (
-        f"<div style='font-size:12px'><div>{summary}</div>{more}"
-        "<div style='max-height:320px;overflow:auto'><table style='border-collapse:collapse'>"
-        "<tr><th>#</th><th>role</th><th>entry</th><th>tokens</th><th>text</th></tr>"
-        f"{''.join(rows)}</table></div></div>"
-    )
-
-
-def navigation_html(result: NavigationResult, *, applied: bool, max_rows: int = 40) -> str:
-    """A navigation as HTML: from and to, what is abandoned, the summary budget and the
-    messages prepared for it, and the summary when there is one."""
-    verb = "navigated" if applied else "would navigate"
-    head = (
-        f"<b>{verb}</b> from {html.escape(str(result.old_leaf_id))} to "
-        f"{html.escape(result.target_id)}: new leaf {html.escape(str(result.new_leaf_id))}, "
-        f"common ancestor {html.escape(str(result.common_ancestor_id))}"
-    )
-    if result.cancelled:
-        head += " · <b>cancelled by a hook</b>"
-    rows = "".join(
-        f"<tr><td>{html.escape(str(e.id))}</td><td>{html.escape(entry_kind(e))}</td>"
-        f"<td>{html.escape(entry_snippet(e))}</td></tr>"
-        for e in result.abandoned[-max_rows:]
-    )
-    more = len(result.abandoned) - min(len(result.abandoned), max_rows)
-    prep = result.preparation
-    parts = [
-        f"<div>{head}</div>",
-        f"<div>{len(result.abandoned)} entries abandoned"
-        + (f" ({more} earlier not listed)" if more else "")
-        + f" · summary budget {result.budget:,} tokens · {len(prep.messages)} messages "
-        f"prepared (≈{prep.total_tokens:,} tokens)</div>",
-        "<div style='max-height:200px;overflow:auto'><table>"
-        f"<tr><th>entry</th><th>kind</th><th>text</th></tr>{rows}</table></div>",
-    ]
-    if result.summary is not None:
-        parts.append(
-            "<div><b>branch summary</b>"
-            + (
-                f" (entry {html.escape(str(result.summary_entry.id))})"
-                if result.summary_entry
-                else ""
-            )
-            + "<pre style='white-space:pre-wrap;max-height:240px;overflow:auto;"
-            f"background:#f7f7f7;padding:4px'>{escape_clip(result.summary.summary, 6000)}</pre></div>"
-        )
-    return f"<div style='font-size:12px'>{''.join(parts)}</div>"
-
-
-def branch_options(session: Session) -> list[tuple[str, str]]:
-    """`(label, leaf id)` of each real branch: the session leaf first, then the tip of every
-    other branch of the folded tree (`plot._layout.fold_tree`), in tree order."""
-    from ..plot._layout import fold_tree
-
-    if session.leaf_id is None:
-        return []
-    folded = fold_tree(session)
-    depth = {e.id: d + 1 for d, e in session.walk()}
-    own = folded.unit_of.get(session.leaf_id)
-    tips = [session.leaf_id] + [
-        str(folded.heads[u].id)
-        for u, kids in enumerate(folded.children)
-        if not kids and u != own and folded.heads[u].id
-    ]
-    options = []
-    for tip in tips:
-        entry = session.by_id[tip]
-        label = session.labels.get(tip)
-        active = " (session leaf)" if tip == session.leaf_id else ""
-        tag = f" [{label}]" if label else ""
-        options.append(
-            (
-                f"{tip} · {depth.get(tip, 0)} entries · ends {entry_kind(entry)}{tag}{active}"
-                f" · {entry_snippet(entry, 40)}",
-                tip,
-            )
-        )
-    return options
-
-
-def session_files(source: Path) -> list[Path]:
-    """The session files a picker offers: those under a folder, or a file and its siblings."""
-    if source.is_dir():
-        return list(iter_session_files(source))
-    siblings = sorted(
-        p for p in source.parent.iterdir() if p.is_file() and p.suffix in SESSION_SUFFIXES
-    )
-    return siblings if source in siblings else [source, *siblings]
 
 
 class SessionExplorer(LiveExplorerMixin, widgets.VBox):
@@ -214,7 +54,14 @@ class SessionExplorer(LiveExplorerMixin, widgets.VBox):
     are no branches), `branch_filter` (Text narrowing the branch list),
         `entry_list` (Select over the path entries around the selection, at most
         `ENTRY_WINDOW` of them, value = path index),
-        `entry_slider` (IntSlider over the same path; kept in step with the list).
+        `entry_slider` (IntSlider over the same path; kept in step with the list),
+        `subagent_picker` (Dropdown: the session, then each subagent or compaction run it
+        links, `Session.linked`; choosing one explores it, choosing the first comes back).
+
+    The tree (`tree_output`, `tree_png`) shows the branch being explored with the cut a
+    compaction would make at its leaf now (`preparation`) shaded on it, as
+    `CutPointExplorer` draws it; `cut_view` says it in words. Every token figure says
+    whether the provider recorded it or the counter estimated it (`figures`).
 
     Navigating (the seed's `/tree`): `summarize_box` (Checkbox), `preview_button` shows
     what navigating from the session leaf to the selected entry would abandon, the summary
@@ -224,13 +71,17 @@ class SessionExplorer(LiveExplorerMixin, widgets.VBox):
 
     State: `session`, `leaf_id`, `path`, `selected_index`, `selected_entry`, `context`
     (the `SessionContext` the LLM would see if the session ended at the selected entry),
-    `context_tokens` and `navigation` (the last `NavigationResult`, preview or applied).
+    `context_tokens` (the counter's estimate of that context), `figures` (its sizes
+    with their sources, `ContextFigures`), `root_session` (the session whose subagents
+    the picker offers), `preparation` and `navigation` (the last `NavigationResult`,
+    preview or applied).
 
     Args:
         source: A `Session`, a session file, or a folder of session files.
         profile: Context profile (`"musepi"` or `"pi"`).
         counter: Token counter (default: the profile's estimator).
-        max_chars: Longest text shown per content block.
+        max_chars: Longest text shown per content block (None: all of it; the entry box
+            scrolls).
         context_rows: Most context messages listed (the newest are kept).
         summarizer: The model seam for branch summaries (None: navigate without one).
         live: Follow the session file while an agent writes it (`source` must be a file):
@@ -239,6 +90,7 @@ class SessionExplorer(LiveExplorerMixin, widgets.VBox):
             from the new lines only (`widgets.LiveFeed`); `stop()` ends it, `refresh()`
             looks once.
         interval: Seconds between looks at the file in live mode.
+        plot: Draw the tree (turn off for speed in scripts; the cut is still computed).
     """
 
     def __init__(
@@ -247,19 +99,27 @@ class SessionExplorer(LiveExplorerMixin, widgets.VBox):
         *,
         profile: str = "musepi",
         counter: TokenCounter | None = None,
-        max_chars: int = 1500,
+        max_chars: int | None = None,
         context_rows: int = 60,
         summarizer: Summarizer | None = None,
         live: bool = False,
         interval: float = DEFAULT_INTERVAL,
+        plot: bool = True,
     ) -> None:
         self.profile = profile
+        self.plot = plot
+        self.settings = CompactionSettings.for_profile(profile)
+        self.preparation: CompactionPreparation | None = None
+        self.figures: ContextFigures | None = None
+        self.tree_png: bytes | None = None
+        self._drawing: TreeDrawing | None = None
         self.summarizer = summarizer
         self.navigation: NavigationResult | None = None
         self.counter = counter or TokenCounter.for_profile(profile)
         self.max_chars = max_chars
         self.context_rows = context_rows
         self.session: Session = Session({"type": "session"}, ())
+        self.root_session = self.session
         self.leaf_id: str | None = None
         self.path: tuple[Entry, ...] = ()
         self.context: SessionContext | None = None
@@ -277,43 +137,59 @@ class SessionExplorer(LiveExplorerMixin, widgets.VBox):
             self._open(source)
         self._connect()
 
+        # One column: the list, the entry and the context each take the whole width, so
+        # no text is cut at a panel's edge and no id wraps in a narrow cell.
         super().__init__(
             children=[
                 self.header,
                 self.live_view,
                 self.message,
                 self.file_picker,
+                self.subagent_picker,
                 self.branch_filter,
                 self.leaf_picker,
+                self.cut_view,
+                self.tree_output,
                 self.entry_slider,
                 widgets.HBox([self.preview_button, self.navigate_button, self.summarize_box]),
                 self.navigation_view,
-                widgets.HBox(
-                    [
-                        widgets.VBox([self.entry_list], layout={"width": "45%"}),
-                        widgets.VBox([self.entry_view, self.context_view], layout={"width": "55%"}),
-                    ]
-                ),
-            ]
+                self.entry_list_head,
+                self.entry_list,
+                self.entry_view,
+                self.context_view,
+            ],
+            layout={"width": "100%"},
         )
 
     def _make_controls(self, summarizer: Summarizer | None) -> None:
         """The pickers, lists and views (empty until a session is shown)."""
-        self.file_picker = widgets.Dropdown(description="file", layout={"width": "60%"})
-        self.leaf_picker = widgets.Dropdown(description="branch", layout={"width": "60%"})
+        wide = {"width": "90%"}
+        self.file_picker = widgets.Dropdown(description="file", layout=wide)
+        self.subagent_picker = widgets.Dropdown(description="subagent", layout=wide)
+        self.leaf_picker = widgets.Dropdown(description="branch", layout=wide)
         self.branch_filter = widgets.Text(
             description="find branch",
             placeholder="id, label or text; the list narrows as you type",
             continuous_update=True,
-            layout={"width": "60%"},
+            layout=wide,
         )
         self._branches: list[tuple[str, str]] = []
         self.entry_slider = widgets.IntSlider(
-            description="entry", min=0, max=0, continuous_update=False, layout={"width": "60%"}
+            description="entry",
+            min=0,
+            max=0,
+            continuous_update=False,
+            readout_format=THOUSANDS,
+            layout=wide,
         )
+        self.entry_list_head = widgets.HTML()
         self.entry_list = widgets.Select(
-            rows=14, layout={"width": "100%"}, style={"description_width": "0px"}
+            rows=14,
+            layout={"width": "100%"},
+            style={"description_width": "0px"},
         )
+        self.cut_view = widgets.HTML()
+        self.tree_output = widgets.Output(layout={"width": "100%", "overflow": "auto"})
         self.header = widgets.HTML()
         self.entry_view = widgets.HTML()
         self.context_view = widgets.HTML()
@@ -343,13 +219,14 @@ class SessionExplorer(LiveExplorerMixin, widgets.VBox):
             if not files:
                 raise FileNotFoundError(f"no session files under {path}")
             first = path if path.is_file() else files[0]
-            self.file_picker.options = [(_file_label(f, path), str(f)) for f in files]
+            self.file_picker.options = [(file_label(f, path), str(f)) for f in files]
             self.file_picker.value = str(first)
             self._load(first)
 
     def _connect(self) -> None:
         """Wire the controls to their handlers."""
         self.file_picker.observe(self._on_file, names="value")
+        self.subagent_picker.observe(self._on_subagent, names="value")
         self.leaf_picker.observe(self._on_leaf, names="value")
         self.branch_filter.observe(self._on_filter, names="value")
         self.entry_slider.observe(self._on_slider, names="value")
@@ -439,9 +316,24 @@ class SessionExplorer(LiveExplorerMixin, widgets.VBox):
         self._set_session(session)
 
     def _set_session(self, session: Session) -> None:
+        """Explore a session anew: its subagents are offered, it is shown first."""
+        self.root_session = session
+        options = subagent_options(session)
+        self._busy = True
+        try:
+            self.subagent_picker.options = options
+            self.subagent_picker.value = -1
+        finally:
+            self._busy = False
+        self.subagent_picker.layout.display = None if len(options) > 1 else "none"
+        self._show_session(session)
+
+    def _show_session(self, session: Session) -> None:
+        """Show one session (the root or one of its subagents) from its leaf."""
         from ..display import session_html
 
         self.session = session
+        self._drawing = None
         self.header.value = session_html(session)
         problems = len(session.errors)
         self.message.value = (
@@ -477,7 +369,36 @@ class SessionExplorer(LiveExplorerMixin, widgets.VBox):
             self.entry_list.value = last if self.path else None
         finally:
             self._busy = False
+        self.entry_list_head.value = (
+            f"<div style='font-size:12px;color:#555'>{len(self.path):,} entries on this branch;"
+            f" tokens {ESTIMATED} ({html.escape(self.counter.method)})</div>"
+        )
+        self._show_cut()
         self._show(last)
+
+    def _show_cut(self) -> None:
+        """The cut a compaction would make at the branch's leaf now, in words and on the
+        tree (the tree of a session is laid out once per branch and counter)."""
+        prep = None
+        if self.leaf_id is not None:
+            prep = prepare_compaction(
+                self.session, self.settings, self.counter, leaf_id=self.leaf_id
+            )
+        self.preparation = prep
+        self.cut_view.value = split_turn_html(prep) if self.path else ""
+        self.tree_png = None
+        if not self.plot or not self.path:
+            self.tree_output.outputs = ()
+            return
+        if self._drawing is None or self._drawing.session is not self.session:
+            self._drawing = TreeDrawing(self.session)
+        try:
+            png = self._drawing.png(leaf_id=self.leaf_id, counter=self.counter, cut=prep)
+        except Exception as exc:  # a view shows the failure instead of dying with it
+            show_text(self.tree_output, f"could not draw the tree: {exc!r}")
+            return
+        show_png(self.tree_output, png, description="entry tree with the cut")
+        self.tree_png = png
 
     def _list_around(self, index: int) -> None:
         """Offer the path entries around `index` in the list (at most `ENTRY_WINDOW`).
@@ -504,17 +425,21 @@ class SessionExplorer(LiveExplorerMixin, widgets.VBox):
             return
         entry = self.path[index]
         self.entry_view.value = entry_html(
-            entry, index, self._tokens[index], max_chars=self.max_chars
+            entry, index, self._tokens[index], max_chars=self.max_chars, method=self.counter.method
         )
         context = build_session_context(self.session, entry.id, profile=self.profile)
         tokens = self._message_tokens(context)
         self.context = context
         self.context_tokens = sum(tokens)
+        self.figures = context_figures(
+            context.messages, tokens, method=self.counter.method, profile=self.profile
+        )
         self.context_view.value = context_html(
             context,
             tokens,
+            self.figures,
             max_rows=self.context_rows,
-            title=f"What the LLM sees at entry {index} ({self.profile}):",
+            title=f"What the LLM sees at entry {index:,} ({self.profile}):",
         )
 
     def _message_tokens(self, context: SessionContext) -> list[int]:
@@ -533,6 +458,13 @@ class SessionExplorer(LiveExplorerMixin, widgets.VBox):
     def _on_file(self, change: dict[str, Any]) -> None:
         if change["new"]:
             self._load(Path(change["new"]))
+
+    def _on_subagent(self, change: dict[str, Any]) -> None:
+        if self._busy or change["new"] is None:
+            return
+        index = int(change["new"])
+        root = self.root_session
+        self._show_session(root if index < 0 else root.linked[index])
 
     def _on_leaf(self, change: dict[str, Any]) -> None:
         if not self._busy and change["new"] is not None:
@@ -568,11 +500,3 @@ class SessionExplorer(LiveExplorerMixin, widgets.VBox):
             return
         # The slider is the single source of the selection; moving it shows the entry.
         self.entry_slider.value = change["new"]
-
-
-def _file_label(file: Path, source: Path) -> str:
-    base = source if source.is_dir() else source.parent
-    try:
-        return str(file.relative_to(base))
-    except ValueError:
-        return str(file)

@@ -16,6 +16,8 @@ if TYPE_CHECKING:
     import ipywidgets
     from matplotlib.figure import Figure
 
+THOUSANDS = ",d"
+"""`readout_format` of integer sliders: d3-format with thousands separators (42,000)."""
 FIGURE_DPI = 90
 """Resolution of figures shown in widgets (a compromise between sharpness and redraw time)."""
 

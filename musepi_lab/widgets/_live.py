@@ -42,10 +42,17 @@ def live_html(summary: LiveSummary, state: TailState) -> str:
         else f"{summary.tokens_to_threshold:,} tokens until the threshold"
     )
     cut = (
-        f"next cut at path entry {summary.cut_index} ({html.escape(str(summary.cut_entry_id))}),"
-        f" keeping ≈{summary.tokens_kept:,} tokens"
+        f"next cut at path entry {summary.cut_index:,} "
+        f"(<span style='white-space:nowrap'>{html.escape(str(summary.cut_entry_id))}</span>),"
+        f" keeping {summary.tokens_kept:,} tokens estimated by the counter"
         if summary.cut_entry_id
         else "nothing to cut yet"
+    )
+    figures = summary.figures
+    estimated = (
+        f" · {html.escape(figures.estimated_text())}"
+        if figures is not None and figures.recorded is not None
+        else ""
     )
     notes = []
     if summary.unpriced_models:
@@ -55,12 +62,16 @@ def live_html(summary: LiveSummary, state: TailState) -> str:
     if state.restarts:
         notes.append(f"file replaced or truncated {state.restarts}×, read anew")
     if summary.problems:
-        notes.append(f"{summary.problems} problem(s) met while reading")
+        notes.append(f"{summary.problems:,} problem(s) met while reading")
+    warning = figures.warning() if figures is not None else None
+    if warning:
+        notes.append(f"<b style='color:#a33'>⚠ recorded ≠ estimated</b>: {html.escape(warning)}")
     return (
         "<div style='font-size:12px'>"
-        f"<b>live</b> · {summary.entries} entries · leaf {html.escape(str(summary.leaf_id))} · "
-        f"<span style='color:{colour}'>context ≈{summary.context_tokens:,} / {window} tokens "
-        f"({share:.0%})</span> · threshold {summary.threshold:,}: {trigger} · {cut} · "
+        f"<b>live</b> · {summary.entries:,} entries · leaf "
+        f"<span style='white-space:nowrap'>{html.escape(str(summary.leaf_id))}</span> · "
+        f"<span style='color:{colour}'>context {summary.context_tokens:,} / {window} tokens "
+        f"({share:.0%}) {summary.context_source}</span>{estimated} · threshold {summary.threshold:,}: {trigger} · {cut} · "
         f"cost so far ${summary.cost_usd:.4f}"
         + (f"<div>{' · '.join(notes)}</div>" if notes else "")
         + "</div>"
@@ -205,9 +216,10 @@ class LiveExplorerMixin:
         self.live.start()
 
     def _on_live(self, state: TailState, summary: LiveSummary) -> None:
+        # The figures first: they reach the browser before the tree is redrawn.
+        self.live_view.value = live_html(summary, state)
         if state.session is not self.session:
             self._set_session(state.session)
-        self.live_view.value = live_html(summary, state)
 
     @property
     def live_summary(self) -> LiveSummary | None:
