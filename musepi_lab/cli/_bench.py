@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..bench._cell import DEFAULT_CELL_TIMEOUT
 from ..datasets._registry import DATASETS_DIR
 from ._common import UsageError, positive_int
 
@@ -121,11 +122,19 @@ def _dask_messages() -> Iterator[None]:
     level = log.level
     log.addHandler(handler)
     log.setLevel(logging.INFO)
+    # The client (and tornado under it) log a lost scheduler with tracebacks; the run says
+    # it in one line.
+    quiet = [logging.getLogger(name) for name in ("distributed.client", "tornado.application")]
+    levels = [q.level for q in quiet]
+    for q in quiet:
+        q.setLevel(logging.CRITICAL)
     try:
         yield
     finally:
         log.removeHandler(handler)
         log.setLevel(level)
+        for q, was in zip(quiet, levels, strict=True):
+            q.setLevel(was)
 
 
 def _dask_options(args: argparse.Namespace, out: Path) -> dict[str, Any]:
@@ -165,6 +174,7 @@ def _run_bench(
         "progress": not args.no_progress,
         "mode": args.mode,
         "max_workers": args.workers,
+        "cell_timeout": args.cell_timeout or None,
         **_probe_options(args),
     }
     started = time.perf_counter()
@@ -187,10 +197,10 @@ def _run_bench(
                 write_benchmark(df, out)
     except FolderLockedError as exc:
         raise UsageError(str(exc)) from None
-    except (ImportError, ValueError) as exc:
+    except (ImportError, ValueError, OSError) as exc:
         if not dask:
             raise
-        raise UsageError(str(exc)) from None
+        raise UsageError(str(exc)) from None  # on Dask: a lost scheduler, a part not written
     elapsed = time.perf_counter() - started
     failed = int(df["error"].notna().sum())
     print(table_text(summary_table(df)))
@@ -285,7 +295,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     try:
         df = read_benchmark(args.dir)
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, ValueError) as exc:  # not finished; a part damaged since
         raise UsageError(str(exc)) from None
     written = write_benchmark_report(args.dir, df)
     print(table_text(summary_table(df)))
@@ -309,6 +319,16 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 # -- the parser ---------------------------------------------------------------------------
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds, 0 or more: {text!r}")
+    return value
 
 
 def add_run_options(
@@ -351,6 +371,14 @@ def add_run_options(
     p.add_argument("--counter", default=None, help="token method (default: the profile's)")
     p.add_argument("--facts", choices=("auto", "planted", "extracted"), default="auto")
     p.add_argument("--no-cache", action="store_true", help="do not resume from OUT/cells")
+    p.add_argument(
+        "--cell-timeout",
+        type=_seconds,
+        default=DEFAULT_CELL_TIMEOUT,
+        metavar="SECONDS",
+        help=f"give up a cell that runs longer, as an error row (default {DEFAULT_CELL_TIMEOUT:g}; "
+        "0: no limit)",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
