@@ -12,4 +12,8 @@ if __name__ == "__main__":
         from musepi_lab.conformance._ccusage import main as ccusage_main
 
         sys.exit(ccusage_main(sys.argv[2:]))
+    if sys.argv[1:2] == ["unicode"]:  # snapcompact's normalizer on every code point (issue 33)
+        from musepi_lab.conformance._unicode import main as unicode_main
+
+        sys.exit(unicode_main(sys.argv[2:]))
     sys.exit(main())

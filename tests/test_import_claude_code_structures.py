@@ -347,6 +347,7 @@ def test_inline_sidechains_of_claude_code_1_are_named_by_their_prompt() -> None:
         for b in r["message"]["content"]
         if isinstance(b, dict) and b.get("type") == "tool_use" and b["name"] == "Task"
     }
+
     def text(content: Any) -> str:
         return content if isinstance(content, str) else content[0]["text"]
 

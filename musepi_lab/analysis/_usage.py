@@ -34,7 +34,7 @@ from typing import Any, Literal, overload
 import pandas as pd
 
 from ..metrics._prices import known_prices, usage_cost
-from ..session._errors import ReadProblem
+from ..session._errors import ReadProblem, SessionReadError
 from ..session._session import Session
 from ._harness_usage import with_harness_total
 from ._sources import takes_sources
@@ -295,12 +295,48 @@ def usage_df(
     """
     read, problems = load_sessions(sessions, strict=strict)
     frame = usage_frame(read)
+    linked = [session for session, _ in _sessions_with_linked(read)]
+    negative = [p for session in linked for p in negative_usage(session)]
     if strict:
+        if negative:
+            raise SessionReadError.from_problem(negative[0], negative)
         return frame  # requests without a reply are billed, so nothing is refused
-    notes = [
-        p for session, _ in _sessions_with_linked(read) for p in requests_without_reply(session)
-    ]
-    return frame, [*problems, *notes]
+    notes = [p for session in linked for p in requests_without_reply(session)]
+    return frame, [*problems, *negative, *notes]
+
+
+_USAGE_COUNTS = ("input", "output", "cacheRead", "cacheWrite", "cacheWrite1h", "totalTokens")
+
+
+def _negative(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0
+
+
+def negative_usage(session: Session) -> list[ReadProblem]:
+    """A `negative-usage` problem for each reply whose usage records a negative token count
+    or a negative cost: its row reads such a count as 0 and prices it from the table, as a
+    reply that recorded none, which the problem says."""
+    out: list[ReadProblem] = []
+    for entry in session.entries:
+        message = entry.message
+        usage = message.get("usage") if message is not None else None
+        if entry.type != "message" or not isinstance(usage, Mapping):
+            continue
+        said = [f"{key} {usage[key]}" for key in _USAGE_COUNTS if _negative(usage.get(key))]
+        cost = usage.get("cost")
+        if isinstance(cost, Mapping) and _negative(cost.get("total")):
+            said.append(f"cost.total {cost['total']}")
+        if said:
+            out.append(
+                ReadProblem(
+                    session.source_path or session.id,
+                    entry.line,
+                    "negative-usage",
+                    f"usage {', '.join(said)}: negative; a count is read as 0 and a cost "
+                    "is priced from the table instead",
+                )
+            )
+    return out
 
 
 def requests_without_reply(session: Session) -> list[ReadProblem]:
@@ -349,7 +385,27 @@ def _day_key(value: str) -> str:
     text = value.replace("-", "")
     if len(text) != 8 or not text.isdigit():
         raise ValueError(f"expected a date as YYYYMMDD or YYYY-MM-DD, got {value!r}")
+    try:
+        datetime.strptime(text, "%Y%m%d")
+    except ValueError:
+        raise ValueError(f"no such day: {value!r} (YYYYMMDD or YYYY-MM-DD)") from None
     return f"{text[:4]}-{text[4:6]}-{text[6:]}"
+
+
+def _window(timezone: str, since: str | None, until: str | None) -> tuple[str | None, str | None]:
+    """The first and last day kept, checked with the zone (a window that keeps no day, or
+    a zone pandas cannot use, is an error rather than an empty report)."""
+    try:
+        pd.Timestamp(0, tz="UTC").tz_convert(timezone)
+    except (ValueError, KeyError, IndexError, TypeError, OSError):
+        raise ValueError(
+            f"unknown time zone {timezone!r} (an IANA name, e.g. Europe/Paris)"
+        ) from None
+    first = _day_key(since) if since is not None else None
+    last = _day_key(until) if until is not None else None
+    if first is not None and last is not None and first > last:
+        raise ValueError(f"since {since} is after until {until}: no day would be kept")
+    return first, last
 
 
 def week_starts(local: pd.Series, start_of_week: str = "sunday") -> pd.Series:
@@ -420,12 +476,13 @@ def usage_report(
     """
     if by not in REPORTS:
         raise ValueError(f"unknown report {by!r}; expected one of {', '.join(REPORTS)}")
+    first, last = _window(timezone, since, until)
     days = frame["timestamp"].dt.tz_convert(timezone).dt.strftime("%Y-%m-%d")
     keep = pd.Series(True, index=frame.index)
-    if since is not None:
-        keep &= days >= _day_key(since)
-    if until is not None:
-        keep &= days <= _day_key(until)
+    if first is not None:
+        keep &= days >= first
+    if last is not None:
+        keep &= days <= last
     rows = frame.loc[keep].copy()
     if len(rows):
         rows["key"] = _report_keys(rows, by, timezone, start_of_week)

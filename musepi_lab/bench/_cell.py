@@ -1,8 +1,15 @@
 """Running one cell: read its session (cached per worker), run the strategy or the replay,
-and score what it did (`_score`). A failing cell becomes a row with its error."""
+and score what it did (`_score`). A failing cell becomes a row with its error, and so does
+one that runs past its time limit (`Cell.time_limit`): the cell runs in a thread of its
+own, which the caller stops waiting for at the limit. Python cannot kill a thread; the
+abandoned one is sent `CellTimeout`, which ends it at its next Python instruction (a loop,
+a sleep in steps), and one blocked for good in C stays asleep, daemonic, until its process
+ends. Either way the grid goes on; the same in every executor, since each runs `run_cell`."""
 
 from __future__ import annotations
 
+import ctypes
+import threading
 import time
 import traceback
 from functools import lru_cache
@@ -175,13 +182,59 @@ def failed_row(cell: Cell, exc: BaseException) -> dict[str, Any]:
     }
 
 
+DEFAULT_CELL_TIMEOUT = 900.0
+"""Seconds a cell of `run_benchmark` may run by default (`--cell-timeout`): far above what
+a model-free cell takes (under a second) or a model-calling one (a few requests, each
+with its own two-minute timeout), so only a cell that would never end meets it."""
+
+
+class CellTimeout(BaseException):
+    """Raised into an abandoned cell's thread. A BaseException, so the cell's own `except
+    Exception` does not catch it and go on."""
+
+
 def run_cell(cell: Cell) -> dict[str, Any]:
     """Compute one cell: a row with every column of `COLUMNS` (missing ones are None).
 
     A failing cell (unreadable file, a strategy that raises, a missing summarizer) gives a
-    row whose `error` says what happened; it never raises, so one bad cell does not stop a
-    grid.
+    row whose `error` says what happened, as does one that ran past `cell.time_limit`
+    (`TimeoutError: ... time limit of N s ...`); it never raises, so one bad cell does not
+    stop a grid.
     """
+    if cell.time_limit is None:
+        return _run_cell(cell)
+    return _run_with_limit(cell, cell.time_limit)
+
+
+def _run_with_limit(cell: Cell, limit: float) -> dict[str, Any]:
+    started = time.perf_counter()
+    done: list[dict[str, Any]] = []
+
+    def target() -> None:
+        try:
+            done.append(_run_cell(cell))
+        except CellTimeout:
+            pass  # abandoned: its row was written by the waiting thread
+
+    thread = threading.Thread(target=target, name="musepi-lab-cell", daemon=True)
+    thread.start()
+    thread.join(limit)
+    if done:
+        return done[0]
+    if thread.ident is not None and thread.is_alive():
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(
+            ctypes.c_ulong(thread.ident), ctypes.py_object(CellTimeout)
+        )
+    row = failed_row(cell, TimeoutError())
+    row["error"] = (
+        f"TimeoutError: the cell ran past its time limit of {limit:g} s (cell_timeout, "
+        "--cell-timeout) and was given up"
+    )
+    row["cell_seconds"] = time.perf_counter() - started
+    return {column: row.get(column) for column in COLUMNS}
+
+
+def _run_cell(cell: Cell) -> dict[str, Any]:
     started = time.perf_counter()
     try:
         ref = cell.session

@@ -16,12 +16,20 @@ folder skips their sessions. Two runs into one folder: the second gets
 `FolderLockedError` (`_lock`). A session that cannot be read, or a strategy that raises,
 is already an error row from `run_cell`.
 
+What ends a run instead, each as one `OSError` naming the cause (the parts written are
+kept, so a rerun resumes): a lost scheduler (`SchedulerLostError`: the client's futures
+are cancelled, and error rows would only bury parts the workers may still have written), a
+folder where a part goes, and a part or the manifest that cannot be written (a full disk,
+a file-size limit: `ResultsWriteError`). Temporaries of workers killed mid-write are
+removed at the start and at the end of a run.
+
 `dask` and `distributed` are imported only here, when this path runs
 (`pip install 'musepi-lab[dask]'`).
 """
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -36,7 +44,7 @@ from ._grid import Cell
 from ._lock import folder_lock
 from ._parts import (
     RESULTS_DIR,
-    part_done,
+    check_part,
     part_file,
     part_key,
     remove_manifest,
@@ -68,6 +76,15 @@ to hand a worker that finishes, few enough that the client holds a handful of fu
 
 Hook = Callable[[Cell, Mapping[str, Any]], None]
 Client = Any  # distributed.Client, imported lazily
+
+
+class SchedulerLostError(ConnectionError):
+    """The Dask scheduler went away mid-run; the parts written are kept (rerun to resume)."""
+
+
+class ResultsWriteError(OSError):
+    """A part or the manifest cannot be written (a full disk, a file-size limit, a folder
+    in the way); the parts written are kept (rerun to resume once it can be)."""
 
 
 def _distributed() -> Any:
@@ -200,6 +217,8 @@ class DaskRun:
         scheduler: The scheduler's address (None: every part was written before, so no
             cluster was needed).
         dashboard: The dashboard's address, when there is one.
+        damaged: Parts an earlier run wrote that failed their check (`check_part`) and
+            were recomputed.
     """
 
     out: Path
@@ -209,6 +228,7 @@ class DaskRun:
     failed: int
     scheduler: str | None
     dashboard: str | None
+    damaged: tuple[str, ...] = ()
 
 
 def _progress(total: int, enabled: bool) -> Any:
@@ -246,16 +266,16 @@ def run_on_dask(
 
     Raises:
         FolderLockedError: Another run uses `out`.
+        SchedulerLostError: The scheduler went away mid-run (rerun to resume).
+        ResultsWriteError: A part or the manifest cannot be written, or a folder stands
+            where a part goes.
     """
     base = Path(out)
     with folder_lock(base):
-        results = base / RESULTS_DIR
-        results.mkdir(parents=True, exist_ok=True)
-        remove_stale_temporaries(results)
-        remove_manifest(base)
+        results = _results_folder(base)
         groups = session_groups(cells)
         keys = [part_key(group) for group in groups]
-        parts = _written_parts(results, groups, keys)
+        parts, damaged = _written_parts(results, groups, keys)
         todo = [i for i, part in enumerate(parts) if part is None]
         cached = sum(len(groups[i]) for i, p in enumerate(parts) if p is not None)
         bar = _progress(len(cells), progress)
@@ -284,7 +304,7 @@ def run_on_dask(
             bar.close()
         listed = [p for p in parts if p is not None]
         assert len(listed) == len(groups), "every session has its part"
-        write_manifest(base, listed, config)
+        _finish_results(base, listed, config)
     return DaskRun(
         out=base,
         cells=len(cells),
@@ -293,18 +313,81 @@ def run_on_dask(
         failed=sum(int(p["errors"]) for p in listed),
         scheduler=scheduler,
         dashboard=link,
+        damaged=tuple(damaged),
+    )
+
+
+def _results_folder(base: Path) -> Path:
+    """The run's folder of parts, made if needed, without a previous run's manifest and
+    the temporaries of writers killed mid-write."""
+    results = base / RESULTS_DIR
+    results.mkdir(parents=True, exist_ok=True)
+    remove_stale_temporaries(results)
+    remove_manifest(base)
+    return results
+
+
+def _finish_results(
+    base: Path, listed: Sequence[Mapping[str, Any]], config: Mapping[str, Any]
+) -> None:
+    """The manifest (and `config.json`), once no temporary is left beside the parts."""
+    results = base / RESULTS_DIR
+    _remove_part_temporaries(results)
+    try:
+        write_manifest(base, listed, config)
+    except OSError as exc:
+        raise _write_error(results / "_SUCCESS.json", exc) from None
+
+
+def _check_part_paths(results: Path, keys: Sequence[str]) -> None:
+    """Refuse a run whose part paths hold something that is not a file (a folder there
+    would fail every write of that session's part, after its cells ran)."""
+    for key in keys:
+        path = results / part_file(key)
+        if (path.exists() or path.is_symlink()) and not path.is_file():
+            raise ResultsWriteError(
+                errno.EISDIR,
+                f"{path}: a folder (or other non-file) stands where this run writes a part; "
+                "move it away and rerun",
+            )
+
+
+def _remove_part_temporaries(results: Path) -> None:
+    """Remove what writers killed mid-write left (`.part-*.tmp`): every task of the run has
+    ended and the folder is locked, so no writer of it is left."""
+    for tmp in results.glob(".part-*.tmp"):
+        tmp.unlink(missing_ok=True)
+
+
+def _write_error(path: Path, exc: OSError) -> ResultsWriteError:
+    reason = exc.strerror or str(exc)
+    return ResultsWriteError(
+        exc.errno or errno.EIO,
+        f"{path}: cannot be written ({reason}); the parts written are kept: rerun to resume "
+        "once there is room",
     )
 
 
 def _written_parts(
     results: Path, groups: Sequence[Sequence[Cell]], keys: Sequence[str]
-) -> list[dict[str, Any] | None]:
-    """For each session, its part's counts when an earlier run wrote it whole (None: to do)."""
+) -> tuple[list[dict[str, Any] | None], list[str]]:
+    """For each session, its part's counts when an earlier run wrote it whole and its rows
+    prove it (None: to do); and the parts found damaged, each logged."""
+    _check_part_paths(results, keys)
     parts: list[dict[str, Any] | None] = []
+    damaged: list[str] = []
     for group, key in zip(groups, keys, strict=True):
-        info = part_done(results, key, len(group))
+        info, damage = check_part(results, key, len(group))
         parts.append({"file": part_file(key), **info} if info else None)
-    return parts
+        if damage is not None:
+            damaged.append(part_file(key))
+            logger.warning(
+                "%s: damaged (%s); its session's %d cells are recomputed",
+                results / part_file(key),
+                damage,
+                len(group),
+            )
+    return parts, damaged
 
 
 def _error_of(future: Any) -> BaseException:
@@ -381,6 +464,14 @@ class _Jobs:
 
         submit(window)
         for batch in running.batches():
+            if any(future.status == "cancelled" for future, _ in batch):
+                # The client cancels every future when it loses the scheduler (nothing
+                # else cancels them here): stop, rather than write error rows over parts.
+                address = getattr(client.scheduler, "address", None) or "(unknown)"
+                raise SchedulerLostError(
+                    f"the Dask scheduler at {address} went away mid-run; the parts written "
+                    f"are kept in {self.results}: rerun into the same folder to resume"
+                )
             for future, done in batch:
                 i = index.pop(future.key)
                 if future.status != "finished":  # KilledWorker, a part not written
@@ -391,10 +482,19 @@ class _Jobs:
             submit(len(batch))
 
     def _failed(self, i: int, exc: BaseException) -> dict[str, Any]:
+        path = Path(self.results) / part_file(self.keys[i])
+        if isinstance(exc, OSError):  # only a part write raises in a task (cells never do)
+            raise _write_error(path, exc)
+        info, _ = check_part(self.results, self.keys[i], len(self.groups[i]))
+        if info is not None:  # written whole before its worker died: kept, not buried
+            return {"file": part_file(self.keys[i]), **info}
         logger.warning("session %s failed on the cluster: %s", self.groups[i][0].session.path, exc)
         rows = [
             {column: row.get(column) for column in COLUMNS}
             for row in (failed_row(cell, exc) for cell in self.groups[i])
         ]
-        write_part(self.results, self.keys[i], rows)
+        try:
+            write_part(self.results, self.keys[i], rows)
+        except OSError as write:
+            raise _write_error(path, write) from None
         return _outcome(self.keys[i], rows, self.with_rows)

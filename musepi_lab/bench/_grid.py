@@ -74,6 +74,8 @@ class Cell:
         summarizer: The LLM seam for strategies that call a model (not part of the
             key; its `identity` is).
         prices: USD per million tokens for cost columns.
+        time_limit: Seconds the cell may run before it is given up as an error row
+            (`run_cell`); None: no limit. Not part of the key: a limit changes no result.
     """
 
     session: SessionRef
@@ -85,6 +87,7 @@ class Cell:
     facts: str = "auto"
     summarizer: Summarizer | None = dataclasses.field(default=None, compare=False)
     prices: Mapping[str, float] | None = None
+    time_limit: float | None = dataclasses.field(default=None, compare=False)
 
     @property
     def params_json(self) -> str:
@@ -254,12 +257,14 @@ def make_cells(
     facts: str = "auto",
     summarizer: Summarizer | None = None,
     prices: Mapping[str, float] | None = None,
+    time_limit: float | None = None,
 ) -> list[Cell]:
     """The grid, session-major (cells of one session are neighbours, so a worker that
-    read a session reuses it), then strategy, then budget.
+    read a session reuses it), then strategy, then budget; each cell with `time_limit`.
 
     Raises:
-        ValueError: Unknown mode or fact source, or a budget that is not a positive int.
+        ValueError: Unknown mode or fact source, a budget that is not a positive int, or a
+            time limit that is not a positive number of seconds.
     """
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}; expected one of {MODES}")
@@ -268,10 +273,12 @@ def make_cells(
     for budget in budgets:
         if isinstance(budget, bool) or not isinstance(budget, int) or budget <= 0:
             raise ValueError(f"budgets must be positive ints (tokens), got {budget!r}")
+    if time_limit is not None and not (isinstance(time_limit, (int, float)) and time_limit > 0):
+        raise ValueError(f"a cell time limit is a positive number of seconds, got {time_limit!r}")
     settings = settings or CompactionSettings.musepi()
     method = counter_method or token_method_for(settings.profile)
     return [
-        Cell(ref, strat, budget, mode, settings, method, facts, summarizer, prices)
+        Cell(ref, strat, budget, mode, settings, method, facts, summarizer, prices, time_limit)
         for ref in sessions
         for strat in strategies
         for budget in budgets

@@ -12,6 +12,7 @@ folder is locked while a run uses it. What each row holds is described in `_scor
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor, Future, as_completed
@@ -25,8 +26,8 @@ from ..llm._summarizer import Summarizer
 from ..metrics._metrics import DEFAULT_PRICES
 from ..session._session import Session
 from ..strategies._base import Strategy
-from ._cache import clean_cache, read_cell, write_cell
-from ._cell import run_cell
+from ._cache import cell_path, check_cell, clean_cache, write_cell
+from ._cell import DEFAULT_CELL_TIMEOUT, run_cell
 from ._grid import Cell, SessionRef, make_cells, resolve_strategy, session_refs
 from ._lock import folder_lock
 from ._pool import worker_pool
@@ -37,6 +38,9 @@ if TYPE_CHECKING:
     import pandas as pd
 
 CellHook = Callable[[Cell, Mapping[str, Any]], None]
+DamageHook = Callable[[str, str], None]
+
+logger = logging.getLogger("musepi_lab.bench")
 SessionInput = str | os.PathLike[str] | Session | SessionRef
 
 
@@ -86,6 +90,7 @@ def run_cells(
     progress: bool = True,
     on_computed: CellHook | None = None,
     max_workers: int | None = None,
+    on_damaged: DamageHook | None = None,
 ) -> list[dict[str, Any]]:
     """Rows of the given cells, in the cells' order (cached cells are read, the others
     computed and, with `cache_dir`, written as each finishes).
@@ -100,6 +105,8 @@ def run_cells(
         progress: Show a tqdm progress bar (notebook-aware).
         on_computed: Called in this process with each computed (not cached) cell and row.
         max_workers: Size of the default process pool.
+        on_damaged: Called with the path of each cell file found damaged (`check_cell`)
+            and why; its cell is recomputed (and a warning logged).
 
     Raises:
         FolderLockedError: Another running process uses `cache_dir`.
@@ -110,7 +117,11 @@ def run_cells(
         rows: list[dict[str, Any] | None] = [None] * len(cells)
         todo: list[int] = []
         for i, cell in enumerate(cells):
-            cached = read_cell(cache_dir, cell) if cache_dir is not None else None
+            cached = None
+            if cache_dir is not None:
+                cached, damage = check_cell(cache_dir, cell)
+                if damage is not None:
+                    _report_damage(str(cell_path(cache_dir, cell)), damage, on_damaged)
             if cached is None:
                 todo.append(i)
             else:
@@ -133,6 +144,12 @@ def run_cells(
         finally:
             bar.close()
     return [row for row in rows if row is not None]
+
+
+def _report_damage(path: str, damage: str, hook: DamageHook | None) -> None:
+    logger.warning("%s: damaged (%s); its cell is recomputed", path, damage)
+    if hook is not None:
+        hook(path, damage)
 
 
 def benchmark_config(
@@ -233,6 +250,7 @@ def _plan(
     facts: str,
     summarizer: Summarizer | None,
     prices: Mapping[str, float] | None,
+    time_limit: float | None = None,
 ) -> tuple[list[Cell], dict[str, Any]]:
     """The cells of a run and its configuration."""
     refs = _session_refs(sessions)
@@ -248,6 +266,7 @@ def _plan(
         facts=facts,
         summarizer=summarizer,
         prices=prices,
+        time_limit=time_limit,
     )
     method = cells[0].counter_method if cells else (counter_method or "")
     config = benchmark_config(
@@ -261,6 +280,7 @@ def _plan(
         summarizer=summarizer,
         prices=prices,
     )
+    config["cell_timeout_s"] = time_limit
     return cells, config
 
 
@@ -286,21 +306,19 @@ def run_benchmark(
     probe_point: str = "last-request",
     out: str | os.PathLike[str] | None = None,
     address: Any = None,
+    cell_timeout: float | None = DEFAULT_CELL_TIMEOUT,
 ) -> pd.DataFrame:
     """Run every (session, strategy, budget) cell and return one tidy DataFrame.
 
     Args:
         sessions: Session files, folders of them, `Session`s read from files or `SessionRef`s.
-        strategies: Names (`"observation-masking:keep_turns=3"` works), `(name, params)`
-            pairs, or strategy values.
-        budgets: Tokens: `keep_recent_tokens` of the one compaction at the session leaf
-            (`compact` mode) or the context window replayed under (`replay` mode).
+        strategies: Names (`"prune:keep_turns=3"` works), `(name, params)` pairs or values.
+        budgets: Tokens: the compaction's `keep_recent_tokens` (`compact`), the window (`replay`).
         executor: `"serial"` (inline); None for a process pool (`max_workers`, default
             one per CPU); any `concurrent.futures.Executor` (Dask's, Ray's); `"dask"`.
-        cache_dir: Folder where each finished cell is written at once, so a rerun skips
-            finished cells; locked while the run uses it.
-        settings: Compaction settings (default: MusePi's).
-        counter_method: Token method (default: the profile's estimator).
+        cache_dir: Folder of finished cells, each written as it ends (a rerun skips it).
+        settings, counter_method: Compaction settings (default: MusePi's), token method
+            (default: the profile's estimator).
         summarizer: For strategies that call a model (must pickle for process pools).
         facts: `"auto"` (default), `"planted"` or `"extracted"` (see `FACT_SOURCES`).
         progress: Show a progress bar (tqdm, notebook-aware).
@@ -309,22 +327,23 @@ def run_benchmark(
         max_workers: Size of the default process pool.
         on_computed: Called with each computed (not cached) cell and its row.
         evaluate: `"metrics"`, or `"probes"` to add `PROBE_COLUMNS` (compact mode only).
-        reader: The model answering the probes (`evaluate="probes"`).
-        judge: The model scoring answers without an exact reference (likewise).
+        reader, judge: The model answering the probes (`evaluate="probes"`), the one
+            scoring answers without an exact reference.
         probe_point: Where the probes' compaction is made (see `bench._probes`).
-        out: `executor="dask"`'s result folder (required): a Parquet part per session in
-            `results/`, a manifest, `config.json`; a rerun resumes from the parts.
-        address: `executor="dask"`'s scheduler: None (a `LocalCluster` of `max_workers`
-            processes), an address (`tcp://host:8786`) or a `distributed.Client`.
+        out, address: `executor="dask"`'s result folder (required; a part per session in
+            `results/`, where a rerun resumes) and scheduler (None: a `LocalCluster` of
+            `max_workers` processes; `tcp://host:8786`; or a `distributed.Client`).
+        cell_timeout: Seconds a cell may run; one that runs longer is an error row naming
+            the limit, and the grid goes on (None: no limit).
 
     Returns:
-        One row per cell in grid order (session, strategy, budget) with `COLUMNS` (and
-        `PROBE_COLUMNS`); `df.attrs`: `config`, `cells_computed`, `cells_cached` (`dask`).
+        One row per cell in grid order with `COLUMNS` (and `PROBE_COLUMNS`); `df.attrs`:
+        `config`, `cells_computed`, `cells_cached`, `cells_damaged` or `parts_damaged`.
 
     Raises:
         FileNotFoundError: A session path does not exist.
         KeyError: An unknown strategy name.
-        ValueError: The inputs hold no session; a bad budget, mode or fact source.
+        ValueError: No session; a bad budget, mode, fact source or time limit.
         FolderLockedError: Another running process uses `cache_dir` (or `out`).
     """
     check_evaluation(evaluate, mode=mode, reader=reader, judge=judge)
@@ -339,6 +358,7 @@ def run_benchmark(
         facts=facts or "auto",
         summarizer=summarizer,
         prices=prices,
+        time_limit=cell_timeout,
     )
     if executor == "dask":
         return _run_dask(cells, config, out, address, max_workers, progress, on_computed)
@@ -357,6 +377,7 @@ def _run_here(
 ) -> pd.DataFrame:
     """The frame of the cells run in this process, its pool or a given executor."""
     tally = _Tally(on_computed)
+    damaged: list[str] = []
     rows = run_cells(
         cells,
         executor=executor,
@@ -364,8 +385,11 @@ def _run_here(
         progress=progress,
         on_computed=tally,
         max_workers=max_workers,
+        on_damaged=lambda path, _why: damaged.append(path),
     )
-    return _frame(rows, config, computed=tally.computed, cached=len(cells) - tally.computed)
+    df = _frame(rows, config, computed=tally.computed, cached=len(cells) - tally.computed)
+    df.attrs["cells_damaged"] = damaged
+    return df
 
 
 def _check_dask_options(
@@ -418,6 +442,7 @@ def _run_dask(
         config=dict(config),
         cells_computed=run.computed,
         cells_cached=run.cached,
+        parts_damaged=list(run.damaged),
         dask={"scheduler": run.scheduler, "dashboard": run.dashboard},
     )
     return df

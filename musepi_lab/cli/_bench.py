@@ -124,11 +124,19 @@ def _dask_messages() -> Iterator[None]:
     level = log.level
     log.addHandler(handler)
     log.setLevel(logging.INFO)
+    # The client (and tornado under it) log a lost scheduler with tracebacks; the run says
+    # it in one line.
+    quiet = [logging.getLogger(name) for name in ("distributed.client", "tornado.application")]
+    levels = [q.level for q in quiet]
+    for q in quiet:
+        q.setLevel(logging.CRITICAL)
     try:
         yield
     finally:
         log.removeHandler(handler)
         log.setLevel(level)
+        for q, was in zip(quiet, levels, strict=True):
+            q.setLevel(was)
 
 
 def _dask_options(args: argparse.Namespace, out: Path) -> dict[str, Any]:
@@ -180,6 +188,7 @@ def _run_bench(
         "progress": not args.no_progress,
         "mode": args.mode,
         "max_workers": args.workers,
+        "cell_timeout": _cell_timeout(args.cell_timeout),
         **_probe_options(args),
     }
     started = time.perf_counter()
@@ -202,10 +211,10 @@ def _run_bench(
                 write_benchmark(df, out)
     except FolderLockedError as exc:
         raise UsageError(str(exc)) from None
-    except (ImportError, ValueError) as exc:
+    except (ImportError, ValueError, OSError) as exc:
         if not dask:
             raise
-        raise UsageError(str(exc)) from None
+        raise UsageError(str(exc)) from None  # on Dask: a lost scheduler, a part not written
     elapsed = time.perf_counter() - started
     failed = int(df["error"].notna().sum())
     print(table_text(summary_table(df)))
@@ -300,7 +309,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     try:
         df = read_benchmark(args.dir)
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, ValueError) as exc:  # not finished; a part damaged since
         raise UsageError(str(exc)) from None
     written = write_benchmark_report(args.dir, df)
     print(table_text(summary_table(df)))
@@ -325,6 +334,26 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 # -- the parser ---------------------------------------------------------------------------
+
+
+def _cell_timeout(given: float | None) -> float | None:
+    """`--cell-timeout`: the bench's default when not given, none at 0 (the default is read
+    here, not when the parser is built, so `--help` imports no bench code)."""
+    if given is None:
+        from ..bench._cell import DEFAULT_CELL_TIMEOUT
+
+        return DEFAULT_CELL_TIMEOUT
+    return given or None
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds, 0 or more: {text!r}")
+    return value
 
 
 def add_run_options(
@@ -397,6 +426,14 @@ def add_run_options(
         "there, else extracted; the default)",
     )
     p.add_argument("--no-cache", action="store_true", help="do not resume from OUT/cells")
+    p.add_argument(
+        "--cell-timeout",
+        type=_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="give up a cell that runs longer, as an error row (default: run_benchmark's "
+        "cell_timeout, far above any cell's time; 0: no limit)",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_model_options(p, what="the strategies that call a model (llm-summary, handoff, ...)")
 

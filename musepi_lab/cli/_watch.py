@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING
 
 from ._common import UsageError
@@ -19,28 +21,36 @@ def watch_line(state: TailState, line: str) -> str:
     return f"{time.strftime('%H:%M:%S')} {line}{notes}"
 
 
+def _followed(step: Callable[[], TailState], path: str) -> TailState:
+    """The tail after `step`; a file become one of a format a tail cannot follow (rotated
+    to another agent's document, say) is a usage error naming the file."""
+    from ..session._errors import SessionReadError
+
+    try:
+        return step()
+    except ValueError as exc:
+        if isinstance(exc, SessionReadError):
+            raise
+        raise UsageError(f"{path}: {exc}") from None
+
+
 def cmd_watch(args: argparse.Namespace) -> int:
     """Print the live figures of a session file, then a line each time it changes.
 
-    Only the bytes past the last offset are read; a truncated, rotated or replaced file is
-    read anew. Ctrl-C (or `--seconds`) ends it; `--once` prints the current state and ends.
+    Only the bytes past the last offset are read; a truncated, rotated, rewritten or
+    replaced file is read anew (its format detected again); a path become a FIFO, a device
+    or a file of a format a tail cannot follow ends it with a one-line error. Ctrl-C (or `--seconds`) ends it; `--once` prints the current state and ends.
     """
     from ..analysis._live import live_summary
     from ..compaction._settings import CompactionSettings
     from ..formats._tail import poll, start_tail
-    from ..session._errors import SessionReadError
     from ..tokens._counter import TokenCounter
 
     if args.interval <= 0:
         raise UsageError("--interval must be positive")
     settings = CompactionSettings.for_profile(args.profile)
     counter = TokenCounter.for_profile(args.profile)
-    try:
-        state = start_tail(args.file)
-    except ValueError as exc:
-        if isinstance(exc, SessionReadError):
-            raise
-        raise UsageError(f"{args.file}: {exc}") from None
+    state = _followed(partial(start_tail, args.file), args.file)
 
     said: list[str] = []
 
@@ -67,7 +77,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
     try:
         while deadline is None or time.monotonic() < deadline:
             time.sleep(args.interval)
-            after = poll(state)
+            after = _followed(partial(poll, state), args.file)
             if after.session is not state.session or after.pending != state.pending:
                 show(after)
             state = after

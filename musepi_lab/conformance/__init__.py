@@ -17,7 +17,10 @@ the same shape, and the field-by-field comparison.
   usage reports (ccusage 20.0.24, `@ccusage/codex` and `@ccusage/pi` 18.0.11) on corpus
   folders against `analysis.usage_df`, each difference with its causes (`CAUSES`) and their
   sizes measured from the raw lines (`_ccusage_causes`), what is left `unexplained`;
-- `compare_file`, `format_table` (`_run`): the IO edge the `musepi-lab conformance` command uses.
+- `compare_file`, `format_table` (`_run`): the IO edge the `musepi-lab conformance` command uses;
+- `_unicode`: snapcompact's text normalization against the release's on every code point (the
+  `unicode/*` rows the command adds when MusePi is compared), and the regeneration of the
+  normalizer's package data from the installed release.
 """
 
 from ._ccusage import (

@@ -45,7 +45,10 @@ storage folder)."""
 _SNIFF_BYTES = 65536
 
 
-def _first_objects(head: bytes, limit: int = 8) -> list[dict[str, Any]]:
+_SNIFF_OBJECTS = 8  # records detection looks at; when none of them tells, the file is pi's
+
+
+def _first_objects(head: bytes, limit: int = _SNIFF_OBJECTS) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for raw in head.split(b"\n"):
         if not raw.strip():
@@ -103,25 +106,46 @@ def detect_format(path: str | os.PathLike[str]) -> str:
         SessionReadError: The path is not a readable regular file.
     """
     p, head = read_bytes_checked(path, _SNIFF_BYTES)
-    if p.endswith(".traj"):
+    fmt = _format_of_start(p, head)
+    if fmt is None and len(head) == _SNIFF_BYTES:
+        _, data = read_bytes_checked(p)
+        fmt = _format_of_head(data)
+    return fmt or _format_of_name(p, head) or "pi"
+
+
+def format_of_bytes(path: str, data: bytes) -> tuple[str, bool]:
+    """What `detect_format` says of a file named `path` holding `data` (no IO), and whether
+    that is final: False while the records tell no format and are fewer than the ones it
+    looks at, so that lines written after them may still tell (a Claude Code transcript
+    opens with `file-history-snapshot` lines, which tell nothing)."""
+    fmt = _format_of_start(path, data)
+    if fmt is not None:
+        return fmt, True
+    final = len(_first_objects(strip_bom(data).lstrip())) >= _SNIFF_OBJECTS
+    return _format_of_name(path, data) or "pi", final
+
+
+def _format_of_start(path: str, head: bytes) -> str | None:
+    if path.endswith(".traj"):
         return "swe-agent"
     if head.startswith(b"SQLite format 3\x00"):
         return "opencode"  # its database; the reader says so when it is another one
     if head.startswith(_ZIP_MAGIC):
         # Inspect AI's `.eval` logs are zip archives; its reader says so when one is not.
         return "inspect-ai"
-    if claude_code_sidecar(Path(p).name, head) is not None:
+    if claude_code_sidecar(Path(path).name, head) is not None:
         return "claude-code"  # whose reader says the file is no transcript
-    fmt = _format_of_head(head)
-    if fmt is None and len(head) == _SNIFF_BYTES:
-        _, data = read_bytes_checked(p)
-        fmt = _format_of_head(data)
-    if fmt is None and is_rollout_name(Path(p).name):
-        # A legacy Codex rollout holding only its header line: the name says Codex.
+    return _format_of_head(head)
+
+
+def _format_of_name(path: str, head: bytes) -> str | None:
+    """The format a file's name tells when its records tell none: a legacy Codex rollout
+    holding only its header line."""
+    if is_rollout_name(Path(path).name):
         first = _first_objects(strip_bom(head).lstrip(), limit=1)
         if first and is_legacy_codex_header(first[0]):
             return "codex"
-    return fmt or "pi"
+    return None
 
 
 def _format_of_head(head: bytes, *, strong: bool = False) -> str | None:

@@ -4,8 +4,16 @@ The state is a frozen `TailState`: the byte offset taken in so far, the last lin
 has no newline yet (`pending`), the file's identity, and the `Session` of the complete
 lines. `advance(state, data)` is a pure function of the state and the bytes that came after
 the offset; `read_new_bytes(path, state)` is the IO edge that reads them and notices a file
-that was truncated, rotated or replaced (a smaller size, a different start or a new inode),
-in which case the tail starts again from the file's first byte (`restarts` counts it).
+that was truncated, rotated, rewritten or replaced (a smaller size, a different start, other
+bytes just before the offset, or a new inode), in which case the tail starts again from the
+file's first byte (`restarts` counts it). It reads at most `MAX_READ_BYTES` a poll, and only
+from a regular file: a path that became a FIFO or a device raises, without blocking.
+
+The format is detected as `detect_format` would detect it from the complete lines so far
+(`_registry.format_of_bytes`), again at each update until it is final (a record tells it,
+or enough records told nothing: pi), and again after every restart; meanwhile the lines are
+read as a full read reads them (`mode == "detecting"`: as pi while they tell nothing). A Claude Code transcript
+opens with `file-history-snapshot` lines, which tell nothing.
 
 Only complete lines are parsed, each once, by the readers' own line parser
 (`formats._io.parse_jsonl`). pi/MusePi JSONL (v3, header first, as agents write it) is built
@@ -30,13 +38,13 @@ full read of the file at that moment would report it as `truncated-line`.
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..session._errors import ProblemLog, ReadProblem, in_file_order
+from ..session._errors import ProblemLog, ReadProblem, SessionReadError, in_file_order
 from ..session._model import Entry, owned_entries
 from ..session._session import CURRENT_SESSION_VERSION, Session
-from ._detect import format_of_record
 from ._io import check_session_path, looks_binary, parse_jsonl
 from ._pi import (
     check_compactions,
@@ -53,8 +61,10 @@ from ._pi import (
 TAIL_FORMATS: tuple[str, ...] = ("pi", "claude-code", "codex")
 """Formats a tail follows (the JSONL ones; `None` detects from the first line)."""
 
-_SNIFF_OBJECTS = 8  # records `detect_format` looks at
 _HEAD_BYTES = 256  # the start of the file compared at each read, to notice a rotation
+_SAMPLE_BYTES = 4096  # the bytes just before the offset, compared too: a rewrite in place
+MAX_READ_BYTES = 8 << 20
+"""The most one poll reads (8 MiB): a file that grows faster is taken in over several."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,18 +93,23 @@ class TailState:
 
     Attributes:
         path: The file followed.
-        format: `pi`, `claude-code` or `codex` (None until the first line tells).
+        format: `pi`, `claude-code` or `codex`: the one given, else what detection says
+            of the complete lines so far (None before the first one).
         session: The `Session` of the complete lines taken in so far.
         offset: Bytes of the file taken in (complete lines and `pending`).
         pending: The last line so far, without its newline yet (not parsed).
         lines: Complete lines taken in (the next one is line `lines + 1`).
         mode: `incremental` (pi entries appended), `rebuild` (pi rebuilt from the kept
-            bytes), `values` (Claude Code, Codex: rebuilt from the kept parsed lines), or
-            `waiting` (no line yet).
+            bytes), `values` (Claude Code, Codex: rebuilt from the kept parsed lines),
+            `detecting` (read as pi from the kept bytes while the lines tell no format
+            yet), or `waiting` (no line yet).
         restarts: Times the file was truncated, rotated or replaced and read anew.
         updates: Advances that took in at least one complete line.
         identity: `(st_dev, st_ino)` of the file read, once read.
         head: The file's first bytes (up to 256) as read, to notice a rotation.
+        sample: The last bytes taken in (up to 4096, before `offset`), to notice a rewrite.
+        detected: The format can no longer change (given, or told by the lines).
+        format_given: The format was given, not detected (kept after a restart).
     """
 
     path: str
@@ -108,6 +123,9 @@ class TailState:
     updates: int = 0
     identity: tuple[int, int] | None = None
     head: bytes = b""
+    sample: bytes = b""
+    detected: bool = False
+    format_given: bool = False
     _build: Any = field(default=None, repr=False, compare=False)
 
     @property
@@ -126,6 +144,7 @@ class FileRead:
         identity: `(st_dev, st_ino)` of the file read.
         head: The file's first bytes (up to 256).
         missing: The file is not there (between a rename and its replacement, say).
+        more: The read stopped at `MAX_READ_BYTES`: the file holds more already.
     """
 
     data: bytes
@@ -133,6 +152,7 @@ class FileRead:
     identity: tuple[int, int] | None
     head: bytes
     missing: bool = False
+    more: bool = False
 
 
 def empty_tail(path: str | os.PathLike[str], format: str | None = None) -> TailState:
@@ -145,7 +165,8 @@ def empty_tail(path: str | os.PathLike[str], format: str | None = None) -> TailS
         raise ValueError(f"cannot follow {format!r} files; expected one of {TAIL_FORMATS}")
     p = os.fspath(path)
     session = Session(synthetic_header(p, []), (), source_path=p, source_format=format or "pi")
-    return TailState(path=p, format=format, session=session)
+    given = format is not None
+    return TailState(path=p, format=format, session=session, detected=given, format_given=given)
 
 
 def advance(state: TailState, data: bytes) -> TailState:
@@ -164,30 +185,45 @@ def advance(state: TailState, data: bytes) -> TailState:
         return moved
     first_line = state.lines + 1
     lines = state.lines + complete.count(b"\n")
+    moved = replace(moved, lines=lines, updates=state.updates + 1)
     fmt = state.format
-    if fmt is None:
-        fmt = _format_of_lines(_kept(state).data + complete)
-    if fmt is None:  # no object yet (blank or bad lines): keep the bytes until one comes
-        build = _kept(state)
-        return replace(moved, lines=lines, _build=replace(build, data=build.data + complete))
-    moved = replace(moved, format=fmt, lines=lines, updates=state.updates + 1)
+    if not state.detected:
+        so_far = _kept(state).data + complete
+        fmt, final = _detected_format(state.path, so_far)
+        if not final:
+            return _detecting(moved, fmt, so_far)
+        moved = replace(moved, detected=True)
+    moved = replace(moved, format=fmt)
     if fmt == "pi":
         return _advance_pi(moved, state, complete, first_line)
     return _advance_values(moved, state, complete, first_line)
 
 
-def _format_of_lines(data: bytes) -> str | None:
-    """The format the first object of a file's first lines shows (None: no object yet)."""
-    log = ProblemLog("", strict=False)
-    objects = [v for _, v in parse_jsonl(data, log) if isinstance(v, dict)][:_SNIFF_OBJECTS]
-    for value in objects:
-        fmt = format_of_record(value)
-        if fmt is not None:
-            if fmt not in TAIL_FORMATS:
-                raise ValueError(f"cannot follow {fmt!r} files; expected one of {TAIL_FORMATS}")
-            return fmt
-    # As `detect_format`: records that tell nothing are pi's, once enough of them came.
-    return "pi" if len(objects) >= _SNIFF_OBJECTS or log.problems else None
+def _detecting(moved: TailState, fmt: str, data: bytes) -> TailState:
+    """While the format may still change: the session a full read of the lines gives (read
+    as the format they show so far, pi when they show none), all bytes kept."""
+    if fmt == "pi":
+        session = session_from_pi_bytes(moved.path, data)
+    else:
+        log = ProblemLog(moved.path, strict=False)
+        values = parse_jsonl(data, log)
+        session = values_session(fmt, moved.path, values, tuple(log.problems))
+    return replace(moved, format=fmt, session=session, mode="detecting", _build=_KeptBuild(data))
+
+
+def _detected_format(path: str, data: bytes) -> tuple[str, bool]:
+    """The format of a file's complete lines as `detect_format` sees it, and whether it is
+    final (`_registry.format_of_bytes`).
+
+    Raises:
+        ValueError: They are another format than the ones a tail follows.
+    """
+    from ._registry import format_of_bytes
+
+    fmt, final = format_of_bytes(path, data)
+    if fmt not in TAIL_FORMATS:
+        raise ValueError(f"cannot follow {fmt!r} files; expected one of {TAIL_FORMATS}")
+    return fmt, final
 
 
 def _kept(state: TailState) -> _KeptBuild:
@@ -391,52 +427,82 @@ def values_session(
 # -- the file ------------------------------------------------------------------------------
 
 
-def read_new_bytes(path: str | os.PathLike[str], state: TailState) -> FileRead:
-    """Read what `path` holds past `state.offset` (the IO edge of a tail).
-
-    The file starts anew (`restart`) when it is another file than the one read (a new
-    inode: replaced atomically), shorter than the offset (truncated), or no longer starts
-    with the bytes it started with (rotated and written again past the old size). A
-    missing file reads as nothing, `missing` set: a writer may be between a rename and the
-    new file.
+def _open_regular(path: str) -> int:
+    """A descriptor of the regular file at `path`, opened without blocking (a FIFO put in
+    its place would block an ordinary open until a writer came).
 
     Raises:
-        SessionReadError: The path is a folder or not a regular file.
+        FileNotFoundError: Nothing is there.
+        SessionReadError: A folder, a FIFO, a device or anything else that is not a file.
+    """
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        check_session_path(path)  # raises the usual error for what it is
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped between the two looks
+        os.close(fd)
+        raise SessionReadError(path, None, "not-a-file", "is not a regular file")
+    return fd
+
+
+def read_new_bytes(path: str | os.PathLike[str], state: TailState) -> FileRead:
+    """Read what `path` holds past `state.offset` (the IO edge of a tail), at most
+    `MAX_READ_BYTES` (`more` says when it holds more already).
+
+    The file starts anew (`restart`) when it is another file than the one read (a new
+    inode: replaced atomically), shorter than the offset (truncated), no longer starts
+    with the bytes it started with (rotated and written again past the old size), or holds
+    other bytes just before the offset than the ones taken in (rewritten in place, or
+    deleted and recreated on the same inode, with the same start). A missing file reads as
+    nothing, `missing` set: a writer may be between a rename and the new file.
+
+    Raises:
+        SessionReadError: The path is a folder or not a regular file (a FIFO or a device
+            put in its place).
     """
     p = os.fspath(path)
     try:
-        with open(p, "rb") as fh:
-            stat = os.fstat(fh.fileno())
-            identity = (stat.st_dev, stat.st_ino)
-            head = fh.read(_HEAD_BYTES)
-            restart = (
-                (state.identity is not None and identity != state.identity)
-                or stat.st_size < state.offset
-                or not head.startswith(state.head)
-            )
-            if restart:
-                fh.seek(0)
-                return FileRead(fh.read(), True, identity, head)
-            fh.seek(state.offset)
-            return FileRead(fh.read(), False, identity, head)
+        fd = _open_regular(p)
     except FileNotFoundError:
         return FileRead(b"", False, state.identity, state.head, missing=True)
-    except IsADirectoryError:
-        check_session_path(p)  # raises the usual error for a folder
-        raise
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fd)
+        identity = (st.st_dev, st.st_ino)
+        head = fh.read(_HEAD_BYTES)
+        restart = (
+            (state.identity is not None and identity != state.identity)
+            or st.st_size < state.offset
+            or not head.startswith(state.head)
+        )
+        if not restart:
+            fh.seek(state.offset - len(state.sample))
+            data = fh.read(len(state.sample) + MAX_READ_BYTES)
+            restart = not data.startswith(state.sample)
+            data = data[len(state.sample) :]
+        if restart:
+            fh.seek(0)
+            data = fh.read(MAX_READ_BYTES)
+        return FileRead(data, restart, identity, head, more=len(data) == MAX_READ_BYTES)
 
 
 def follow(state: TailState, read: FileRead) -> TailState:
     """The state after a `read_new_bytes` result (pure): its bytes taken in, from a fresh
-    start when the file was replaced, truncated or rotated."""
+    start (the format detected again unless it was given) when the file was replaced,
+    truncated, rotated or rewritten."""
     if read.missing or (not read.restart and not read.data and read.identity == state.identity):
         return state
     if read.restart:
-        fresh = empty_tail(state.path, state.format)
+        fresh = empty_tail(state.path, state.format if state.format_given else None)
         fresh = replace(fresh, restarts=state.restarts + 1, updates=state.updates)
-        return replace(advance(fresh, read.data), identity=read.identity, head=read.head)
+        taken = advance(fresh, read.data)
+        return replace(taken, identity=read.identity, head=read.head, sample=_sample(read.data))
     head = read.head if len(read.head) > len(state.head) else state.head
-    return replace(advance(state, read.data), identity=read.identity, head=head)
+    taken = advance(state, read.data)
+    sample = _sample(state.sample + read.data)
+    return replace(taken, identity=read.identity, head=head, sample=sample)
+
+
+def _sample(data: bytes) -> bytes:
+    return data[-_SAMPLE_BYTES:]
 
 
 def poll(state: TailState) -> TailState:
@@ -456,5 +522,13 @@ def start_tail(path: str | os.PathLike[str], *, format: str | None = None) -> Ta
     if format is None and os.path.getsize(p) > 0:
         from ._registry import detect_format
 
-        format = detect_format(p)
-    return poll(empty_tail(p, format))
+        found = detect_format(p)  # what the file shows as a whole, pending line included
+        if found not in TAIL_FORMATS:
+            raise ValueError(f"cannot follow {found!r} files; expected one of {TAIL_FORMATS}")
+    size = os.path.getsize(p)
+    state = empty_tail(p, format)
+    while True:  # the file as it is now, one bounded read at a time
+        read = read_new_bytes(p, state)
+        state = follow(state, read)
+        if not read.more or state.offset >= size:
+            return state

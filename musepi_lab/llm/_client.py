@@ -10,7 +10,9 @@ because the seam also judges bodies that arrive with status 200.
 
 Every failure leaves as `ModelCallError` naming the endpoint, with keys redacted, and with
 no chained exception (a chained `openai` error would carry the raw, unredacted body into
-tracebacks). A `ModelClient` carries configuration only: its connection is made on first
+tracebacks); bodies are redacted before they are cut to a snippet, so no piece of a key
+survives the cut. A usable answer has the known keys replaced before it is read, so an
+endpoint that echoes the key puts it in no summary and no cache file. A `ModelClient` carries configuration only: its connection is made on first
 use and dropped when pickled, so summarizers cross process pools.
 """
 
@@ -25,7 +27,7 @@ from typing import Any, TypeVar
 
 import orjson
 
-from ._errors import ModelCallError, redact
+from ._errors import ModelCallError, redact, redact_answer, redacted_snippet
 
 T = TypeVar("T")
 
@@ -36,6 +38,7 @@ RETRYABLE_STATUSES = frozenset({408, 409, 429})
 """Client statuses worth another attempt (every 5xx is too)."""
 
 _SNIPPET_CHARS = 300
+_REDACT_CHARS = 65536  # of a body, redacted before the snippet is cut (a key is far shorter)
 
 
 def retryable_status(status: int) -> bool:
@@ -190,7 +193,8 @@ class ModelClient:
             data = orjson.loads(raw)
         except orjson.JSONDecodeError:
             kind = content_type or "no content type"
-            snippet = raw[:80].decode("utf-8", "replace")
+            text = raw[:_REDACT_CHARS].decode("utf-8", "replace")
+            snippet = redacted_snippet(text, 80, (self.api_key,))
             raise _Failure(
                 f"HTTP {status} with a body that is not JSON ({kind}): {snippet!r}",
                 status=status,
@@ -202,6 +206,7 @@ class ModelClient:
                 status=status,
                 retryable=False,
             )
+        data = redact_answer(data, (self.api_key,))
         try:
             return read(data)
         except BadAnswer as bad:
@@ -242,7 +247,8 @@ class ModelClient:
             )
         except openai.APIStatusError as exc:
             status = exc.status_code
-            text = " ".join(exc.response.text[:_SNIPPET_CHARS].split())
+            said = " ".join(exc.response.text[:_REDACT_CHARS].split())
+            text = redacted_snippet(said, _SNIPPET_CHARS, (self.api_key,))
             raise _Failure(
                 f"HTTP {status}: {text}",
                 status=status,

@@ -31,8 +31,24 @@ def _shape(match: re.Match[str]) -> str:
     return f"{prefix}{REDACTED}"
 
 
+def _known(secrets: Iterable[str | None]) -> list[str]:
+    """The caller's keys and those of `KEY_ENV_VARS`, longest first (so a key that holds
+    another is replaced whole)."""
+    known = {s for s in secrets if s}
+    known.update(v for v in (os.environ.get(name) for name in KEY_ENV_VARS) if v)
+    return sorted(known, key=len, reverse=True)
+
+
+def _replace_known(text: str, known: list[str]) -> str:
+    for secret in known:
+        text = text.replace(secret, REDACTED)
+    return text
+
+
 def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
     """`text` with every known secret and every key-shaped string replaced.
+
+    Redact before cutting a text short: a key cut in half is no longer found.
 
     Args:
         text: Any message that may end up in an exception, a file or a log.
@@ -42,12 +58,32 @@ def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
     Returns:
         The text with `[REDACTED]` in place of each secret.
     """
-    known = {s for s in secrets if s}
-    known.update(v for v in (os.environ.get(name) for name in KEY_ENV_VARS) if v)
-    # Longest first, so a key that contains another is replaced whole.
-    for secret in sorted(known, key=len, reverse=True):
-        text = text.replace(secret, REDACTED)
-    return _SECRET_SHAPES.sub(_shape, text)
+    return _SECRET_SHAPES.sub(_shape, _replace_known(text, _known(secrets)))
+
+
+def redacted_snippet(text: str, limit: int, secrets: Iterable[str | None] = ()) -> str:
+    """The first `limit` characters of `text` once redacted (`redact` first, then the cut)."""
+    return redact(text, secrets)[:limit]
+
+
+def redact_answer(value: Any, secrets: Iterable[str | None] = ()) -> Any:
+    """A decoded JSON answer with the known secrets (as `redact`) replaced in every string,
+    keys included, before it is read, returned or cached. Key shapes are left alone: an
+    answer's prose may well say "Bearer" or "sk-"."""
+    known = _known(secrets)
+    if not known:
+        return value
+
+    def walk(item: Any) -> Any:
+        if isinstance(item, str):
+            return _replace_known(item, known)
+        if isinstance(item, list):
+            return [walk(v) for v in item]
+        if isinstance(item, dict):
+            return {walk(k): walk(v) for k, v in item.items()}
+        return item
+
+    return walk(value)
 
 
 class SummarizerNotConfigured(RuntimeError):

@@ -41,7 +41,9 @@ class ReadProblem:
             path), `outside-storage` (a file or folder resolving outside the storage root). A file a
             lenient folder read could not read at all: `reader-error`. `analysis.usage_df` adds
             `usage-without-reply` (Codex requests no assistant item answers, billed from
-            their `token_count` events).
+            their `token_count` events) and `negative-usage` (a negative token count or
+            recorded cost). opencode's database: `invalid-utf8` also for a column name or
+            text value that is not UTF-8.
         message: A human-readable explanation.
     """
 

@@ -1,19 +1,24 @@
 """The archive normaliser: text folded to what the frame font draws (Latin-1, ASCII folds for
-punctuation and emoji, ANSI and format characters removed, whitespace runs collapsed)."""
+punctuation and emoji, ANSI and format characters removed, whitespace runs collapsed).
+
+Which characters are format characters, marks, controls or emoji, and how they decompose, is
+read from the release runtime's own answers (`_unicode`), not from this Python's Unicode
+database; ANSI sequences are removed as Bun removes them (`_ansi`).
+"""
 
 from __future__ import annotations
 
 import re
-import sys
-import unicodedata
+from collections import Counter
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from functools import cache, lru_cache
 
-from ...compaction._serialize import (
-    JS_WHITESPACE,
-)
+from ...compaction._serialize import JS_WHITESPACE
 from ...context._summaries import NEWLINE_GLYPH
+from ._ansi import ESC, strip_ansi
 from ._font import kept_code_points
+from ._unicode import code_points, nfkd
 
 DIM_ON = "\x0e"
 """Zero-width ink toggle (shift-out): following text prints dim."""
@@ -53,31 +58,6 @@ EMOJI_FOLD: Mapping[str, str] = {
 }  # fmt: skip
 
 
-# Unicode `Extended_Pictographic` (emoji-data.txt), which Python's `re` cannot name.
-_PICTOGRAPHIC_RANGES: tuple[tuple[int, int], ...] = (
-    (0x00A9, 0x00A9), (0x00AE, 0x00AE), (0x203C, 0x203C), (0x2049, 0x2049),
-    (0x2122, 0x2122), (0x2139, 0x2139), (0x2194, 0x2199), (0x21A9, 0x21AA),
-    (0x231A, 0x231B), (0x2328, 0x2328), (0x2388, 0x2388), (0x23CF, 0x23CF),
-    (0x23E9, 0x23F3), (0x23F8, 0x23FA), (0x24C2, 0x24C2), (0x25AA, 0x25AB),
-    (0x25B6, 0x25B6), (0x25C0, 0x25C0), (0x25FB, 0x25FE), (0x2600, 0x2605),
-    (0x2607, 0x2612), (0x2614, 0x2685), (0x2690, 0x2705), (0x2708, 0x2712),
-    (0x2714, 0x2714), (0x2716, 0x2716), (0x271D, 0x271D), (0x2721, 0x2721),
-    (0x2728, 0x2728), (0x2733, 0x2734), (0x2744, 0x2744), (0x2747, 0x2747),
-    (0x274C, 0x274C), (0x274E, 0x274E), (0x2753, 0x2755), (0x2757, 0x2757),
-    (0x2763, 0x2767), (0x2795, 0x2797), (0x27A1, 0x27A1), (0x27B0, 0x27B0),
-    (0x27BF, 0x27BF), (0x2934, 0x2935), (0x2B05, 0x2B07), (0x2B1B, 0x2B1C),
-    (0x2B50, 0x2B50), (0x2B55, 0x2B55), (0x3030, 0x3030), (0x303D, 0x303D),
-    (0x3297, 0x3297), (0x3299, 0x3299), (0x1F000, 0x1F0FF), (0x1F10D, 0x1F10F),
-    (0x1F12F, 0x1F12F), (0x1F16C, 0x1F171), (0x1F17E, 0x1F17F), (0x1F18E, 0x1F18E),
-    (0x1F191, 0x1F19A), (0x1F1AD, 0x1F1E5), (0x1F201, 0x1F20F), (0x1F21A, 0x1F21A),
-    (0x1F22F, 0x1F22F), (0x1F232, 0x1F23A), (0x1F23C, 0x1F23F), (0x1F249, 0x1F3FA),
-    (0x1F400, 0x1F53D), (0x1F546, 0x1F64F), (0x1F680, 0x1F6FF), (0x1F774, 0x1F77F),
-    (0x1F7D5, 0x1F7FF), (0x1F80C, 0x1F80F), (0x1F848, 0x1F84F), (0x1F85A, 0x1F85F),
-    (0x1F888, 0x1F88F), (0x1F8AE, 0x1F8FF), (0x1F90C, 0x1F93A), (0x1F93C, 0x1F945),
-    (0x1F947, 0x1FAFF), (0x1FC00, 0x1FFFD),
-)  # fmt: skip
-
-
 _LINE_BREAKS = "\n\r\u2028\u2029"
 
 
@@ -100,8 +80,14 @@ _EDGES = " " + NEWLINE_GLYPH
 _EXTRA_SPACES_RE = re.compile(" {2,}")
 
 
-# Everything the pixel font does not print as it is: not ASCII/Latin-1, the ink toggles or `█`.
-_UNPRINTED_RUN_RE = re.compile(f"[^\\x20-\\x7e\\xa0-\\xff{DIM_ON}{DIM_OFF}{NEWLINE_GLYPH}]+")
+# One character the pixel font does not print as it is: not ASCII/Latin-1, the ink toggles
+# or `█`.
+_UNPRINTED_RE = re.compile(f"[^\\x20-\\x7e\\xa0-\\xff{DIM_ON}{DIM_OFF}{NEWLINE_GLYPH}]")
+
+
+# Up to this many distinct characters outside the font are replaced one by one
+# (`str.replace`, a C loop over the text each); more, in one `str.translate` pass.
+_FEW_DISTINCT = 48
 
 
 # Folds are cached per distinct character; bounded, so text cycling through all of Unicode
@@ -109,26 +95,15 @@ _UNPRINTED_RUN_RE = re.compile(f"[^\\x20-\\x7e\\xa0-\\xff{DIM_ON}{DIM_OFF}{NEWLI
 _FOLD_CACHE_SIZE = 1 << 16
 
 
-# ECMA-48 escape sequences, as the `ansi-regex` package matches them, then any bare ESC pair.
-_ANSI_RE = re.compile(
-    "[\x1b\x9b][\\[\\]()#;?]*(?:"
-    "(?:(?:(?:;[-a-zA-Z\\d/#&.:=?%@~_]+)*|[a-zA-Z\\d]+(?:;[-a-zA-Z\\d/#&.:=?%@~_]*)*)?"
-    "(?:\x07|\x1b\\\\|\x9c))"
-    "|(?:(?:\\d{1,4}(?:;\\d{0,4})*)?[\\dA-PR-TZcf-nq-uy=><~])"
-    ")",
-    re.ASCII,
-)
-
-
-_ESC_PAIR_RE = re.compile("\x1b[\\s\\S]?")
+DROPPED, GRAPHIC, FALLBACK = 0, 1, 2
+"""How a character outside the font counts (`_fold_char`): dropped (no cell, not counted),
+a graphic character, or a graphic character printed as the fallback `?`."""
 
 
 def is_pictographic(ch: str) -> bool:
-    """Whether a character is Unicode `Extended_Pictographic` (an emoji pictograph)."""
-    cp = ord(ch)
-    if cp < 0xA9:
-        return False
-    return any(lo <= cp <= hi for lo, hi in _PICTOGRAPHIC_RANGES)
+    """Whether a character is `Extended_Pictographic` (an emoji pictograph) as the release's
+    runtime reads it (Unicode 17.0)."""
+    return ord(ch) in code_points("pictographic")
 
 
 def _ascii_or_latin1(cp: int) -> bool:
@@ -136,18 +111,20 @@ def _ascii_or_latin1(cp: int) -> bool:
 
 
 def _unrenderable(ch: str) -> bool:
-    return unicodedata.category(ch) in ("Cc", "Mn", "Me", "Cs")
+    # Controls, non-spacing and enclosing marks, surrogates (`[\p{Cc}\p{Mn}\p{Me}\p{Cs}]`).
+    return ord(ch) in code_points("unrenderable")
 
 
 def fold_to_ascii(ch: str) -> str | None:
     """A one-character ASCII/Latin-1 fold by NFKD (fullwidth, ligatures, accents, …).
 
     Combining marks are dropped; residual punctuation goes through `CHAR_FOLD`. None when
-    the character has no decomposition or still leaves an undrawable character.
+    the character has no decomposition or still leaves an undrawable character. A mark on
+    its own decomposes to nothing: it folds to "" (and still counts as a graphic character,
+    as in the release).
     """
-    decomposed = "".join(
-        c for c in unicodedata.normalize("NFKD", ch) if not unicodedata.category(c).startswith("M")
-    )
+    marks = code_points("mark")
+    decomposed = "".join(c for c in nfkd(ch) if ord(c) not in marks)
     if decomposed == ch:
         return None
     out: list[str] = []
@@ -159,13 +136,6 @@ def fold_to_ascii(ch: str) -> str | None:
         else:
             return None
     return "".join(out)
-
-
-def strip_ansi(text: str) -> str:
-    """Remove ANSI escape sequences (and any stray ESC pair)."""
-    if "\x1b" not in text:
-        return text
-    return _ESC_PAIR_RE.sub("", _ANSI_RE.sub("", text))
 
 
 def _char_class(codes: Iterable[int]) -> str:
@@ -183,27 +153,30 @@ def _char_class(codes: Iterable[int]) -> str:
 
 
 @cache
-def _format_char_res() -> tuple[re.Pattern[str], re.Pattern[str]]:
-    # (runs of characters that may be format characters, format characters). Taken from
-    # this Python's Unicode database, so the set is exactly what `unicodedata.category`
-    # calls Cf; built on first use (about 0.1 s), not at import. The first pattern lets
-    # the common text (ASCII and Latin-1 only, no soft hyphen) through one quick scan.
-    category = unicodedata.category
-    codes = [cp for cp in range(sys.maxunicode + 1) if category(chr(cp)) == "Cf"]
-    latin1_plain = (cp for cp in range(256) if cp not in codes)
+def _format_chars_res() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    # (a format (Cf) character of the BMP, one beyond it, runs of them to drop), built on
+    # first use; the first two only find out quickly whether there is anything to drop (a
+    # class of BMP characters alone compiles to a bitmap). The release runs on Bun, whose
+    # regular expressions do not match U+FEFF in `[\s\p{Cf}]+` right after a character in
+    # U+F800-U+FBFF (Alphabetic Presentation Forms such as the `ﬁ` ligature, and the
+    # private-use characters before them): that BOM stays in the text, outside any run, and
+    # is folded like any other character (it prints as `?`).
+    codes = sorted(code_points("format"))
+    others = [cp for cp in codes if cp != 0xFEFF]
     return (
-        re.compile(f"[^{_char_class(latin1_plain)}]+"),
-        re.compile(f"[{_char_class(codes)}]+"),
+        re.compile(f"[{_char_class(cp for cp in codes if cp <= 0xFFFF)}]"),
+        re.compile(f"[{_char_class(cp for cp in codes if cp > 0xFFFF)}]"),
+        re.compile(f"(?:[{_char_class(others)}]|(?<![\\uf800-\\ufbff])\\ufeff)+"),
     )
 
 
 def _drop_format_chars(text: str) -> str:
     if text.isascii():  # every format character lies outside ASCII
         return text
-    candidates, format_chars = _format_char_res()
-    if candidates.search(text) is None:
+    in_bmp, beyond, runs = _format_chars_res()
+    if in_bmp.search(text) is None and beyond.search(text) is None:
         return text
-    return candidates.sub(lambda m: format_chars.sub("", m.group()), text)
+    return runs.sub("", text)
 
 
 def _spacing_run(match: re.Match[str]) -> str:
@@ -219,65 +192,99 @@ def _collapse_whitespace(text: str) -> str:
 
 
 @lru_cache(maxsize=_FOLD_CACHE_SIZE)
-def _fold_char(ch: str, font: str = "8x13") -> str:
-    # What one character outside the font prints as ("" when it is dropped).
+def _fold_char(ch: str, font: str = "8x13") -> tuple[str, int]:
+    # What one character outside the font prints as, and how it counts (DROPPED, GRAPHIC,
+    # FALLBACK), in the release's order of rules.
     if ch in EMOJI_FOLD:
-        return EMOJI_FOLD[ch]
+        return EMOJI_FOLD[ch], GRAPHIC
     if ch in CHAR_FOLD:
-        return CHAR_FOLD[ch]
+        return CHAR_FOLD[ch], GRAPHIC
     cp = ord(ch)
     if 0x2500 <= cp <= 0x257F:
-        return "|" if cp in (0x2502, 0x2503) else "-" if cp in (0x2500, 0x2501) else "+"
+        box = "|" if cp in (0x2502, 0x2503) else "-" if cp in (0x2500, 0x2501) else "+"
+        return box, GRAPHIC
     folded = fold_to_ascii(ch)
     if folded is not None:
-        return folded
+        return folded, GRAPHIC
     if is_pictographic(ch) or _unrenderable(ch):
-        return ""
+        return "", DROPPED
     # A character with no fold that the release's renderer draws prints as itself.
-    return ch if ord(ch) in kept_code_points(font) else "?"
+    return (ch, GRAPHIC) if cp in kept_code_points(font) else ("?", FALLBACK)
 
 
-def _fold_run(match: re.Match[str], font: str = "8x13") -> str:
-    return "".join(_fold_char(ch, font) for ch in match.group())
+def input_chars(text: str) -> str:
+    """The text the per-character rules see: ANSI stripped (when it holds an ESC, as the
+    release checks), whitespace and format runs collapsed, spaces and `█` trimmed."""
+    stripped = strip_ansi(text) if ESC in text else text
+    return _collapse_whitespace(stripped).strip(_EDGES)
 
 
-# The release runs on Bun, whose regular expressions do not match U+FEFF in `[\s\p{Cf}]+`
-# right after a character in U+F800–U+FBFF (Alphabetic Presentation Forms such as the `ﬁ`
-# ligature, and the private-use characters before them); checked against Bun 1.3.14 on every
-# code point. That BOM stays out of the whitespace run and prints as `?`, as here.
-_STRANDED_BOM_RE = re.compile("(?<=[\uf800-\ufbff])\ufeff")
+@dataclass(frozen=True, slots=True)
+class NormalizedText:
+    """Normalized text and the counts that decide whether its font is safe.
+
+    Attributes:
+        text: What the frames print (`normalize_archive_text`).
+        graphics: Graphic characters before the last space collapse: each ASCII or Latin-1
+            character (spaces included) and each folded or kept character counts one (a
+            fold to `[OK]` too, and a mark folded to nothing); the ink toggles, `█` and
+            dropped characters none.
+        fallbacks: Of those, the characters printed as `?` because no rule folds them and
+            the font does not draw them (a `?` of the input is no fallback).
+    """
+
+    text: str
+    graphics: int
+    fallbacks: int
 
 
-def _edges_stripped(text: str) -> str:
-    return text.strip(_EDGES)
-
-
-def _stranded_bom(text: str) -> str:
-    return _STRANDED_BOM_RE.sub("?", text) if "\ufeff" in text else text
+def normalize_with_stats(text: str, *, font: str = "8x13") -> NormalizedText:
+    """`normalize_archive_text` with its counts (oh-my-pi `normalizeWithStats`, whose ratio
+    `scanRenderability` reports)."""
+    # Regex passes and string methods run in C; Python runs once per distinct character
+    # outside the font (and folds each once, cached).
+    chars = input_chars(text)
+    uncounted = chars.count(DIM_ON) + chars.count(DIM_OFF) + chars.count(NEWLINE_GLYPH)
+    unprinted = _UNPRINTED_RE.findall(chars)
+    if not unprinted:
+        return NormalizedText(chars, len(chars) - uncounted, 0)
+    times = Counter(unprinted)
+    many = len(times) > _FEW_DISTINCT
+    graphics, fallbacks = len(chars) - uncounted - len(unprinted), 0
+    table: dict[int, str] = {}
+    folded = chars
+    for ch in times:
+        printed, kind = _fold_char(ch, font)
+        graphics += times[ch] if kind != DROPPED else 0
+        fallbacks += times[ch] if kind == FALLBACK else 0
+        if many:
+            table[ord(ch)] = printed
+        elif printed != ch:  # a fold never yields another character outside the font
+            folded = folded.replace(ch, printed)
+    if many:
+        folded = chars.translate(table)
+    # Folding can leave two spaces side by side (a dropped emoji between two words).
+    if "  " in folded:
+        folded = _EXTRA_SPACES_RE.sub(" ", folded)
+    return NormalizedText(folded.strip(_EDGES), graphics, fallbacks)
 
 
 def normalize_archive_text(text: str, *, font: str = "8x13") -> str:
     """Prepare archive text for snapcompact's pixel font (oh-my-pi `normalize`, spec §6.2).
 
-    Steps: strip ANSI escapes; collapse every whitespace/format-character run — a run with
-    a line break becomes one `█` (U+2588), other runs one space, pure format runs vanish;
-    trim spaces and `█` at both ends; then per character: ASCII and Latin-1 stay; the ink
-    toggles and `█` stay; status emoji become `[OK]`, `[FAIL]`, `[WARN]`, `[ALERT]`,
-    `[INFO]`, … (`EMOJI_FOLD`); quotes, dashes, bullets, arrows, ellipses and check marks
-    fold to ASCII (`CHAR_FOLD`); box drawing (U+2500–U+257F) becomes `|`, `-` or `+`;
-    NFKD-decomposable characters fold to their ASCII skeleton; other pictographs are
-    dropped, as are controls, combining marks and lone surrogates; anything else becomes
-    `?`. Finally space runs collapse and the ends are trimmed again.
+    Steps: strip ANSI escapes (`_ansi.strip_ansi`, when the text holds an ESC); collapse
+    every whitespace/format-character run — a run with a line break becomes one `█`
+    (U+2588), other runs one space, pure format runs vanish; trim spaces and `█` at both
+    ends; then per character: ASCII and Latin-1 stay; the ink toggles and `█` stay; status
+    emoji become `[OK]`, `[FAIL]`, `[WARN]`, `[ALERT]`, `[INFO]`, … (`EMOJI_FOLD`); quotes,
+    dashes, bullets, arrows, ellipses and check marks fold to ASCII (`CHAR_FOLD`); box
+    drawing (U+2500–U+257F) becomes `|`, `-` or `+`; NFKD-decomposable characters fold to
+    their ASCII skeleton (a lone mark to nothing); other pictographs are dropped, as are
+    controls, combining marks and lone surrogates; anything else becomes `?`. Finally space
+    runs collapse and the ends are trimmed again.
 
     A character with none of these folds that the release's renderer draws stays as it is
     (`_font.kept_code_points`): for `font="8x13"` what misc-fixed or the Silver fallback
     draws (Greek, Cyrillic, math symbols, CJK, …), for `font="silver"` what Silver draws.
     """
-    # Regex passes scan in C; Python runs only per spacing run other than a lone space,
-    # per run of characters outside the font, and once per distinct character folded.
-    chars = _edges_stripped(_collapse_whitespace(_stranded_bom(strip_ansi(text))))
-    folded = _UNPRINTED_RUN_RE.sub(lambda m: _fold_run(m, font), chars)
-    # Folding can leave two spaces side by side (a dropped emoji between two words).
-    if "  " in folded:
-        folded = _EXTRA_SPACES_RE.sub(" ", folded)
-    return folded.strip(_EDGES)
+    return normalize_with_stats(text, font=font).text

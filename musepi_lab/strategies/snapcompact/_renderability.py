@@ -4,17 +4,8 @@ the Silver font can draw is archived on the `silver16-bw` grid."""
 from __future__ import annotations
 
 import re
-import unicodedata
 
-from ._normalize import (
-    DIM_OFF,
-    DIM_ON,
-    _collapse_whitespace,
-    _edges_stripped,
-    _fold_char,
-    _stranded_bom,
-    strip_ansi,
-)
+from ._normalize import DIM_OFF, DIM_ON, _unrenderable, input_chars, normalize_with_stats
 from ._plan import _WIDE_RANGES, is_wide_code_point
 
 CJK_HEAVY_MIN_WIDE_CHARS = 8
@@ -31,35 +22,23 @@ _WIDE_RE = re.compile(
 _NOT_GRAPHIC = (" ", DIM_ON, DIM_OFF, "\u2588")
 
 
-def _input_chars(text: str) -> str:
-    return _edges_stripped(_collapse_whitespace(_stranded_bom(strip_ansi(text))))
-
-
 def _graphic(ch: str) -> bool:
-    return ch not in _NOT_GRAPHIC and unicodedata.category(ch) not in ("Cc", "Mn", "Me", "Cs")
+    return ch not in _NOT_GRAPHIC and not _unrenderable(ch)
 
 
 def is_cjk_heavy(text: str) -> bool:
     """Whether wide (CJK) characters dominate a transcript (`isCjkHeavyText`)."""
     if len(_WIDE_RE.findall(text)) < CJK_HEAVY_MIN_WIDE_CHARS:
         return False
-    chars = [ch for ch in _input_chars(text) if _graphic(ch)]
+    chars = [ch for ch in input_chars(text) if _graphic(ch)]
     wide = sum(1 for ch in chars if is_wide_code_point(ord(ch)))
     return wide >= CJK_HEAVY_MIN_WIDE_CHARS and wide / len(chars) >= CJK_HEAVY_WIDE_RATIO
 
 
 def fallback_ratio(text: str, font: str) -> float:
     """The share of graphic characters that would print as `?` with `font`."""
-    total = fallback = 0
-    for ch in _input_chars(text):
-        cp = ord(ch)
-        if 0x20 <= cp < 0x7F or 0xA0 <= cp <= 0xFF:
-            total += 1
-        elif ch not in (DIM_ON, DIM_OFF, "\u2588"):
-            printed = _fold_char(ch, font)
-            total += bool(printed)
-            fallback += printed == "?"
-    return fallback / total if total else 0.0
+    counts = normalize_with_stats(text, font=font)
+    return counts.fallbacks / counts.graphics if counts.graphics else 0.0
 
 
 def needs_silver(text: str) -> bool:
