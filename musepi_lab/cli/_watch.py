@@ -62,13 +62,14 @@ def cmd_watch(args: argparse.Namespace) -> int:
             window=args.window,
             pending_bytes=current.pending_bytes,
         )
-        # Where the window came from, once, and again whenever it changes (on stderr: the
-        # standard output stays one line per change of the session).
+        # Where the window came from, on the first line and again whenever it changes (one
+        # line per change of the session; stderr is for errors).
         origin = f"window {summary.window:,}: {summary.window_reason}"
+        line = watch_line(current, summary.line())
         if said[-1:] != [origin]:
-            print(origin, file=sys.stderr, flush=True)
+            line += f" · {origin}"
             said.append(origin)
-        print(watch_line(current, summary.line()), flush=True)
+        print(line, flush=True)
 
     show(state)
     if args.once:
