@@ -390,7 +390,10 @@ def test_command_prints_the_table_and_exits_zero_on_agreement(
     # MusePi compared: snapcompact's normalization on every code point, once for the run.
     assert "unicode/text 8x13" in printed and "unicode/cells" in printed
     unicode_rows = document["unicode"]
-    assert {row["measure"] for row in unicode_rows} >= {"unicode/text silver", "unicode/counts 8x13"}
+    assert {row["measure"] for row in unicode_rows} >= {
+        "unicode/text silver",
+        "unicode/counts 8x13",
+    }
     assert all(row["agreed"] == row["total"] > 0 for row in unicode_rows)
 
 
