@@ -5,7 +5,8 @@ type (`ModelCallError`, also named `SummarizerError`), keys redacted from every 
 (`_errors.py`). Each wire shape has a reader in `_answers.py` that refuses unusable answers;
 `DiskCache` (`_cache.py`) stores only answers that passed, keyed by the full request. The
 lanes: `OpenAICompatibleSummarizer` (Chat Completions, and the Responses compact endpoint
-for `remote`), `RemoteEndpointSummarizer` (a custom `{summary}` endpoint). A new lane (a
+for `remote`), `RemoteEndpointSummarizer` (a custom `{summary}` endpoint). `LocalModelServer`
+(`_local.py`) runs a real model on loopback behind the same Chat Completions lane. A new lane (a
 judge, a reader) adds a reader to `_answers.py` and calls `ModelClient.post_json`.
 """
 
@@ -13,11 +14,14 @@ from ._cache import DiskCache
 from ._client import ModelClient
 from ._endpoint import RemoteEndpointSummarizer
 from ._errors import ModelCallError, SummarizerError, SummarizerNotConfigured, redact
+from ._local import LocalModelMissing, LocalModelServer, find_model_file
 from ._summarizer import OpenAICompatibleSummarizer, ResponsesCompaction
 from ._types import Summarizer, SummaryRequest, SummaryResponse, request_key
 
 __all__ = [
     "DiskCache",
+    "LocalModelMissing",
+    "LocalModelServer",
     "ModelCallError",
     "ModelClient",
     "OpenAICompatibleSummarizer",
@@ -28,6 +32,7 @@ __all__ = [
     "SummarizerNotConfigured",
     "SummaryRequest",
     "SummaryResponse",
+    "find_model_file",
     "redact",
     "request_key",
 ]
