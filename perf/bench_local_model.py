@@ -7,7 +7,7 @@ Starts `LocalModelServer` (SmolLM2-135M-Instruct on llama-cpp-python, `--n-ctx`)
    (prompt tokens per second) and one with a short prompt and a `--answer-cap` answer
    (generated tokens per second), `--repeat` times interleaved, medians. The token counts
    are the server's own usage.
-2. Seconds per summary: `llm-summary` on the first `--sessions` sample sessions at each
+2. Seconds per summary: `llm-summary` on the smallest `--sessions` sample sessions at each
    `--budgets` budget (folded window by window into the server's context, spec §5.7), with
    the model-free strategies in the same `run_benchmark` (extractive, observation-masking,
    truncate) for their seconds per cell; requests, server tokens and seconds per summary.
@@ -25,6 +25,7 @@ import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from _harness import REPO
 
@@ -64,7 +65,8 @@ def throughput(server: LocalModelServer, repeat: int, cap: int) -> dict[str, flo
 
 def summaries(server: LocalModelServer, args: argparse.Namespace):
     """The benchmark frame of llm-summary and the model-free strategies."""
-    refs = session_refs([REPO / "datasets" / "sample"])[: args.sessions]
+    refs = session_refs([REPO / "datasets" / "sample"])
+    refs = sorted(refs, key=lambda r: Path(r.path).stat().st_size)[: args.sessions]
     model = server.summarizer(
         temperature=0.0, max_output_tokens=args.summary_cap, cache_dir=args.cache_dir
     )

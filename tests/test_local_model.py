@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _builders import Chain, session_header, words
+from _builders import Chain, prompt, session_header, words
 
+from musepi_lab.bench import run_benchmark
 from musepi_lab.cli import main
 from musepi_lab.compaction import CompactionSettings
 from musepi_lab.llm import (
@@ -40,6 +41,7 @@ from musepi_lab.strategies import compact
 
 N_CTX = 2048
 ANSWER_CAP = 48
+PROBE_BUDGET = 600
 SPLIT_SEPARATOR = "**Turn Context (split turn):**"
 
 pytestmark = pytest.mark.slow
@@ -375,6 +377,41 @@ def test_navigate_summarize_command(local, tmp_path: Path, capsys) -> None:
     written = [json.loads(line) for line in out.read_text().splitlines()]
     (summary,) = [r for r in written if r.get("type") == "branch_summary"]
     assert summary["summary"].strip()
+
+
+# -- probes: the reader and the judge -----------------------------------------------------------
+
+
+def test_probes_in_the_benchmark_are_read_and_judged_by_the_model(local, proxy) -> None:
+    sample = Path(__file__).resolve().parents[1] / "datasets" / "sample" / "sample-0004.jsonl"
+    df = run_benchmark(
+        [sample],
+        ["truncate"],
+        [PROBE_BUDGET],
+        executor="serial",
+        progress=False,
+        evaluate="probes",
+        reader=model(local, proxy),
+        judge=model(local, proxy, max_output_tokens=96),
+    )
+    (row,) = df.to_dict("records")
+    assert row["error"] is None or row["error"] != row["error"], row["error"]
+    assert row["probe_error"] is None or row["probe_error"] != row["probe_error"], row[
+        "probe_error"
+    ]
+    systems = [body["messages"][0]["content"] for body, _ in proxy.chats()]
+    reader = [
+        a for (b, a), s in zip(proxy.chats(), systems, strict=True) if s == prompt("probe-reader")
+    ]
+    judge = [
+        a for (b, a), s in zip(proxy.chats(), systems, strict=True) if s == prompt("probe-judge")
+    ]
+    assert len(reader) == row["probes"] > 0 and len(reader) + len(judge) == len(systems)
+    assert judge, "the judged kinds went to the judge"
+    # The probe cost columns are the server's usage too.
+    assert row["probe_reader_input_tokens"] == sum(a["usage"]["prompt_tokens"] for a in reader)
+    assert row["probe_judge_output_tokens"] == sum(a["usage"]["completion_tokens"] for a in judge)
+    assert 0 <= row["probe_score"] <= 1
 
 
 # -- the client's rules on a slow reply --------------------------------------------------------
