@@ -113,7 +113,7 @@ class LocalModelServer:
         model_file: The GGUF file (default: `find_model_file()`).
         n_ctx: The server's context size in tokens.
         port: The port (0: a free one).
-        n_threads: CPU threads (None: llama.cpp's default).
+        n_threads: CPU threads (None: every core; llama-cpp-python's own default is half).
         startup_timeout_s: How long the model may take to load.
         alias: The model name the server answers to.
         log_path: Where the server's output goes (default: a temporary file).
@@ -152,8 +152,8 @@ class LocalModelServer:
         cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(file)]
         cmd += ["--model_alias", self.alias, "--host", "127.0.0.1", "--port", str(self._port)]
         cmd += ["--n_ctx", str(self.n_ctx)]
-        if self.n_threads is not None:
-            cmd += ["--n_threads", str(self.n_threads)]
+        threads = self.n_threads or os.cpu_count() or 1
+        cmd += ["--n_threads", str(threads), "--n_threads_batch", str(threads)]
         return cmd
 
     def start(self) -> LocalModelServer:
