@@ -127,6 +127,7 @@ def model(local: LocalModelServer, proxy: _Proxy, **options: Any) -> Any:
     """The summarizer every test uses: the local server, through the recording proxy."""
     options.setdefault("temperature", 0.0)
     options.setdefault("max_output_tokens", ANSWER_CAP)
+    options.setdefault("timeout_s", 600.0)  # a busy machine: a retry here would be a timeout's
     return OpenAICompatibleSummarizer(
         base_url=proxy.base_url, model=local.alias, context_window=local.n_ctx, **options
     )
