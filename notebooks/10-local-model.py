@@ -29,34 +29,61 @@
 #
 # A 135M model summarizes badly: that is the finding to read, not a fault of the plumbing.
 # The server's context is small (`n_ctx`), so each summary is folded window by window
-# (spec §5.7): the cost grows with what is summarized, and the smallest sessions go first.
-# Answers are cached (`cache_dir`): a rerun reads them back and sends nothing.
+# (spec §5.7) and its cost grows with what it summarizes: a whole sample session is 25–70
+# windows of about 1,000 tokens, minutes per summary on two cores. So by default each
+# session is cut to its first entries holding about `head_tokens` tokens (written under
+# `output_dir`; its facts then are the ones extracted from its own records), the smallest
+# sessions first. Answers are cached (`cache_dir`): a rerun reads them back and sends nothing.
 #
-# Parameters: `dataset`, `sessions` (how many, smallest first), `budgets`, `strategies`
-# (the model-free ones), `n_ctx`, `summary_cap` (max tokens of each summary request),
-# `base_url` / `model` (another endpoint instead of the local server), `cache_dir`.
+# Parameters: `dataset`, `sessions` (how many, smallest first), `head_tokens` (0: whole
+# sessions), `budgets`, `strategies` (the model-free ones), `n_ctx`, `summary_cap` (max
+# tokens of each summary request), `base_url` / `model` (another endpoint instead of the
+# local server), `output_dir`, `cache_dir`.
 
 # %% tags=["parameters"]
 dataset = "datasets/sample"
 sessions = 1
-budgets = [2000, 8000]
+head_tokens = 6000
+budgets = [1000, 3000]
 strategies = ["extractive", "observation-masking", "truncate"]
 n_ctx = 4096
 summary_cap = 128
 base_url = ""
 model = ""
-cache_dir = "bench-output/10-local-model-cache"
+output_dir = "bench-output/10-local-model"
+cache_dir = "bench-output/10-local-model/summaries"
 
 # %%
 import contextlib
+import json
 import time
 from pathlib import Path
 
+from musepi_lab._atomic import write_bytes_atomic
 from musepi_lab.bench import run_benchmark, session_refs, summary_table
 from musepi_lab.datasets import find_up
+from musepi_lab.formats import read_session
 from musepi_lab.llm import LocalModelServer, OpenAICompatibleSummarizer
 from musepi_lab.probes._loopback import echo_reader, overlap_judge
+from musepi_lab.session._session import Session
 from musepi_lab.testing import StubOpenAIServer
+from musepi_lab.tokens import TokenCounter
+
+
+def head(path: str, tokens: int, folder: Path) -> Path:
+    """The session's first entries (file order) holding about `tokens` tokens, as a file."""
+    session = read_session(path)
+    counter = TokenCounter.for_profile("musepi")
+    kept, total = [], 0
+    for entry in session.entries:
+        total += counter.count_text(json.dumps(entry.record))
+        if total > tokens and kept:
+            break
+        kept.append(entry)
+    out = folder / f"{Path(path).stem}-head{tokens}.jsonl"
+    write_bytes_atomic(out, Session(session.header, kept).to_jsonl())
+    return out
+
 
 stack = contextlib.ExitStack()
 if base_url:
@@ -70,6 +97,10 @@ else:
     )
 refs = sorted(session_refs([find_up(dataset)]), key=lambda r: Path(r.path).stat().st_size)
 refs = refs[:sessions]
+if head_tokens:
+    folder = Path(output_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    refs = session_refs([head(r.path, head_tokens, folder) for r in refs])
 print(f"{summarizer.model} at {summarizer.base_url}; window {summarizer.context_window:,}")
 print("sessions:", ", ".join(Path(r.path).name for r in refs))
 
@@ -143,10 +174,8 @@ print(f"seconds per summary: {per_summary:.1f} (answers from the cache cost ~0)"
 
 # %%
 from musepi_lab.compaction import CompactionSettings, prepare_compaction
-from musepi_lab.formats import read_session
 from musepi_lab.probes._model import chat_text
 from musepi_lab.strategies import compact
-from musepi_lab.tokens import TokenCounter
 
 session = read_session(refs[0].path)
 for budget in budgets[:2]:

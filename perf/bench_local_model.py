@@ -103,7 +103,7 @@ def suite_share(suite_seconds: float) -> float:
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--n-ctx", type=int, default=4096)
-    p.add_argument("--sessions", type=int, default=1)
+    p.add_argument("--sessions", type=int, default=1, help="0: the throughput only")
     p.add_argument("--budgets", type=lambda s: [int(b) for b in s.split(",")], default=[2000, 8000])
     p.add_argument(
         "--summary-cap", type=int, default=256, help="max_tokens of each summary request"
@@ -118,6 +118,8 @@ def main() -> int:
         print(
             f"server: prompt {rates['prompt_tok_s']:.0f} tok/s, generation {rates['gen_tok_s']:.1f} tok/s (median of {args.repeat})"
         )
+        if args.sessions <= 0:
+            return 0
         df = summaries(server, args)
     llm = df[df["label"] == "llm-summary"]
     print(
