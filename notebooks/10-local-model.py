@@ -76,7 +76,7 @@ def head(path: str, tokens: int, folder: Path) -> Path:
     counter = TokenCounter.for_profile("musepi")
     kept, total = [], 0
     for entry in session.entries:
-        total += counter.count_text(json.dumps(entry.record))
+        total += counter.count_text(json.dumps(entry.record, default=dict))
         if total > tokens and kept:
             break
         kept.append(entry)

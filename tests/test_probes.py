@@ -131,11 +131,7 @@ def expected_chat(record: dict[str, Any]) -> dict[str, Any] | None:
     calls = [b for b in blocks if b.get("type") == "toolCall"]
     if not texts and not calls:
         return None
-    # A message that only calls tools goes without content (not `null`: llama.cpp's server
-    # refuses that, OpenAI takes either).
-    item: dict[str, Any] = (
-        {"role": "assistant", "content": "\n".join(texts)} if texts else {"role": "assistant"}
-    )
+    item: dict[str, Any] = {"role": "assistant", "content": "\n".join(texts) or None}
     if calls:
         item["tool_calls"] = [
             {

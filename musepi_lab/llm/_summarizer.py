@@ -44,7 +44,6 @@ __all__ = [
     "cached_summary",
     "refuses_tool_choice",
     "request_key",
-    "wire_message",
 ]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -73,18 +72,6 @@ def cached_summary(
     if cache is not None and response.stop_reason != "error":
         cache.put(key, response)
     return response
-
-
-def wire_message(message: Mapping[str, Any]) -> dict[str, Any]:
-    """A history message as sent: an assistant message that only calls tools goes without
-    its `content: null` (OpenAI takes either; llama.cpp's server refuses the null)."""
-    if (
-        message.get("role") == "assistant"
-        and message.get("tool_calls")
-        and ("content" in message and message["content"] is None)
-    ):
-        return {k: v for k, v in message.items() if k != "content"}
-    return dict(message)
 
 
 def refuses_tool_choice(error: ModelCallError, body: Mapping[str, Any]) -> bool:
@@ -205,7 +192,7 @@ class OpenAICompatibleSummarizer:
         """The Chat Completions request body for `request`."""
         body: dict[str, Any] = {
             "model": self.model,
-            "messages": [wire_message(m) for m in request.chat_messages()],
+            "messages": request.chat_messages(),
             "max_tokens": request.max_tokens
             if self.max_output_tokens is None
             else min(request.max_tokens, self.max_output_tokens),
