@@ -421,8 +421,6 @@ def test_probes_in_the_benchmark_are_judged_by_the_model(local, proxy) -> None:
     assert row["probe_judge_output_tokens"] == sum(
         a["usage"]["completion_tokens"] for _, a in judged
     )
-    # A reply that is not the rubric's JSON is a judge error, never a guessed score.
-    assert row["probe_judge_errors"] <= len(judged)
 
 
 def test_the_reader_history_with_tool_calls_is_refused_by_this_server(local, proxy) -> None:
