@@ -183,7 +183,7 @@ for budget in budgets[:2]:
     result = compact(session, "llm-summary", settings=settings, summarizer=summarizer)
     assert result is not None and result.summary.strip()
     prep = prepare_compaction(session, settings, TokenCounter.for_profile("musepi"))
-    replaced = chat_text(prep.messages_to_summarize)
+    replaced = chat_text([*prep.messages_to_summarize, *prep.turn_prefix_messages])
     print(
         f"=== budget {budget:,}: {len(replaced):,} characters replaced by {len(result.summary):,}"
     )
