@@ -16,18 +16,15 @@ import pytest
 from _corpus import needs_corpus
 
 from musepi_lab.bench import (
-    COLUMNS,
-    TIMING_COLUMNS,
-    make_cells,
-    parse_strategy,
     read_benchmark,
-    resolve_strategy,
     run_benchmark,
     session_refs,
     summary_table,
     table_markdown,
     write_benchmark,
 )
+from musepi_lab.bench._grid import make_cells, parse_strategy, resolve_strategy
+from musepi_lab.bench._score import COLUMNS, TIMING_COLUMNS
 from musepi_lab.compaction._result import CompactionResult
 from musepi_lab.compaction._settings import CompactionSettings
 from musepi_lab.formats._registry import read_session
