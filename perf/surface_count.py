@@ -37,7 +37,9 @@ def main() -> int:
         print(f"{n:4d}  {name}")
     top = counts.get("musepi_lab", 0)
     total = sum(counts.values())
-    print(f"{total:4d}  in all, {len(counts)} lists ({top} top-level + {total - top} in subpackages)")
+    print(
+        f"{total:4d}  in all, {len(counts)} lists ({top} top-level + {total - top} in subpackages)"
+    )
     return 0
 
 
