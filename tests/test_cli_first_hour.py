@@ -18,7 +18,8 @@ from typing import Any
 
 import pytest
 
-from musepi_lab.cli import build_parser, main
+from musepi_lab.cli import main
+from musepi_lab.cli._parser import build_parser
 from musepi_lab.testing import StubOpenAIServer
 
 REPO = Path(__file__).resolve().parents[1]
