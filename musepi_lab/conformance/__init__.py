@@ -26,11 +26,13 @@ the same shape, and the field-by-field comparison.
 from ._compare import compare_all
 from ._reference import ReferenceRunError, ReferenceToolMissing
 from ._run import compare_file, format_table
+from ._snapcompact import compare_snapcompact
 
 __all__ = [
     "ReferenceRunError",
     "ReferenceToolMissing",
     "compare_all",
     "compare_file",
+    "compare_snapcompact",
     "format_table",
 ]
