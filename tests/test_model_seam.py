@@ -23,8 +23,9 @@ from _builders import Chain, stub_server_fixtures, words
 
 from musepi_lab.bench._run import run_benchmark
 from musepi_lab.compaction._settings import CompactionSettings
-from musepi_lab.llm import ModelCallError, redact
+from musepi_lab.llm import ModelCallError
 from musepi_lab.llm._client import parse_retry_after
+from musepi_lab.llm._errors import redact
 from musepi_lab.strategies import (
     DiskCache,
     OpenAICompatibleSummarizer,

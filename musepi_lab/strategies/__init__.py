@@ -6,15 +6,15 @@ package imports every built-in strategy module below, and each registers itself.
 """
 
 from ..llm import (
-    DiskCache,
     OpenAICompatibleSummarizer,
     Summarizer,
     SummarizerError,
     SummarizerNotConfigured,
     SummaryRequest,
     SummaryResponse,
-    request_key,
 )
+from ..llm._cache import DiskCache
+from ..llm._types import request_key
 from ._base import (
     CompactionContext,
     Strategy,
