@@ -19,7 +19,8 @@ from musepi_lab.analysis import (
 )
 from musepi_lab.compaction import CompactionSettings
 from musepi_lab.strategies import compact
-from musepi_lab.tokens import COMPOSITION_KINDS, TokenCounter, message_composition
+from musepi_lab.tokens import TokenCounter
+from musepi_lab.tokens._composition import COMPOSITION_KINDS, message_composition
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "datasets" / "sample" / "sample-0003.jsonl"
