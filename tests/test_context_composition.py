@@ -11,12 +11,8 @@ from typing import Any
 import pytest
 
 from musepi_lab import build_session_context, read_session, replay
-from musepi_lab.analysis import (
-    COMPOSITION_COLUMNS,
-    context_composition,
-    context_composition_df,
-    replay_composition_df,
-)
+from musepi_lab.analysis import context_composition_df, replay_composition_df
+from musepi_lab.analysis._composition import COMPOSITION_COLUMNS, context_composition
 from musepi_lab.compaction import CompactionSettings
 from musepi_lab.strategies import compact
 from musepi_lab.tokens import TokenCounter
