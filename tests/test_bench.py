@@ -28,7 +28,8 @@ from musepi_lab.bench._score import COLUMNS, TIMING_COLUMNS
 from musepi_lab.compaction._result import CompactionResult
 from musepi_lab.compaction._settings import CompactionSettings
 from musepi_lab.formats._registry import read_session
-from musepi_lab.plot import REPLAY_REPORT_FIGURES, write_benchmark_report
+from musepi_lab.plot import write_benchmark_report
+from musepi_lab.plot._bench import REPLAY_REPORT_FIGURES
 from musepi_lab.replay._streams import OFF_PATH
 from musepi_lab.replay._uncertainty import COST_DRAWS
 from musepi_lab.strategies._base import CompactionContext, Strategy, compact, register

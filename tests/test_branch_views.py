@@ -21,7 +21,8 @@ from musepi_lab.compaction._hooks import BeforeTree  # noqa: E402
 from musepi_lab.datasets._branches import generate_branch_session  # noqa: E402
 from musepi_lab.llm._summarizer import OpenAICompatibleSummarizer  # noqa: E402
 from musepi_lab.navigation import navigate_tree  # noqa: E402
-from musepi_lab.plot import plot_tree, tree_layout  # noqa: E402
+from musepi_lab.plot import plot_tree  # noqa: E402
+from musepi_lab.plot._layout import tree_layout  # noqa: E402
 from musepi_lab.widgets import SessionExplorer  # noqa: E402
 
 SUMMARY = "## Goal\nThe abandoned attempt, in short."

@@ -209,7 +209,8 @@ def test_plot_draws_one_bar_per_context_and_areas_along_a_replay() -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from musepi_lab.plot import composition_table, plot_context_composition
+    from musepi_lab.plot import plot_context_composition
+    from musepi_lab.plot._composition import composition_table
 
     session = read_session(SAMPLE)
     frame, _ = context_composition_df(session, ["none", "truncate"], budget=4000)
