@@ -26,7 +26,7 @@ import pandas as pd
 from _harness import CORPUS
 
 from musepi_lab import read_session, replay
-from musepi_lab.replay import calibration_rows, calibration_summary
+from musepi_lab.replay._calibration import calibration_rows, calibration_summary
 from musepi_lab.session import Session
 from musepi_lab.session._session import parse_timestamp_ms
 
