@@ -37,6 +37,7 @@ from ._grid import (
     session_refs,
 )
 from ._lock import FolderLockedError
+from ._options import BenchmarkOptions
 from ._parts import benchmark_parts
 from ._probes import EVALUATIONS, PROBE_COLUMNS
 from ._run import benchmark_config, run_benchmark, run_cells
@@ -67,6 +68,7 @@ __all__ = [
     "REPLAY_SUMMARY_METRICS",
     "SUMMARY_METRICS",
     "TIMING_COLUMNS",
+    "BenchmarkOptions",
     "BranchCase",
     "Cell",
     "Comparison",
