@@ -289,3 +289,46 @@ def test_a_calibration_needs_every_cache_model():
     assert DEFAULT_CALIBRATION.model("openai").provider == "openai"
     with pytest.raises(ValueError, match="unknown cache model"):
         DEFAULT_CALIBRATION.model("gemini")
+
+
+def test_the_keys_concentration_is_the_posterior_mode_under_the_hyperprior(tmp_path):
+    # Two pi sessions, one harness key: its pooled count (16 misses of 80 hits) sits at the
+    # family's rate, so the likelihood alone grows towards an infinite concentration; the
+    # hyperprior k^-1.5 (Gelman et al.'s (a + b)^-5/2) makes its mode finite.
+    sessions = [
+        synthetic_session(tmp_path, f"k{i}", ratio=1.3, system=3_000, misses=every_fifth())
+        for i in range(2)
+    ]
+    fit = calibrate(sessions)
+    rate = 16.2 / 81
+    counts = [(80, 16)]
+    assert max(CONCENTRATIONS, key=lambda k: _beta_binomial_loglik(counts, rate, k)) == max(
+        CONCENTRATIONS
+    )
+    mode = max(
+        CONCENTRATIONS, key=lambda k: _beta_binomial_loglik(counts, rate, k) - 1.5 * math.log(k)
+    )
+    assert mode < max(CONCENTRATIONS)
+    assert fit.family("anthropic").key_concentration == mode
+    # The fit has a row for pi@anthropic: its streams keep the within-key concentration.
+    header = sessions[0].header
+    assert fit.concentration(header, "anthropic") == fit.family("anthropic").miss_concentration
+
+
+def test_a_harness_the_fit_never_saw_learns_its_miss_rate_at_the_keys_concentration(tmp_path):
+    # The family misses 2% and its streams are alike (10,000), but no row is for pi: a pi
+    # stream's prior has the keys' concentration (10), so its causal rate at request 40 is
+    # (0.02 * 10 + its 7 misses among requests 1-39) / (10 + 39 candidates).
+    session = synthetic_session(tmp_path, "new", ratio=1.3, system=3_000, misses=every_fifth())
+    fit = known(spread=0.0, miss=0.02, concentration=10_000.0)
+    unseen = fit.with_family("anthropic", key_concentration=10.0)
+    assert unseen.event_rates == ()
+    assert unseen.concentration(session.header, "anthropic") == 10.0
+    misses = replay(session, "recorded", window=10**9, calibration=unseen, ratio="causal")
+    rate = misses.streams[0].draws.misses[40].mean
+    assert rate == pytest.approx((0.02 * 10 + 7) / (10 + 39))
+    # With a row for its key the stream keeps the within-key 10,000: it barely learns.
+    seen = unseen.copy_with(event_rates=(("pi@anthropic", 0.02, 0.0),))
+    assert seen.concentration(session.header, "anthropic") == 10_000.0
+    kept = replay(session, "recorded", window=10**9, calibration=seen, ratio="causal")
+    assert kept.streams[0].draws.misses[40].mean == pytest.approx((200 + 7) / (10_000 + 39))

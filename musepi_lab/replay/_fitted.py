@@ -71,13 +71,13 @@ FIT_SESSIONS: tuple[str, ...] = (
 )
 TOKEN_RATIO: dict[str, float] = {
     "anthropic": 1.3939275479991793,
-    "openai": 0.9928927782265875,
+    "openai": 0.9928927782265887,
     "neutral": 1.0,
 }
 RATIO_SPREAD: dict[str, float] = {
-    "anthropic": 0.1918132705469491,
-    "openai": 0.1918132705469491,
-    "neutral": 0.1918132705469491,
+    "anthropic": 0.19181327054694905,
+    "openai": 0.19181327054694905,
+    "neutral": 0.19181327054694905,
 }
 SYSTEM_SPREAD: dict[str, float] = {
     "anthropic": 3749.8369738488773,
@@ -91,7 +91,7 @@ NOISE: dict[str, float] = {
 }
 NOISE_CORRELATION: dict[str, float] = {
     "anthropic": 0.9,
-    "openai": 0.897572592754464,
+    "openai": 0.8975725927544642,
     "neutral": 0.0,
 }
 MISS_RATE: dict[str, float] = {
@@ -103,6 +103,11 @@ MISS_CONCENTRATION: dict[str, float] = {
     "anthropic": 177.828,
     "openai": 177.828,
     "neutral": 177.828,
+}
+KEY_CONCENTRATION: dict[str, float] = {
+    "anthropic": 10.0,
+    "openai": 10.0,
+    "neutral": 10.0,
 }
 HIT_RATE: dict[str, float] = {
     "anthropic": 0.11538461538461538,
