@@ -332,3 +332,27 @@ def test_a_harness_the_fit_never_saw_learns_its_miss_rate_at_the_keys_concentrat
     assert seen.concentration(session.header, "anthropic") == 10_000.0
     kept = replay(session, "recorded", window=10**9, calibration=seen, ratio="causal")
     assert kept.streams[0].draws.misses[40].mean == pytest.approx((200 + 7) / (10_000 + 39))
+
+
+def test_a_causal_judgements_draws_carry_each_requests_rate_uncertainty(tmp_path):
+    from musepi_lab.replay._judge import _judged_replay, _kept
+    from musepi_lab.replay._uncertainty import _rate_draws, cost_draws, expected_bill
+
+    session = synthetic_session(tmp_path, "u", ratio=1.3, system=3_000, misses=every_fifth())
+    fit = known(spread=0.0, miss=0.1, concentration=20.0)
+    result = _judged_replay(session, fit, "causal")
+    rates = result.streams[0].draws.misses
+    # Request 40's posterior: 20 pseudo-requests at 10%, then the 39 candidates 1-39 of
+    # which 7 (5, 10, ..., 35) missed.
+    a, b = 0.1 * 20 + 7, 0.9 * 20 + 32
+    assert (rates[40].alpha, rates[40].beta) == pytest.approx((a, b))
+    drawn = _rate_draws(rates, np.random.default_rng(3), 50_000)
+    mean, var = a / (a + b), a * b / ((a + b) ** 2 * (a + b + 1))
+    assert drawn[:, 40].mean() == pytest.approx(mean, rel=0.01)
+    assert drawn[:, 40].var() == pytest.approx(var, rel=0.05)
+    assert np.corrcoef(drawn[:, 20], drawn[:, 40])[0, 1] > 0.99  # one factor per draw
+    # The expected bill is exact and the draws' mean agrees with it for every seed.
+    streams = [_kept(s) for s in result.streams]
+    for seed in (COST_SEED, COST_SEED + 2, 11):
+        draws = cost_draws(streams, seed=seed, draws=20_000)
+        assert draws.mean() == pytest.approx(expected_bill(streams), rel=0.01)

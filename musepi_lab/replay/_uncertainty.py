@@ -17,8 +17,11 @@ left open, per stream:
   posterior holds for the whole stream (a replay's, from all its recorded requests), each
   draw takes the stream's rate from it (an exact beta draw), then misses request by
   request; where it changes from request to request (a causal judgement, each request's
-  from the outcomes before it), each request misses at its posterior's mean, which is its
-  predictive probability given what came before. A miss pays the request's cache read
+  from the outcomes before it), each draw puts one mean-one log-normal factor on every
+  request's posterior mean (capped at 1), of the posterior's relative variance
+  `(1 - m) / (m (a + b + 1))`: the stream's rate is as unsure as in the whole-stream case
+  and errs alike throughout the stream, while each request's mean stays its predictive
+  probability given what came before. A miss pays the request's cache read
   beyond the warm prefix at the price of the rest (a write, or input for OpenAI);
 - the unpredicted hits: a request whose cache the rules let expire is served from cache
   anyway at the stream's own hit rate (same form), saving what it would have read.
@@ -198,8 +201,19 @@ def _rate_draws(rates: Sequence[Rate], rng: np.random.Generator, draws: int) -> 
     first = rates[0] if rates else Rate(0.0)
     if all(r == first for r in rates) and first.alpha > 0 and first.beta > 0:
         return np.repeat(rng.beta(first.alpha, first.beta, draws)[:, None], n, axis=1)
-    means: np.ndarray = np.tile(np.array([r.mean for r in rates]), (draws, 1))
-    return means
+    mean = np.array([r.mean for r in rates])
+    size = np.array([r.alpha + r.beta for r in rates])
+    if not (size > 0).any():
+        known: np.ndarray = np.tile(mean, (draws, 1))
+        return known
+    # The beta's relative variance, (1 - m) / (m (a + b + 1)), on a mean-one log-normal
+    # factor shared by the stream's requests in a draw (its rate errs alike throughout).
+    with np.errstate(divide="ignore", invalid="ignore"):
+        relative = np.where((size > 0) & (mean > 0), (1 - mean) / (mean * (size + 1)), 0.0)
+    s = np.sqrt(np.log1p(relative))
+    z = rng.standard_normal(draws)
+    drawn: np.ndarray = np.minimum(mean[None, :] * np.exp(s[None, :] * z[:, None] - s**2 / 2), 1.0)
+    return drawn
 
 
 def cost_draws(
