@@ -40,9 +40,10 @@ def estimate_before(k: int) -> int:
     return k * (USER_TOKENS + REPLY_TOKENS) + USER_TOKENS
 
 
-def synthetic_session(tmp_path, name, *, ratio, system, misses, requests=41):
+def synthetic_session(tmp_path, name, *, ratio, system, misses, requests=41, first_read=0):
     """A pi session of `requests` turns whose recorded prompt is `system + ratio * estimate`
-    and whose request k misses the cache when `k in misses` (k ≥ 1)."""
+    and whose request k misses the cache when `k in misses` (k ≥ 1); the first request
+    reads `first_read` tokens (a prefix another session cached) and writes the rest."""
 
     def stamp(seconds):
         return f"2025-01-01T{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}.000Z"
@@ -54,7 +55,7 @@ def synthetic_session(tmp_path, name, *, ratio, system, misses, requests=41):
     for k in range(requests):
         prompt = system + round(ratio * estimate_before(k))
         hit = k > 0 and k not in misses
-        read = previous if hit else 0
+        read = previous if hit else (first_read if k == 0 else 0)
         usage = {"input": 0, "cacheRead": read, "cacheWrite": prompt - read, "output": 100}
         user = {"role": "user", "content": "u" * USER_CHARS, "timestamp": 0}
         reply = {
@@ -356,3 +357,42 @@ def test_a_causal_judgements_draws_carry_each_requests_rate_uncertainty(tmp_path
     for seed in (COST_SEED, COST_SEED + 2, 11):
         draws = cost_draws(streams, seed=seed, draws=20_000)
         assert draws.mean() == pytest.approx(expected_bill(streams), rel=0.01)
+
+
+def test_a_first_request_the_rules_bill_as_a_miss_may_be_served_from_anothers_cache(tmp_path):
+    # The first request of each session: nothing of its own is cached, so the rules bill
+    # its 3,000-token system prompt as a write; one session's provider read it (another
+    # session had cached it), the other's did not. Those two are the only hit candidates
+    # (every later request reads its own live cache): 1 of 2 served, and one
+    # pseudo-request at that pooled 50%.
+    served = synthetic_session(
+        tmp_path, "a", ratio=1.3, system=3_000, misses=set(), first_read=3_000
+    )
+    written = synthetic_session(tmp_path, "b", ratio=1.3, system=3_000, misses=set())
+    fit = calibrate([served, written])
+    assert fit.family("anthropic").hit_rate == pytest.approx(1.5 / 3)
+    # Billed on a line known exactly: the first request's saving is its system prompt read
+    # (0.1x input) instead of written (1.25x), at the 50%, and no draw is negative.
+    line = known(spread=0.0, miss=0.0).with_family("anthropic", hit_rate=0.5)
+    r = replay(written, "none", window=10**9, calibration=line)
+    assert r.streams[0].draws.billed[0].expired == 3_000
+    assert all(b.expired == 0 for b in r.streams[0].draws.billed[1:])
+    assert r.cost - r.total_cost == pytest.approx(-0.5 * 3_000 * (3.75 - 0.3) / 1e6, rel=1e-9)
+    low, high = r.cost_interval
+    assert 0 < low < r.cost < high
+
+
+def test_no_drawn_bill_is_negative_when_a_hit_saves_on_an_unsure_line(tmp_path):
+    from musepi_lab.replay._own import Terms
+    from musepi_lab.replay._uncertainty import cost_draws, expected_bill
+
+    # One request whose system prompt is known only to +-3,000 tokens (about 70% of its
+    # 4,300-token prompt), served from another's cache at 50%: a draw's saving is on the
+    # drawn line, so no drawn bill falls below its output's (100 tokens at $15 / Mtok).
+    session = synthetic_session(tmp_path, "one", ratio=1.3, system=3_000, misses=set(), requests=1)
+    fit = known(spread=0.0, miss=0.0).with_family("anthropic", hit_rate=0.5)
+    stream = replay(session, "none", window=10**9, calibration=fit).streams[0].draws
+    unsure = stream._replace(terms=[Terms(3_000, 1.3, var_system=3_000.0**2)])
+    draws = cost_draws([unsure], draws=20_000)
+    assert draws.min() >= 100 * 15 / 1e6 - 1e-12
+    assert draws.max() > expected_bill([unsure]) > draws.min()

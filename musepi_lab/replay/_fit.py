@@ -32,8 +32,9 @@ sent) and billed again under each step's parameters. Per tokenizer family (`anth
    harness's provider behaves alike across its sessions: pi's fixtures miss 7%, Claude
    Code's sessions under 1%) and per family (for keys without a row), the miss rate (of the
    requests the rules read mostly from cache, the share the provider recorded mostly as a
-   miss), the unpredicted-hit rate (of those whose cache the rules let expire, the share the
-   provider served from cache), how much streams' own miss rates differ beyond chance
+   miss), the unpredicted-hit rate (of those whose cache the rules let expire, and of the
+   streams' first requests the rules bill as misses, the share the provider served from
+   cache), how much streams' own miss rates differ beyond chance
    (`_miss_concentration`, a beta-binomial maximum likelihood), and how much the harness
    keys' rates differ around their family's (`_key_concentration`, the same with keys in
    the place of streams, under a hyperprior: the prior of a harness the fit never saw).

@@ -110,9 +110,9 @@ KEY_CONCENTRATION: dict[str, float] = {
     "neutral": 10.0,
 }
 HIT_RATE: dict[str, float] = {
-    "anthropic": 0.11538461538461538,
-    "openai": 0.36877828054298645,
-    "neutral": 0.2692307692307692,
+    "anthropic": 0.3877118644067797,
+    "openai": 0.4278199883109293,
+    "neutral": 0.4067796610169492,
 }
 MEMORY: dict[str, float] = {
     "anthropic": 0.95,
@@ -158,10 +158,10 @@ WARM_PREFIX_TOKENS: tuple[tuple[str, tuple[int, ...], int], ...] = (
     ("pi@openai", (), 0),
 )
 EVENT_RATES: tuple[tuple[str, float, float], ...] = (
-    ("claude-code:subagent@anthropic", 0.00013349905629977444, 0.2692307692307692),
-    ("claude-code@anthropic", 0.0061279030684603586, 0.2692307692307692),
-    ("codex@openai", 0.02637287788591767, 0.36877828054298645),
-    ("gemini-cli@neutral", 0.008677438659485339, 0.2692307692307692),
-    ("pi@anthropic", 0.04360450538098151, 0.11538461538461538),
-    ("pi@openai", 0.10807258271351629, 0.2692307692307692),
+    ("claude-code:subagent@anthropic", 0.00013349905629977444, 0.3097072419106317),
+    ("claude-code@anthropic", 0.0061279030684603586, 0.7642526964560864),
+    ("codex@openai", 0.02637287788591767, 0.4771838331160365),
+    ("gemini-cli@neutral", 0.008677438659485339, 0.4067796610169492),
+    ("pi@anthropic", 0.04360450538098151, 0.1172316384180791),
+    ("pi@openai", 0.10807258271351629, 0.1016949152542373),
 )
