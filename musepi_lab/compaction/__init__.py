@@ -8,6 +8,7 @@ inputs (serialization: pi's labels, or MusePi's per-dialect transcript; file ope
 from ._cut import CutPointResult, find_cut_point
 from ._hooks import BeforeCompact, Compacting, SessionHooks
 from ._prepare import CompactionPreparation, prepare_compaction
+from ._prune_options import PruneOptions
 from ._pruning import PruneResult, prune_tool_outputs
 from ._result import CompactionResult
 from ._serialize import serialize_conversation
@@ -22,6 +23,7 @@ __all__ = [
     "CompactionResult",
     "CompactionSettings",
     "CutPointResult",
+    "PruneOptions",
     "PruneResult",
     "SessionHooks",
     "estimate_context_tokens",

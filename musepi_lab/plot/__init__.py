@@ -7,8 +7,10 @@ from ._composition import plot_context_composition
 from ._probes import plot_probe_scores
 from ._timeline import plot_context_timeline
 from ._tree import plot_tree
+from ._tree_options import TreeOptions
 
 __all__ = [
+    "TreeOptions",
     "plot_benchmark",
     "plot_comparison",
     "plot_context_composition",

@@ -10,12 +10,14 @@ model on a declared rubric elsewhere), through the one model seam.
 from ._frame import probes_df, probes_frame
 from ._make import ProbeLimits, make_probes
 from ._model import Probe
+from ._options import ProbeOptions
 from ._run import ProbeModels, probe_score_table, run_probes, score_probes
 
 __all__ = [
     "Probe",
     "ProbeLimits",
     "ProbeModels",
+    "ProbeOptions",
     "make_probes",
     "probe_score_table",
     "probes_df",

@@ -31,10 +31,11 @@ from ._base import (
     get,
     register,
 )
-from ._handoff import HandoffResult, handoff
+from ._handoff import HandoffOptions, HandoffResult, handoff
 
 __all__ = [
     "CompactionContext",
+    "HandoffOptions",
     "HandoffResult",
     "Strategy",
     "StrategyUnavailable",
