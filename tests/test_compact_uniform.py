@@ -18,7 +18,8 @@ import musepi_lab as ml
 from musepi_lab.compaction import CompactionSettings
 from musepi_lab.context._build import build_session_context
 from musepi_lab.llm import OpenAICompatibleSummarizer
-from musepi_lab.strategies import available, strategy_type
+from musepi_lab.strategies import available
+from musepi_lab.strategies._base import strategy_type
 from musepi_lab.tokens import TokenCounter
 from musepi_lab.tokens._estimate import js_stringify
 
