@@ -9,8 +9,6 @@ text cards of the core values (`musepi_lab.display`) load when the first one is 
 from __future__ import annotations
 
 import importlib
-import sys
-import types
 import typing
 from typing import Any
 
@@ -46,7 +44,7 @@ if typing.TYPE_CHECKING:  # what the lazy names are, for type checkers and edito
     from .context._transcript import transcript
     from .formats._registry import iter_sessions, read_session, read_sessions
     from .navigation import NavigationResult, generate_branch_summary, navigate_tree
-    from .replay import ReplayResult, replay
+    from .replay import ReplayResult, replay_session
     from .session import Entry, ReadProblem, Session, SessionReadError
     from .strategies import HandoffResult, compact, handoff
     from .tokens import TokenCounter
@@ -93,7 +91,7 @@ _LAZY: dict[str, str] = {
     "generate_branch_summary": "musepi_lab.navigation",
     "navigate_tree": "musepi_lab.navigation",
     "ReplayResult": "musepi_lab.replay._result",
-    "replay": "musepi_lab.replay._replay",
+    "replay_session": "musepi_lab.replay._replay",
     **dict.fromkeys(("Entry", "ReadProblem", "Session", "SessionReadError"), "musepi_lab.session"),
     "HandoffResult": "musepi_lab.strategies",
     "compact": "musepi_lab.strategies",
@@ -149,7 +147,7 @@ __all__ = [
     "prune_tool_outputs",
     "read_session",
     "read_sessions",
-    "replay",
+    "replay_session",
     "run_benchmark",
     "serialize_for_summary",
     "sessions_df",
@@ -180,20 +178,4 @@ def _load_displays() -> None:
     importlib.import_module("musepi_lab.display")
 
 
-class _Package(types.ModuleType):
-    """The package module: `musepi_lab.replay` stays the function.
-
-    Importing the subpackage `musepi_lab.replay` (which defines the function) makes the
-    import system set the package's attribute `replay` to that module; kept, it would
-    shadow `replay()` for whoever imported it after. So that one assignment is ignored,
-    and the name resolves to the function (`__getattr__`), as it always has.
-    """
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name == "replay" and isinstance(value, types.ModuleType):
-            return
-        super().__setattr__(name, value)
-
-
 _repr.add_loader(_load_displays)
-sys.modules[__name__].__class__ = _Package

@@ -117,15 +117,15 @@ ax = plot_strategy_comparison(frame)
 # %% [markdown]
 # ## Replay: the whole session under a window
 #
-# `replay` walks the session forward as the agent lived it and compacts where MusePi's
+# `replay_session` walks the session forward as the agent lived it and compacts where MusePi's
 # triggers fire; the timeline shows the context of every request, the window, the threshold
 # and each compaction.
 
 # %%
 from musepi_lab.plot import plot_context_timeline
-from musepi_lab.replay import replay
+from musepi_lab.replay import replay_session
 
-replayed = replay(session, replay_strategy, window=window)
+replayed = replay_session(session, replay_strategy, window=window)
 ax = plot_context_timeline(replayed)
 replayed
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from musepi_lab import build_session_context, read_session, replay
+from musepi_lab import build_session_context, read_session, replay_session
 from musepi_lab.analysis import context_composition_df, replay_composition_df
 from musepi_lab.analysis._composition import COMPOSITION_COLUMNS, context_composition
 from musepi_lab.compaction import CompactionSettings
@@ -188,7 +188,7 @@ def test_before_and_after_frames_sum_to_the_measured_contexts() -> None:
 
 def test_replay_frame_shows_the_compactions_as_summaries() -> None:
     session = read_session(SAMPLE)
-    result = replay(session, "truncate", window=16_000)
+    result = replay_session(session, "truncate", window=16_000)
     assert result.compactions > 0
     frame, _ = replay_composition_df(result, counter=TokenCounter("musepi"), max_requests=None)
     assert frame["request"].nunique() == len(result.timeline)
@@ -223,6 +223,8 @@ def test_plot_draws_one_bar_per_context_and_areas_along_a_replay() -> None:
     assert len(ax.patches) == len(COMPOSITION_KINDS) * 3
     plt.close(ax.figure)
 
-    ax = plot_context_composition(replay(session, "truncate", window=16_000), max_requests=20)
+    ax = plot_context_composition(
+        replay_session(session, "truncate", window=16_000), max_requests=20
+    )
     assert ax.get_xlabel() == "request" and len(ax.collections) == len(COMPOSITION_KINDS)
     plt.close(ax.figure)

@@ -92,7 +92,7 @@ def test_import_is_light():
 def test_lazy_names_resolve():
     import musepi_lab
 
-    for name in ("entries_df", "compact", "replay"):
+    for name in ("entries_df", "compact", "replay_session"):
         assert callable(getattr(musepi_lab, name))
     with pytest.raises(AttributeError):
         musepi_lab.no_such_name  # noqa: B018
@@ -153,3 +153,26 @@ def test_the_readme_examples_use_only_supported_names():
         if module != f"{ROOT}.testing" and attr not in getattr(_module(module), "__all__", ())
     ]
     assert not unsupported, f"README examples use names outside __all__: {unsupported}"
+
+
+@pytest.mark.parametrize("name", PACKAGES)
+def test_no_export_shares_a_name_with_a_subpackage(name):
+    # `import musepi_lab.x as m` must give the subpackage: an exported function of the same
+    # name as a subpackage would be what that statement returns (the attribute wins).
+    mod = _module(name)
+    if not hasattr(mod, "__path__"):
+        return
+    subpackages = {info.name for info in pkgutil.iter_modules(mod.__path__)}
+    clashes = sorted(set(mod.__all__) & subpackages)
+    assert not clashes, f"{name}: exports named like its subpackages: {clashes}"
+
+
+def test_importing_a_subpackage_as_a_name_gives_the_module():
+    code = (
+        "import types\n"
+        "import musepi_lab.replay as rp, musepi_lab.strategies as st\n"
+        "import musepi_lab as ml\n"
+        "assert isinstance(rp, types.ModuleType) and isinstance(st, types.ModuleType)\n"
+        "assert callable(ml.replay_session) and ml.replay is rp\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

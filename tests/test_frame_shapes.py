@@ -30,7 +30,7 @@ from musepi_lab.analysis import (
 from musepi_lab.formats import read_session
 from musepi_lab.probes import make_probes, probes_df, probes_frame
 from musepi_lab.probes._make import probe_point
-from musepi_lab.replay import replay
+from musepi_lab.replay import replay_session
 from musepi_lab.tokens._composition import COMPOSITION_KINDS
 
 SAMPLE = Path(__file__).resolve().parents[1] / "datasets" / "sample"
@@ -184,7 +184,7 @@ def test_probes_df_makes_the_probes_of_each_session(folder: Path) -> None:
 
 def test_replay_composition_df_takes_replays_and_sessions(folder: Path) -> None:
     session = read_session(FILES[0])
-    result = replay(session, "none", window=200_000)
+    result = replay_session(session, "none", window=200_000)
     from_replay, errors = replay_composition_df(result, max_requests=5)
     assert errors == [] and set(from_replay["session_id"]) == {header_id(FILES[0])}
     # A session is replayed here with the strategy under its model's window (200,000 for

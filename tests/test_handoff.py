@@ -146,7 +146,7 @@ def test_replay_continues_in_the_new_session(server):
     from _builders import words
 
     from musepi_lab.compaction._settings import CompactionSettings
-    from musepi_lab.replay import replay
+    from musepi_lab.replay import replay_session
 
     c = Chain("long")
     for i in range(4):
@@ -155,7 +155,7 @@ def test_replay_continues_in_the_new_session(server):
     session = c.session()
     ids = [e.id for e in session.entries]
     # A manual handoff after the second answer (entry 4 of 8).
-    result = replay(
+    result = replay_session(
         session,
         "handoff",
         window=10**6,

@@ -111,7 +111,7 @@ def test_preserved_session_replays_and_bills_every_request() -> None:
     session = read_session(path, strict=True)
     on_branch = {"a1", *PEER_LIVE["dag_compact_after_rewind_preserved"]}
     replies = [r["uuid"] for r in usage_lines(path) if r["uuid"] in on_branch]
-    result = ml.replay(session, "recorded", window=200_000)
+    result = ml.replay_session(session, "recorded", window=200_000)
     assert [session.get(i).source_id for i in result.timeline["entry_id"]] == replies
     frame, problems = usage_df(session)
     assert problems == [] and len(frame) == len(usage_lines(path))  # b1a too: it was billed
@@ -145,7 +145,7 @@ def test_boundary_without_its_logical_parent_is_bridged_never_a_root() -> None:
     assert [s for s in path_sources(session) if s != "cb"] == messages
     # replay, usage (and bench, which replays) see one conversation: every request
     replies = [r["uuid"] for r in usage_lines(path)]
-    result = ml.replay(session, "recorded", window=200_000)
+    result = ml.replay_session(session, "recorded", window=200_000)
     assert [session.get(i).source_id for i in result.timeline["entry_id"]] == replies
     frame, _ = usage_df(session)
     assert sorted(frame["line"]) == [line_of(path, u) for u in replies]

@@ -21,7 +21,7 @@ from _raw import codex_lines, codex_requests, codex_responses
 
 from musepi_lab.analysis._usage import usage_df
 from musepi_lab.formats._codex import read_codex
-from musepi_lab.replay import replay
+from musepi_lab.replay import replay_session
 from musepi_lab.replay._cache import (
     ENCRYPTED_CHARS_PER_REASONING_TOKEN,
     ENCRYPTED_REASONING_OVERHEAD,
@@ -97,7 +97,7 @@ def test_hidden_reasoning_stays_on_the_request_that_produced_it(name: str) -> No
 def test_replay_bills_one_row_per_recorded_request() -> None:
     name = "rollout-2025-09-26T17-01-04-019985ca-7ef7-7580-a921-c20ac619f40b.jsonl"
     requests = codex_requests(raw(corpus_file("codex", name)))
-    timeline = replay(read_codex(corpus_file("codex", name)), "none", window=10**9).timeline
+    timeline = replay_session(read_codex(corpus_file("codex", name)), "none", window=10**9).timeline
     assert len(timeline) == len(requests) == 27
     assert (timeline["output_tokens"] > 0).all()
 

@@ -309,13 +309,13 @@ def _replays(
                 f"or {EXPECTED_SOURCE}; got {type(source).__name__}"
             ) from None
     check_source(source, "replay_composition_df")
-    from ..replay._replay import replay
+    from ..replay._replay import replay_session
 
     sessions, problems = load_sessions(source, strict=strict)
     replays = []
     for session in sessions:
         replays.append(
-            replay(
+            replay_session(
                 session,
                 strategy,
                 window=window,

@@ -111,12 +111,12 @@ def _compact_cell(cell: Cell, session: Session, counter: TokenCounter) -> dict[s
 
 
 def _replay_cell(cell: Cell, session: Session, counter: TokenCounter) -> dict[str, Any]:
-    from ..replay._replay import replay
+    from ..replay._replay import replay_session
 
     source = _fact_source(cell)
     planted = _planted(cell, source)
     started = time.perf_counter()
-    res = replay(
+    res = replay_session(
         session,
         cell.strategy,
         window=cell.budget,

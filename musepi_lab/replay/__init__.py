@@ -13,7 +13,7 @@ from ._calibrated import DEFAULT_CALIBRATION, Calibration
 from ._coverage import Coverage
 from ._fit import calibrate
 from ._judge import REQUEST_CLASSES, judge, judge_sources
-from ._replay import CompactionEvent, ReplayResult, replay
+from ._replay import CompactionEvent, ReplayResult, replay_session
 from ._result import StreamResult, cost_difference_interval
 from ._split import CALIBRATION_SPLIT, corpus_split, read_split
 
@@ -32,5 +32,5 @@ __all__ = [
     "judge",
     "judge_sources",
     "read_split",
-    "replay",
+    "replay_session",
 ]
