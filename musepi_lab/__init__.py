@@ -18,6 +18,7 @@ from . import _repr
 from ._version import __version__
 
 if typing.TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
+    from ._errors import MusepiLabError
     from .analysis import (
         compactions_df,
         context_composition_df,
@@ -67,6 +68,7 @@ _LAZY: dict[str, str] = {
         ),
         "musepi_lab.analysis",
     ),
+    "MusepiLabError": "musepi_lab._errors",
     "run_benchmark": "musepi_lab.bench",
     **dict.fromkeys(
         (
@@ -126,6 +128,7 @@ __all__ = [
     "CompactionSettings",
     "Entry",
     "HandoffResult",
+    "MusepiLabError",
     "NavigationResult",
     "ReadProblem",
     "ReplayResult",

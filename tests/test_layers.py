@@ -1,7 +1,7 @@
 """The layer rule, read from the code: each module imports only its own layer and those
 below it, and the core layers import no plotting, widget or notebook package.
 
-Layers, bottom to top (docs/architecture.md): foundation (`_atomic`, `_prompts`, `_repr`) → session →
+Layers, bottom to top (docs/architecture.md): foundation (`_atomic`, `_errors`, `_prompts`, `_repr`) → session →
 formats → context → tokens → compaction → llm → strategies → analysis / replay / metrics /
 datasets → bench → plot, display (HTML cards) and export (transcripts) → widgets → conformance (the reference
 packages' runner and comparison) → cli, testing and the package face.
@@ -17,7 +17,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "musepi_lab"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("_atomic", "_prompts", "_repr", "_version", "prompts"),
+    ("_atomic", "_errors", "_prompts", "_repr", "_version", "prompts"),
     ("session",),
     ("formats",),
     ("context",),

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from .._errors import MusepiLabError
+
 
 @dataclass(frozen=True, slots=True)
 class ReadProblem:
@@ -68,7 +70,7 @@ def in_file_order(problems: Iterable[ReadProblem]) -> tuple[ReadProblem, ...]:
     return tuple(sorted(problems, key=_file_order))
 
 
-class SessionReadError(ValueError):
+class SessionReadError(MusepiLabError, ValueError):
     """A session file could not be read (strict mode, or a path that is not a file).
 
     `str(err)` starts with `path:line` (or `path` for whole-file problems).

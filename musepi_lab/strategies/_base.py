@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from .._errors import MusepiLabError
 from .._prompts import PromptSet, resolve_prompts
 from ..compaction._hooks import NO_HOOKS, BeforeCompact, Compacting, SessionHooks
 from ..compaction._prepare import CompactionPreparation, prepare_compaction
@@ -26,7 +27,7 @@ from ..session._session import Session
 from ..tokens._counter import TokenCounter
 
 
-class StrategyUnavailable(RuntimeError):
+class StrategyUnavailable(MusepiLabError, RuntimeError):
     """A strategy cannot run with what it was given (e.g. an LLM strategy without a
     summarizer, or snapcompact for a model that cannot read images)."""
 
