@@ -1,8 +1,9 @@
 """pandas DataFrames of sessions: entries, messages, tool calls, compactions, sessions.
 
 Every frame function takes a `Session`, a file or folder, or a list of those, and returns
-`(frame, errors)` (or, with `strict=True`, the frame alone). Id columns (`session_id`,
-`entry_id`, `parent_id`, `line`) join the frames.
+the DataFrame; the read problems travel on it (`problems_of(frame)`), and `strict=True`
+raises the first instead. Id columns (`session_id`, `entry_id`, `parent_id`, `line`) join
+the frames.
 """
 
 from ._columns import (
@@ -24,6 +25,7 @@ from ._composition import (
 )
 from ._lazy import FRAME_KINDS, dask_frame
 from ._live import LiveSummary, live_summary
+from ._problems import problems_of
 from ._rows import EntryRow, SessionView, ToolCallRow
 from ._tables import (
     compactions_df,
@@ -74,6 +76,7 @@ __all__ = [
     "live_summary",
     "load_sessions",
     "messages_df",
+    "problems_of",
     "replay_composition_df",
     "sessions_df",
     "tool_calls_df",

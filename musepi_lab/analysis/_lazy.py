@@ -117,8 +117,9 @@ def dask_frame(
             file would spend more time in the scheduler than in the reads).
 
     Returns:
-        With `strict=False` a tuple `(frame, errors)`, the errors as the pandas frame
-        function returns them; with `strict=True` the frame alone.
+        With `strict=False` a tuple `(frame, errors)`, the errors as `problems_of` gives
+        them for the pandas frame (a dask frame has no `attrs` to carry them); with
+        `strict=True` the frame alone.
 
     Raises:
         ValueError: An unknown `kind`, or a Session given in `sessions`.

@@ -45,7 +45,8 @@ class ReadProblem:
             `usage-without-reply` (Codex requests no assistant item answers, billed from
             their `token_count` events) and `negative-usage` (a negative token count or
             recorded cost). opencode's database: `invalid-utf8` also for a column name or
-            text value that is not UTF-8.
+            text value that is not UTF-8. A frame function adds `column-error`: a value a
+            column could not extract (its cell left missing).
         message: A human-readable explanation.
     """
 
