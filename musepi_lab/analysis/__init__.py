@@ -25,12 +25,12 @@ from ._composition import (
 )
 from ._lazy import FRAME_KINDS, dask_frame
 from ._live import LiveSummary, live_summary
+from ._load import load_sessions
 from ._problems import problems_of
 from ._rows import EntryRow, SessionView, ToolCallRow
 from ._tables import (
     compactions_df,
     entries_df,
-    load_sessions,
     messages_df,
     sessions_df,
     tool_calls_df,

@@ -37,8 +37,8 @@ from ._cache import (
     joined_problems,
     raise_first,
 )
+from ._load import StrPath
 from ._problems import with_problems
-from ._tables import StrPath
 
 _BUNDLE_META = b"musepi_lab.bundle"
 

@@ -37,9 +37,9 @@ from ..session._errors import ReadProblem, SessionReadError
 from ..session._session import Session
 from ..tokens._counter import TokenCounter
 from ._columns import TIMESTAMP, Column
+from ._load import StrPath, _files, _read_file, _typed, build_frame, resolve_counter
 from ._problems import extract_values
 from ._rows import SessionView, TokenScope
-from ._tables import StrPath, _files, _read_file, _typed, build_frame, resolve_counter
 
 CACHE_VERSION = 1
 """Bump when a frame's rows or columns change in a way the package version does not show."""

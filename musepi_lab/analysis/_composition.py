@@ -23,10 +23,10 @@ from ..session._session import Session
 from ..strategies._base import compact
 from ..tokens._composition import COMPOSITION_KINDS, context_composition_of
 from ..tokens._counter import TokenCounter
+from ._load import SessionSource, load_sessions
 from ._problems import with_problems
 from ._rows import frame_session_ids
 from ._sources import EXPECTED_SOURCE, check_source, takes_sources
-from ._tables import SessionSource, load_sessions
 
 COMPOSITION_COLUMNS: tuple[str, ...] = (
     "session_id",

@@ -33,17 +33,14 @@ from ._columns import (
     TOOL_CALL_COLUMNS,
     Column,
 )
+from ._load import CounterSpec, SessionSource, StrPath, build_frame
 from ._rows import TokenScope, all_entries, entries_of_type, tool_result_entries
 from ._tables import (
-    CounterSpec,
-    SessionSource,
-    StrPath,
     _compaction_rows,
     _entry_rows,
     _message_rows,
     _session_rows,
     _tool_call_rows,
-    build_frame,
 )
 
 FRAME_KINDS: dict[str, tuple[Rows, Sequence[Column[Any]], TokenScope]] = {

@@ -37,9 +37,9 @@ from ..metrics._prices import known_prices, usage_cost
 from ..session._errors import ReadProblem, SessionReadError
 from ..session._session import Session
 from ._harness_usage import with_harness_total
+from ._load import SessionSource, load_sessions
 from ._problems import with_problems
 from ._sources import takes_sources
-from ._tables import SessionSource, load_sessions
 from ._usage_dedup import Identity, duplicate_records, identity, split_duplicates
 
 REPORTS = ("daily", "weekly", "monthly", "session", "blocks")

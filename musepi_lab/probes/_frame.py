@@ -18,7 +18,7 @@ from ._model import Probe
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..analysis._tables import SessionSource
+    from ..analysis._load import SessionSource
 
 PROBE_COLUMNS: tuple[str, ...] = (
     "probe_id",
@@ -99,10 +99,10 @@ def probes_df(
     # stays light.
     import pandas as pd
 
+    from ..analysis._load import load_sessions
     from ..analysis._problems import with_problems
     from ..analysis._rows import frame_session_ids
     from ..analysis._sources import check_source
-    from ..analysis._tables import load_sessions
 
     check_source(source, "probes_df")
     settings = settings or CompactionSettings.musepi()
