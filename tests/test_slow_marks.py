@@ -29,6 +29,21 @@ SLOW = {
     ),
     "tests/test_bench_files.py": ("test_kill_9_during_a_write_keeps_the_earlier_results",),
     "tests/test_strategy_baselines.py": ("test_hybrid_with_llm_summary_over_the_loopback_server",),
+    "tests/conformance/test_unicode.py": (
+        "test_the_release_and_ours_agree_on_every_code_point_and_font",
+        "test_every_scalar_value_of_planes_0_to_2_is_probed_alone_and_in_every_template",
+        "test_a_difference_is_counted_and_named",
+    ),
+    "tests/conformance/test_reference_driver.py": (
+        "test_context_roles",
+        "test_entries_and_estimates_match_the_raw_file",
+    ),
+    "tests/test_notebook_papermill.py": ("test_benchmark_notebook_with_injected_parameters",),
+    "tests/test_notebook_probes.py": ("test_probe_notebook_uses_the_endpoints_it_is_given",),
+    "tests/test_wheel.py": (
+        "test_wheel_holds_the_prompts_and_the_sample",
+        "test_demo_runs_from_the_installed_wheel_in_an_empty_folder",
+    ),
 }
 
 
