@@ -92,11 +92,22 @@ def extract_values(
     """Every column's value of one row; a column whose extractor raises gets None, and a
     `column-error` problem naming the row's file and line and the column goes to
     `problems` (the exception does not escape)."""
+    try:  # the common case, at the speed of one comprehension (extractors are pure)
+        return {name: extract(row) for name, extract in extractors}
+    except Exception:  # an extractor's failure is data, not a crash: column by column
+        return _each_value(row, extractors, problems)
+
+
+def _each_value(
+    row: Any,
+    extractors: Sequence[tuple[str, Callable[[Any], Any]]],
+    problems: list[ReadProblem],
+) -> dict[str, Any]:
     values: dict[str, Any] = {}
     for name, extract in extractors:
         try:
             values[name] = extract(row)
-        except Exception as exc:  # an extractor's failure is data, not a crash
+        except Exception as exc:
             path, line = _where(row)
             message = f"column {name!r} could not be extracted: {type(exc).__name__}: {exc}"
             problems.append(ReadProblem(path, line, COLUMN_ERROR, message))
