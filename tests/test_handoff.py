@@ -227,3 +227,14 @@ def test_strategy_comparer_measures_handoff(server):
         + result.summarizer_output_tokens * DEFAULT_PRICES["output"]
     ) / 1e6
     assert cached > 0 and row["summarizer_cost_usd"] == pytest.approx(expected)
+
+
+def test_handoff_options_as_a_value_send_the_same_request(server):
+    from musepi_lab.strategies import HandoffOptions
+
+    options = HandoffOptions(system_prompt="SYSTEM", tools=TOOLS)
+    handoff(small_session(), summarizer(server), options=options)
+    ((_, body),) = server.requests
+    assert body == expected_body("none")  # written by hand above
+    with pytest.raises(TypeError, match="handoff"):
+        handoff(small_session(), summarizer(server), system=1)

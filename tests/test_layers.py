@@ -2,7 +2,7 @@
 below it, the core layers import no plotting, widget or notebook package, and no module
 reaches itself through the imports it runs (module-level or inside a function).
 
-Layers, bottom to top (docs/architecture.md): foundation (`_atomic`, `_errors`, `_prompts`, `_repr`) → session →
+Layers, bottom to top (docs/architecture.md): foundation (`_atomic`, `_errors`, `_options`, `_prompts`, `_repr`) → session →
 formats → context → tokens → compaction → llm → strategies → analysis / replay / metrics /
 datasets → bench → plot, display (HTML cards) and export (transcripts) → widgets → conformance (the reference
 packages' runner and comparison) → cli, testing and the package face.
@@ -18,7 +18,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "musepi_lab"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("_atomic", "_errors", "_prompts", "_repr", "_version", "prompts"),
+    ("_atomic", "_errors", "_options", "_prompts", "_repr", "_version", "prompts"),
     ("session",),
     ("formats",),
     ("context",),

@@ -165,11 +165,12 @@ def run(paths: list[Path], strategies, budgets, limits=LIMITS, **kw):
         StubOpenAIServer(responder=overlap_judge) as judge,
         StubOpenAIServer() as summarizer,
     ):
+        given = {"limits": limits} if limits is not None else {}
         answers = run_probe_answers(
             paths,
             strategies,
             budgets,
-            limits=limits,
+            **given,
             **models(reader, judge, summarizer),
             **kw,
         )
@@ -416,3 +417,19 @@ def test_a_session_with_nothing_to_compact_keeps_its_cells() -> None:
         assert reader.requests == []
     assert list(cells["label"]) == ["none", "truncate"]
     assert (cells["probes"] == 0).all() and cells["score"].isna().all()
+
+
+def test_probe_options_as_a_value_make_the_same_requests() -> None:
+    path = SAMPLES[0]
+    by_keywords, keyword_reads, keyword_judged = run([path], ["truncate"], [SMALLEST])
+    # The same options as a value (`limits` moves into it, nothing else given).
+    from musepi_lab.probes import ProbeOptions
+
+    by_value, value_reads, value_judged = run(
+        [path], ["truncate"], [SMALLEST], limits=None, options=ProbeOptions(limits=LIMITS)
+    )
+    assert [b["messages"] for _, b in value_reads] == [b["messages"] for _, b in keyword_reads]
+    assert len(value_judged) == len(keyword_judged)
+    assert by_value["question"].tolist() == by_keywords["question"].tolist()
+    with pytest.raises(TypeError, match="run_probe_answers"):
+        run([path], ["truncate"], [SMALLEST], limit=1)

@@ -2,7 +2,9 @@
 
 The grid (`_grid`), running it (`_cell`, `_run`, `_pool`, resuming with `_cache`; on Dask
 distributed one task per session, its rows streamed to Parquet parts: `_dask`, `_parts`),
-scoring one cell (`_score`), writing and reading results atomically (`_files`, under the
+scoring one cell (`_score`), strategies × budgets over one session in process
+(`_compare`: `compare_strategies` gives a `Comparison`, which `StrategyComparer` and
+`musepi-lab compare` show), writing and reading results atomically (`_files`, under the
 folder lock of `_lock`), the summary tables (`_summary`, with counts, means where defined
 and bootstrap intervals from `_aggregate`) and probe scores beside the metrics (`_probes`,
 `run_benchmark(..., evaluate="probes")`). Figures live in `musepi_lab.plot`
@@ -22,6 +24,7 @@ from ._aggregate import (
 from ._branch import BRANCH_STRATEGIES, BranchCase, branch_table, run_branch_bench
 from ._cache import read_cell, write_cell
 from ._cell import run_cell
+from ._compare import Comparison, compare_strategies
 from ._files import read_benchmark, write_benchmark
 from ._grid import (
     FACT_SOURCES,
@@ -34,6 +37,7 @@ from ._grid import (
     session_refs,
 )
 from ._lock import FolderLockedError
+from ._options import BenchmarkOptions
 from ._parts import benchmark_parts
 from ._probes import EVALUATIONS, PROBE_COLUMNS
 from ._run import benchmark_config, run_benchmark, run_cells
@@ -64,14 +68,17 @@ __all__ = [
     "REPLAY_SUMMARY_METRICS",
     "SUMMARY_METRICS",
     "TIMING_COLUMNS",
+    "BenchmarkOptions",
     "BranchCase",
     "Cell",
+    "Comparison",
     "FolderLockedError",
     "SessionRef",
     "benchmark_config",
     "benchmark_parts",
     "bootstrap_ci",
     "branch_table",
+    "compare_strategies",
     "cost_differences",
     "default_metrics",
     "make_cells",

@@ -28,6 +28,7 @@ from ._file_ops import (
 )
 from ._hooks import BeforeCompact, BeforeTree, Compacting, SessionHooks, TreePreparation
 from ._prepare import CompactionPreparation, prepare_compaction
+from ._prune_options import PruneOptions
 from ._prune_rules import SUPERSEDED_NOTICE, USELESS_NOTICE
 from ._pruning import (
     PruneResult,
@@ -73,6 +74,7 @@ __all__ = [
     "ContextEstimate",
     "CutPointResult",
     "FileOperations",
+    "PruneOptions",
     "PruneResult",
     "SessionHooks",
     "TreePreparation",

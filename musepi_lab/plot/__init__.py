@@ -14,6 +14,7 @@ from ._layout import NODE_KINDS, FoldedTree, TreeLayout, TreeNode, fold_tree, no
 from ._probes import plot_probe_scores, probe_score_matrix
 from ._timeline import TRIGGER_COLORS, plot_context_timeline
 from ._tree import KIND_COLORS, REGION_COLORS, plot_tree, readable_fontsize, shade_cut
+from ._tree_options import TreeOptions
 
 __all__ = [
     "COMPOSITION_COLORS",
@@ -26,6 +27,7 @@ __all__ = [
     "FoldedTree",
     "TreeLayout",
     "TreeNode",
+    "TreeOptions",
     "composition_table",
     "fold_tree",
     "node_kind",

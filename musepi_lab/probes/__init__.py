@@ -19,6 +19,7 @@ from ._frame import PROBE_COLUMNS, probes_df, probes_frame
 from ._loopback import echo_reader, overlap_judge
 from ._make import ProbeLimits, make_probes, probe_point
 from ._model import PROBE_KINDS, Probe
+from ._options import ProbeOptions
 from ._run import (
     ProbeModels,
     answer_probe,
@@ -38,6 +39,7 @@ __all__ = [
     "Probe",
     "ProbeLimits",
     "ProbeModels",
+    "ProbeOptions",
     "answer_probe",
     "cell_probes",
     "echo_reader",

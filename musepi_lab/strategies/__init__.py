@@ -26,7 +26,7 @@ from ._base import (
     strategy_type,
 )
 from ._extractive import Extractive
-from ._handoff import Handoff, HandoffResult, handoff
+from ._handoff import Handoff, HandoffOptions, HandoffResult, handoff
 from ._hybrid import Hybrid
 from ._keep_user import KeepUserMessages
 from ._llm_summary import LlmSummary
@@ -45,6 +45,7 @@ __all__ = [
     "DiskCache",
     "Extractive",
     "Handoff",
+    "HandoffOptions",
     "HandoffResult",
     "Hybrid",
     "KeepUserMessages",
