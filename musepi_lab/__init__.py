@@ -39,14 +39,13 @@ if typing.TYPE_CHECKING:  # what the lazy names are, for type checkers and edito
         preferred_dialect,
         prepare_compaction,
         prune_tool_outputs,
-        serialize_conversation,
         serialize_for_summary,
         should_compact,
     )
     from .compaction._hooks import SessionHooks
     from .context._build import SessionContext, build_session_context
     from .context._llm import convert_to_llm
-    from .context._transcript import render_transcript, transcript
+    from .context._transcript import transcript
     from .formats._registry import iter_sessions, read_session, read_sessions
     from .navigation import NavigationResult, generate_branch_summary, navigate_tree
     from .replay import ReplayResult, replay
@@ -81,7 +80,6 @@ _LAZY: dict[str, str] = {
             "preferred_dialect",
             "prepare_compaction",
             "prune_tool_outputs",
-            "serialize_conversation",
             "serialize_for_summary",
             "should_compact",
         ),
@@ -91,7 +89,6 @@ _LAZY: dict[str, str] = {
     "SessionContext": "musepi_lab.context._build",
     "build_session_context": "musepi_lab.context._build",
     "convert_to_llm": "musepi_lab.context._llm",
-    "render_transcript": "musepi_lab.context._transcript",
     "transcript": "musepi_lab.context._transcript",
     "iter_sessions": "musepi_lab.formats._registry",
     "read_session": "musepi_lab.formats._registry",
@@ -158,10 +155,8 @@ __all__ = [
     "prune_tool_outputs",
     "read_session",
     "read_sessions",
-    "render_transcript",
     "replay",
     "run_benchmark",
-    "serialize_conversation",
     "serialize_for_summary",
     "sessions_df",
     "should_compact",

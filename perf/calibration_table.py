@@ -26,8 +26,9 @@ import pandas as pd
 from _harness import CORPUS
 
 from musepi_lab import read_session, replay
-from musepi_lab.replay import calibration_rows, calibration_summary
-from musepi_lab.session import Session, parse_timestamp_ms
+from musepi_lab.replay._calibration import calibration_rows, calibration_summary
+from musepi_lab.session import Session
+from musepi_lab.session._session import parse_timestamp_ms
 
 FOLDERS = ("pi", "claude-code", "codex")
 PARTS = ("input", "cache_read", "cache_write")

@@ -77,8 +77,7 @@ def test_strategies_that_image_nothing_have_equal_bounds(name):
 
 
 def test_replay_rows_carry_both_bounds():
-    from musepi_lab.bench import score_replay
-    from musepi_lab.bench._score import _early_facts
+    from musepi_lab.bench._score import _early_facts, score_replay
     from musepi_lab.metrics import context_text
     from musepi_lab.replay import replay
     from musepi_lab.session._messages import entry_to_message

@@ -19,13 +19,9 @@ from typing import ClassVar
 import pandas as pd
 import pytest
 
-from musepi_lab.bench import (
-    TIMING_COLUMNS,
-    FolderLockedError,
-    SessionRef,
-    read_benchmark,
-    run_benchmark,
-)
+from musepi_lab.bench import FolderLockedError, read_benchmark, run_benchmark
+from musepi_lab.bench._grid import SessionRef
+from musepi_lab.bench._score import TIMING_COLUMNS
 from musepi_lab.cli import main
 from musepi_lab.compaction._result import CompactionResult
 from musepi_lab.strategies._base import CompactionContext, Strategy, register

@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 from _corpus import CORPUS, needs_corpus
 
-from musepi_lab.cli import DEMO_STRATEGIES, main, model_free_strategies
+from musepi_lab.cli import main
+from musepi_lab.cli._bench import DEMO_STRATEGIES, model_free_strategies
 from musepi_lab.formats._registry import read_session
 
 REPO = Path(__file__).resolve().parents[1]

@@ -18,7 +18,8 @@ from typing import Any
 
 import pytest
 
-from musepi_lab.cli import build_parser, main
+from musepi_lab.cli import main
+from musepi_lab.cli._parser import build_parser
 from musepi_lab.testing import StubOpenAIServer
 
 REPO = Path(__file__).resolve().parents[1]
@@ -356,7 +357,9 @@ def test_import_and_help_load_no_command_code() -> None:
         "musepi_lab._repr",
         "musepi_lab._version",
     }
-    helped = _loaded_after("from musepi_lab.cli import build_parser; build_parser().format_help()")
+    helped = _loaded_after(
+        "from musepi_lab.cli._parser import build_parser; build_parser().format_help()"
+    )
     assert {m for m in helped if not m.startswith("musepi_lab.cli")} == {
         "musepi_lab",
         "musepi_lab._repr",

@@ -19,7 +19,8 @@ from musepi_lab.compaction import CompactionSettings
 from musepi_lab.context._build import build_session_context
 from musepi_lab.llm import OpenAICompatibleSummarizer
 from musepi_lab.session import Session
-from musepi_lab.strategies import available, strategy_type
+from musepi_lab.strategies import available
+from musepi_lab.strategies._base import strategy_type
 from musepi_lab.tokens import TokenCounter
 from musepi_lab.tokens._estimate import js_stringify
 

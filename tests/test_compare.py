@@ -16,8 +16,9 @@ from typing import ClassVar
 
 import pytest
 
-from musepi_lab.bench import COLUMNS, Comparison, compare_strategies, run_benchmark
+from musepi_lab.bench import Comparison, compare_strategies, run_benchmark
 from musepi_lab.bench._compare import COMPARISON_COLUMNS
+from musepi_lab.bench._score import COLUMNS
 from musepi_lab.compaction._result import CompactionResult
 from musepi_lab.formats._registry import read_session
 from musepi_lab.strategies import _base

@@ -11,16 +11,12 @@ from typing import Any
 import pytest
 
 from musepi_lab import build_session_context, read_session, replay
-from musepi_lab.analysis import (
-    COMPOSITION_COLUMNS,
-    context_composition,
-    context_composition_df,
-    problems_of,
-    replay_composition_df,
-)
+from musepi_lab.analysis import context_composition_df, problems_of, replay_composition_df
+from musepi_lab.analysis._composition import COMPOSITION_COLUMNS, context_composition
 from musepi_lab.compaction import CompactionSettings
 from musepi_lab.strategies import compact
-from musepi_lab.tokens import COMPOSITION_KINDS, TokenCounter, message_composition
+from musepi_lab.tokens import TokenCounter
+from musepi_lab.tokens._composition import COMPOSITION_KINDS, message_composition
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "datasets" / "sample" / "sample-0003.jsonl"
@@ -218,7 +214,8 @@ def test_plot_draws_one_bar_per_context_and_areas_along_a_replay() -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from musepi_lab.plot import composition_table, plot_context_composition
+    from musepi_lab.plot import plot_context_composition
+    from musepi_lab.plot._composition import composition_table
 
     session = read_session(SAMPLE)
     frame = context_composition_df(session, strategies=["none", "truncate"], budget=4000)

@@ -29,7 +29,8 @@ from musepi_lab.analysis import (
     usage_df,
 )
 from musepi_lab.formats import read_session
-from musepi_lab.probes import make_probes, probe_point, probes_df, probes_frame
+from musepi_lab.probes import make_probes, probes_df, probes_frame
+from musepi_lab.probes._make import probe_point
 from musepi_lab.replay import replay
 from musepi_lab.tokens._composition import COMPOSITION_KINDS
 

@@ -17,9 +17,6 @@ import pytest
 
 import musepi_lab as ml
 from musepi_lab.analysis import (
-    ENTRY_COLUMNS,
-    SESSION_COLUMNS,
-    Column,
     compactions_df,
     context_composition_df,
     entries_df,
@@ -30,6 +27,7 @@ from musepi_lab.analysis import (
     tool_calls_df,
     usage_df,
 )
+from musepi_lab.analysis._columns import ENTRY_COLUMNS, SESSION_COLUMNS, Column
 from musepi_lab.probes import probes_df
 from musepi_lab.session import ReadProblem, SessionReadError
 

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 from _builders import Chain, prompt, stub_server_fixtures, words
 
-from musepi_lab.compaction import BeforeCompact, BeforeTree, Compacting, SessionHooks
+from musepi_lab.compaction import BeforeCompact, Compacting, SessionHooks
+from musepi_lab.compaction._hooks import BeforeTree
 from musepi_lab.compaction._settings import CompactionSettings
 from musepi_lab.llm._summarizer import OpenAICompatibleSummarizer
 from musepi_lab.navigation import TreeHooks, navigate_tree

@@ -22,7 +22,7 @@ from _raw import jsonl_records
 import musepi_lab as ml
 from musepi_lab.analysis import messages_df, problems_of, usage_df
 from musepi_lab.context import build_session_context
-from musepi_lab.datasets import discover_folder
+from musepi_lab.datasets._discover import discover_folder
 from musepi_lab.formats import detect_format, iter_sessions, read_session
 from musepi_lab.session import SessionReadError
 

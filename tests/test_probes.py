@@ -19,18 +19,11 @@ from _corpus import PI_FIXTURES, REPO_ROOT, SAMPLES, corpus_file
 from musepi_lab.compaction import CompactionSettings, prepare_compaction
 from musepi_lab.formats import read_session
 from musepi_lab.llm import OpenAICompatibleSummarizer
-from musepi_lab.probes import (
-    PROBE_KINDS,
-    ProbeLimits,
-    echo_reader,
-    make_probes,
-    overlap_judge,
-    probe_cells,
-    probe_point,
-    probe_score_table,
-    probes_frame,
-    run_probe_answers,
-)
+from musepi_lab.probes import ProbeLimits, make_probes, probe_score_table, probes_frame
+from musepi_lab.probes._loopback import echo_reader, overlap_judge
+from musepi_lab.probes._make import probe_point
+from musepi_lab.probes._model import PROBE_KINDS
+from musepi_lab.probes._run import probe_cells, run_probe_answers
 from musepi_lab.strategies import available
 from musepi_lab.testing import StubOpenAIServer
 from musepi_lab.tokens import TokenCounter
@@ -359,7 +352,8 @@ def test_pi_fixture_score_table(parts) -> None:
 
 def test_one_benchmark_cell_scores_like_the_grid() -> None:
     """`cell_probes` + `score_probes`: what `run_benchmark(evaluate="probes")` calls per cell."""
-    from musepi_lab.probes import ProbeModels, cell_probes, score_probes
+    from musepi_lab.probes import ProbeModels, score_probes
+    from musepi_lab.probes._run import cell_probes
     from musepi_lab.strategies import compact
 
     path = SAMPLES[-1]

@@ -15,7 +15,8 @@ from _corpus import corpus_file
 
 from musepi_lab import read_session
 from musepi_lab.formats._claude_code_blocks import usage_from_anthropic
-from musepi_lab.metrics import DEFAULT_PRICES, prices_for
+from musepi_lab.metrics import prices_for
+from musepi_lab.metrics._prices import DEFAULT_PRICES
 from musepi_lab.replay import DEFAULT_CALIBRATION, replay
 from musepi_lab.replay._cache import (
     ANTHROPIC,

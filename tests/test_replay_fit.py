@@ -24,10 +24,10 @@ from musepi_lab.replay import (
     Calibration,
     calibrate,
     cost_difference_interval,
-    judge_session,
     replay,
 )
 from musepi_lab.replay._fit import CONCENTRATIONS, UNIT_CALIBRATION
+from musepi_lab.replay._judge import judge_session
 from musepi_lab.replay._uncertainty import COST_SEED
 
 USER_CHARS, REPLY_CHARS = 4_000, 400

@@ -16,13 +16,12 @@ from musepi_lab.replay import (
     CALIBRATION_SPLIT,
     DEFAULT_CALIBRATION,
     calibrate,
-    corpus_sources,
     corpus_split,
     judge_sources,
     read_split,
-    session_digest,
 )
-from musepi_lab.replay._provenance import folder_sources
+from musepi_lab.replay._provenance import corpus_sources, folder_sources
+from musepi_lab.replay._split import session_digest
 
 PROVENANCE = """\
 # Sessions
