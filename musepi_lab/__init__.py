@@ -16,11 +16,13 @@ from . import _repr
 from ._version import __version__
 
 if typing.TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
+    from ._errors import MusepiLabError
     from .analysis import (
         compactions_df,
         context_composition_df,
         entries_df,
         messages_df,
+        problems_of,
         sessions_df,
         tool_calls_df,
         usage_df,
@@ -57,6 +59,7 @@ _LAZY: dict[str, str] = {
             "context_composition_df",
             "entries_df",
             "messages_df",
+            "problems_of",
             "sessions_df",
             "tool_calls_df",
             "usage_df",
@@ -64,6 +67,7 @@ _LAZY: dict[str, str] = {
         ),
         "musepi_lab.analysis",
     ),
+    "MusepiLabError": "musepi_lab._errors",
     "run_benchmark": "musepi_lab.bench",
     **dict.fromkeys(
         (
@@ -121,6 +125,7 @@ __all__ = [
     "CompactionSettings",
     "Entry",
     "HandoffResult",
+    "MusepiLabError",
     "NavigationResult",
     "ReadProblem",
     "ReplayResult",
@@ -144,6 +149,7 @@ __all__ = [
     "navigate_tree",
     "preferred_dialect",
     "prepare_compaction",
+    "problems_of",
     "prune_tool_outputs",
     "read_session",
     "read_sessions",

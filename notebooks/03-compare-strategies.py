@@ -147,11 +147,11 @@ for event in replayed.events:
 from musepi_lab.analysis import context_composition_df, replay_composition_df
 from musepi_lab.plot import plot_context_composition
 
-composition, _ = context_composition_df(session, budget=sorted(budgets)[0], counter=counter)
+composition = context_composition_df(session, budget=sorted(budgets)[0], counter=counter)
 ax = plot_context_composition(composition)
 
 # %%
-along, _ = replay_composition_df(replayed, counter=counter, max_requests=60)
+along = replay_composition_df(replayed, counter=counter, max_requests=60)
 ax = plot_context_composition(along)
 
 # %%

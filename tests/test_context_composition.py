@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from musepi_lab import build_session_context, read_session, replay_session
-from musepi_lab.analysis import context_composition_df, replay_composition_df
+from musepi_lab.analysis import context_composition_df, problems_of, replay_composition_df
 from musepi_lab.analysis._composition import COMPOSITION_COLUMNS, context_composition
 from musepi_lab.compaction import CompactionSettings
 from musepi_lab.strategies import compact
@@ -163,9 +163,14 @@ def test_before_and_after_frames_sum_to_the_measured_contexts() -> None:
     session = read_session(SAMPLE)
     settings = CompactionSettings.musepi()
     counter = TokenCounter("musepi")
-    frame, errors = context_composition_df(
-        session, ["truncate", "snapcompact"], budget=4000, settings=settings, counter=counter
+    frame = context_composition_df(
+        session,
+        strategies=["truncate", "snapcompact"],
+        budget=4000,
+        settings=settings,
+        counter=counter,
     )
+    errors = problems_of(frame)
     assert errors == []
     assert list(frame.columns) == list(COMPOSITION_COLUMNS)
     totals = frame.groupby(["stage", "strategy"])["tokens"].sum()
@@ -190,7 +195,7 @@ def test_replay_frame_shows_the_compactions_as_summaries() -> None:
     session = read_session(SAMPLE)
     result = replay_session(session, "truncate", window=16_000)
     assert result.compactions > 0
-    frame, _ = replay_composition_df(result, counter=TokenCounter("musepi"), max_requests=None)
+    frame = replay_composition_df(result, counter=TokenCounter("musepi"), max_requests=None)
     assert frame["request"].nunique() == len(result.timeline)
     by_request = frame.pivot_table(
         index="request", columns="kind", values="tokens", observed=False, aggfunc="sum"
@@ -213,7 +218,7 @@ def test_plot_draws_one_bar_per_context_and_areas_along_a_replay() -> None:
     from musepi_lab.plot._composition import composition_table
 
     session = read_session(SAMPLE)
-    frame, _ = context_composition_df(session, ["none", "truncate"], budget=4000)
+    frame = context_composition_df(session, strategies=["none", "truncate"], budget=4000)
     table = composition_table(frame)
     assert list(table.index) == ["before", "none", "truncate"]
     assert list(table.columns) == list(COMPOSITION_KINDS)

@@ -19,6 +19,7 @@ from _corpus import CORPUS, HAS_CORPUS, corpus_file
 from _raw import CODEX_CALL_TYPES as OUTPUT_CALLS
 from _raw import codex_lines, codex_requests, codex_responses
 
+from musepi_lab.analysis import problems_of
 from musepi_lab.analysis._usage import usage_df
 from musepi_lab.formats._codex import read_codex
 from musepi_lab.replay import replay_session
@@ -208,7 +209,8 @@ def test_requests_without_a_reply_get_usage_rows_and_are_reported(tmp_path: Path
     [orphan] = [e for e in session.entries if e.record.get("requestUsage")]
     assert orphan.line == 3 and orphan.get("customType") == "codex:token_count"
 
-    frame, problems = usage_df(path)
+    frame = usage_df(path)
+    problems = problems_of(frame)
     assert list(frame["line"]) == [3, 5]
     assert list(frame["input"]) == [1_000, 1_500]
     assert list(frame["output"]) == [20, 30]

@@ -565,10 +565,10 @@ def test_values_the_reader_accepts_do_not_crash_later_steps(tmp_path: Path) -> N
         "bad-first-kept",
         "number-out-of-range",
     }
-    assert len(messages_df([session])[0]) == 31  # 30 messages, the compaction summary
-    assert len(entries_df([session])[0]) == 31
-    assert len(compactions_df([session])[0]) == 1
-    assert sessions_df([session])[0]["branches"].tolist() == [1]
+    assert len(messages_df([session])) == 31  # 30 messages, the compaction summary
+    assert len(entries_df([session])) == 31
+    assert len(compactions_df([session])) == 1
+    assert sessions_df([session])["branches"].tolist() == [1]
     tree_layout(session)
     replay_session(session, "truncate", window=2000)
     assert len(write_back(session, tmp_path).entries) == 31

@@ -243,6 +243,7 @@ def sample_run():
     return run(SAMPLES, builtin_strategies(), [SMALLEST, LARGER])
 
 
+@pytest.mark.slow
 def test_every_strategy_gets_a_score_table_row(sample_run) -> None:
     answers, reader_requests, judge_requests = sample_run
     cells = probe_cells(answers)
@@ -257,6 +258,7 @@ def test_every_strategy_gets_a_score_table_row(sample_run) -> None:
     assert (answers["reader_input_tokens"] > 0).all() and (answers["cost_usd"] > 0).all()
 
 
+@pytest.mark.slow
 def test_none_keeps_every_exact_reference(sample_run) -> None:
     answers, _, _ = sample_run
     exact = answers[(answers["strategy"] == "none") & (answers["scoring"] == "exact")]
@@ -284,6 +286,7 @@ def _independent_exact_scores(path: Path, answers, strategy: str, budget: int) -
         assert row["score"] == pytest.approx(expected), row["question"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.stem)
 def test_truncate_at_the_smallest_budget_scores_what_is_left(sample_run, path) -> None:
     answers, _, _ = sample_run
@@ -333,6 +336,7 @@ def test_exact_request_bodies_of_reader_and_judge() -> None:
 CORPUS_LIMITS = ProbeLimits(recall_per_kind=1, file_states=1, decisions=1, max_paths=20)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("parts", PI_FIXTURES, ids=lambda p: "/".join(p))
 def test_pi_fixture_score_table(parts) -> None:
     path = corpus_file(*parts)
