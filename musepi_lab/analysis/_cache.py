@@ -37,8 +37,9 @@ from ..session._errors import ReadProblem, SessionReadError
 from ..session._session import Session
 from ..tokens._counter import TokenCounter
 from ._columns import TIMESTAMP, Column
+from ._load import StrPath, _files, _read_file, _typed, build_frame, resolve_counter
+from ._problems import extract_values
 from ._rows import SessionView, TokenScope
-from ._tables import StrPath, _files, _read_file, _typed, build_frame, resolve_counter
 
 CACHE_VERSION = 1
 """Bump when a frame's rows or columns change in a way the package version does not show."""
@@ -141,15 +142,16 @@ class FrameSpec:
         views = [SessionView(str(k), s, counter, self.token_scope) for k, s in enumerate(sessions)]
         extractors = [(c.name, c.extract) for c in self.columns]
         values: dict[str, list[Any]] = {name: [] for name, _ in extractors}
+        failed: list[ReadProblem] = []  # values a column could not extract
         for row in self.rows(views):
-            for name, extract in extractors:
-                values[name].append(extract(row))
+            for name, value in extract_values(row, extractors, failed).items():
+                values[name].append(value)
         table = _arrow_table(values, self.columns)
         return Part(
             table,
             tuple(s.id for s in sessions),
             tuple(file_problems),
-            tuple(p for s in sessions for p in s.errors),
+            (*(p for s in sessions for p in s.errors), *failed),
             _units(values, self.columns),
             table.num_rows,
         )

@@ -29,7 +29,7 @@ import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal, overload
+from typing import Any, Literal
 
 import pandas as pd
 
@@ -37,8 +37,9 @@ from ..metrics._prices import known_prices, usage_cost
 from ..session._errors import ReadProblem, SessionReadError
 from ..session._session import Session
 from ._harness_usage import with_harness_total
+from ._load import SessionSource, load_sessions
+from ._problems import with_problems
 from ._sources import takes_sources
-from ._tables import SessionSource, load_sessions
 from ._usage_dedup import Identity, duplicate_records, identity, split_duplicates
 
 REPORTS = ("daily", "weekly", "monthly", "session", "blocks")
@@ -248,16 +249,8 @@ def usage_frame(sessions: Iterable[Session]) -> pd.DataFrame:
     return frame
 
 
-@overload
-def usage_df(sessions: SessionSource, *, strict: Literal[True]) -> pd.DataFrame: ...
-@overload
-def usage_df(
-    sessions: SessionSource, *, strict: Literal[False] = ...
-) -> tuple[pd.DataFrame, list[ReadProblem]]: ...
 @takes_sources
-def usage_df(
-    sessions: SessionSource, *, strict: bool = False
-) -> pd.DataFrame | tuple[pd.DataFrame, list[ReadProblem]]:
+def usage_df(source: SessionSource, *, strict: bool = False) -> pd.DataFrame:
     """One row per billed request (an assistant reply with recorded usage) of every session
     and of the subagent sessions linked to it (Claude Code's `subagents/`).
 
@@ -280,29 +273,28 @@ def usage_df(
     `usage-without-reply` note (lenient mode) saying how many.
 
     Args:
-        sessions: A `Session`, a session file or folder (read with `iter_sessions`), or a
+        source: A `Session`, a session file or folder (read with `iter_sessions`), or a
             list of those.
-        strict: Raise on read problems instead of returning them beside the frame.
+        strict: Raise on read problems instead of keeping them on the frame.
 
     Returns:
-        With `strict=False` (the default) a tuple `(frame, errors)` (every `ReadProblem` met,
-        each naming file and line; the frame keeps every valid record). With `strict=True`,
-        the frame alone.
+        The frame, keeping every valid record; every `ReadProblem` met (each naming file and
+        line, the notes above among them) travels on it, `problems_of(frame)`.
 
     Raises:
         SessionReadError: A path does not exist; with `strict=True`, a file cannot be read or
             a session has read problems.
     """
-    read, problems = load_sessions(sessions, strict=strict)
+    read, problems = load_sessions(source, strict=strict)
     frame = usage_frame(read)
     linked = [session for session, _ in _sessions_with_linked(read)]
     negative = [p for session in linked for p in negative_usage(session)]
     if strict:
         if negative:
             raise SessionReadError.from_problem(negative[0], negative)
-        return frame  # requests without a reply are billed, so nothing is refused
+        return with_problems(frame, [])  # requests without a reply are billed: not refused
     notes = [p for session in linked for p in requests_without_reply(session)]
-    return frame, [*problems, *negative, *notes]
+    return with_problems(frame, [*problems, *negative, *notes])
 
 
 _USAGE_COUNTS = ("input", "output", "cacheRead", "cacheWrite", "cacheWrite1h", "totalTokens")

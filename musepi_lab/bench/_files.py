@@ -17,14 +17,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._atomic import write_files_atomic
+from ._layout import CONFIG_JSON, RESULTS_CSV, RESULTS_PARQUET
 from ._process import pid_running
 
 if TYPE_CHECKING:
     import pandas as pd
-
-RESULTS_PARQUET = "results.parquet"
-RESULTS_CSV = "results.csv"
-CONFIG_JSON = "config.json"
 
 
 def remove_stale_temporaries(folder: str | os.PathLike[str]) -> list[Path]:

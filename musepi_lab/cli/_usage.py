@@ -89,6 +89,7 @@ def cmd_usage(args: argparse.Namespace) -> int:
         return _compare(args.compare_ccusage or (args.paths[0] if args.paths else ""))
     if not args.paths:
         raise UsageError("usage: give at least one session file or folder")
+    from ..analysis._problems import problems_of
     from ..analysis._usage import format_report, report_records, usage_df, usage_report
     from ..metrics._prices import PRICES_DATE
 
@@ -96,7 +97,8 @@ def cmd_usage(args: argparse.Namespace) -> int:
         if not Path(path).exists():
             hint = f" (the reports are {', '.join(REPORTS)})" if path.isalpha() else ""
             raise UsageError(f"no such file or folder: {path}{hint}")
-    frame, problems = usage_df([Path(p) for p in args.paths])
+    frame = usage_df([Path(p) for p in args.paths])
+    problems = problems_of(frame)
     print_problems(problems, args.max_problems, file=sys.stderr)
     if frame.empty:
         print_error(

@@ -10,29 +10,22 @@ for `remote`), `RemoteEndpointSummarizer` (a custom `{summary}` endpoint). `Loca
 judge, a reader) adds a reader to `_answers.py` and calls `ModelClient.post_json`.
 """
 
-from ._cache import DiskCache
-from ._client import ModelClient
 from ._endpoint import RemoteEndpointSummarizer
-from ._errors import ModelCallError, SummarizerError, SummarizerNotConfigured, redact
+from ._errors import ModelCallError, SummarizerError, SummarizerNotConfigured
 from ._local import LocalModelMissing, LocalModelServer, find_model_file
-from ._summarizer import OpenAICompatibleSummarizer, ResponsesCompaction
-from ._types import Summarizer, SummaryRequest, SummaryResponse, request_key
+from ._summarizer import OpenAICompatibleSummarizer
+from ._types import Summarizer, SummaryRequest, SummaryResponse
 
 __all__ = [
-    "DiskCache",
     "LocalModelMissing",
     "LocalModelServer",
     "ModelCallError",
-    "ModelClient",
     "OpenAICompatibleSummarizer",
     "RemoteEndpointSummarizer",
-    "ResponsesCompaction",
     "Summarizer",
     "SummarizerError",
     "SummarizerNotConfigured",
     "SummaryRequest",
     "SummaryResponse",
     "find_model_file",
-    "redact",
-    "request_key",
 ]
