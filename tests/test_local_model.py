@@ -32,9 +32,8 @@ from musepi_lab.llm import (
     ModelCallError,
     OpenAICompatibleSummarizer,
     SummaryRequest,
-    find_model_file,
 )
-from musepi_lab.llm._local import require_llama_cpp
+from musepi_lab.llm._local import find_model_file, require_llama_cpp
 from musepi_lab.navigation import navigate_tree
 from musepi_lab.probes._loopback import echo_reader
 from musepi_lab.session._model import Entry

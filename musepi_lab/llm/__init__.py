@@ -12,7 +12,7 @@ judge, a reader) adds a reader to `_answers.py` and calls `ModelClient.post_json
 
 from ._endpoint import RemoteEndpointSummarizer
 from ._errors import ModelCallError, SummarizerError, SummarizerNotConfigured
-from ._local import LocalModelMissing, LocalModelServer, find_model_file
+from ._local import LocalModelMissing, LocalModelServer
 from ._summarizer import OpenAICompatibleSummarizer
 from ._types import Summarizer, SummaryRequest, SummaryResponse
 
@@ -27,5 +27,4 @@ __all__ = [
     "SummarizerNotConfigured",
     "SummaryRequest",
     "SummaryResponse",
-    "find_model_file",
 ]
