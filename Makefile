@@ -77,7 +77,7 @@ typecheck: install-test
 # benchmark notebook, the wheel check and the JupyterLab browser check) and every notebook
 # under nbval, on both cores (`--dist loadfile` keeps the cells of one notebook in one kernel).
 test: tools
-	@$(MAKE) --no-print-directory install-test
+	@$(MAKE) --no-print-directory install-test install-local
 	$(VENV)/bin/ruff check musepi_lab tests perf notebooks conformance
 	$(VENV)/bin/mypy
 	$(PY) -m pytest -q -p no:cacheprovider -n 2 --dist loadfile --nbval-lax tests notebooks
@@ -90,7 +90,9 @@ tools:
 	[ -x $(CHROMIUM) ] || missing="$$missing chromium"; \
 	command -v node >/dev/null 2>&1 || missing="$$missing nodejs"; \
 	command -v npm >/dev/null 2>&1 || missing="$$missing npm"; \
+	command -v cmake >/dev/null 2>&1 || missing="$$missing cmake"; \
+	command -v g++ >/dev/null 2>&1 || missing="$$missing g++"; \
 	if [ -n "$$missing" ]; then \
-	  echo "make test: missing$$missing (the JupyterLab browser check and the conformance tests"; \
-	  echo "need them): run .ci/run, which installs them, or apt-get install$$missing"; exit 1; \
+	  echo "make test: missing$$missing (the JupyterLab browser check, the conformance tests and the"; \
+	  echo "local model's build need them): run .ci/run, which installs them, or apt-get install$$missing"; exit 1; \
 	fi
