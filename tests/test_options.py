@@ -227,3 +227,15 @@ def test_replay_options_that_are_unknown_values():
     ):
         with pytest.raises(ValueError, match=match):
             replay_session(session, "none", options=ReplayOptions(**bad))
+
+
+def test_configure_takes_the_options_or_the_keywords_written_before_them():
+    from musepi_lab.replay._state import configure
+
+    counter = TokenCounter("pi")
+    keywords = {"counter": counter, "triggers": ("overflow",), "prices": {"input": 1.0}}
+    by_keywords = configure("prune", window=9000, protect_tokens=500, **keywords)
+    options = ReplayOptions(params={"protect_tokens": 500}, **keywords)  # type: ignore[arg-type]
+    assert configure("prune", options, window=9000) == by_keywords
+    assert by_keywords.strategy == get("prune", protect_tokens=500)
+    assert (by_keywords.window, by_keywords.triggers) == (9000, frozenset({"overflow"}))
