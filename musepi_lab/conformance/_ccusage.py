@@ -22,16 +22,13 @@ difference with causes from `CAUSES`, each with its size measured from the raw l
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
-import math
 import os
 import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -46,6 +43,7 @@ from ._ccusage_causes import (
     pi_sizes,
     session_files,
 )
+from ._ccusage_rows import TOKENS, AgreementRow, PriceRow
 from ._ccusage_table import usage_agreement_table
 from ._reference import (
     ReferenceRunError,
@@ -56,9 +54,6 @@ from ._reference import (
 )
 
 Kind = Literal["claude-code", "codex", "pi"]
-TOKENS = ("input", "output", "cache_read", "cache_write")
-"""The token counts compared (input uncached, as ours; Codex's cached input is cache_read)."""
-
 BINARIES: Mapping[str, str] = {
     "claude-code": "ccusage",
     "codex": "ccusage-codex",
@@ -66,37 +61,6 @@ BINARIES: Mapping[str, str] = {
 }
 SUBCOMMANDS: Mapping[str, tuple[str, ...]] = {"claude-code": ("claude",)}
 """What goes before the report: ccusage 20 reads every agent unless told which."""
-
-
-@dataclass(frozen=True)
-class AgreementRow:
-    """One (format, folder, report, key) compared: ccusage's figures, ours, and the causes."""
-
-    kind: str
-    folder: str
-    report: str
-    key: str
-    theirs: Mapping[str, float]
-    ours: Mapping[str, float]
-    causes: tuple[str, ...]
-    sizes: Mapping[str, Mapping[str, float]] = dataclasses.field(default_factory=dict)
-    """cause → the part of (theirs − ours) it accounts for (`_ccusage_causes.FIGURES`)."""
-    residual: Mapping[str, float] = dataclasses.field(default_factory=dict)
-    """What the causes leave over; not zero exactly when "unexplained" is a cause."""
-
-    @property
-    def tokens_equal(self) -> bool:
-        return all(self.theirs.get(n, 0) == self.ours.get(n, 0) for n in TOKENS)
-
-    @property
-    def cost_equal(self) -> bool:
-        a, b = self.theirs.get("cost", 0.0), self.ours.get("cost", 0.0)
-        return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
-
-    @property
-    def explained(self) -> bool:
-        """Every difference has a cause (no "unexplained")."""
-        return "unexplained" not in self.causes
 
 
 # -- running ccusage -----------------------------------------------------------------------
@@ -375,26 +339,6 @@ def corpus_duplicates(corpus: str | os.PathLike[str]) -> dict[str, dict[str, Vec
         for kind, folder, files in corpus_usage_folders(corpus)
         if kind == "claude-code"
     }
-
-
-@dataclass(frozen=True)
-class PriceRow:
-    """ccusage's cost of one model's tokens (a per-model breakdown) against ours of the same
-    tokens: the cache writes split into 5-minute and 1-hour ones as the raw lines record
-    them (ccusage 20 prices the 1-hour ones at 2x input too; Codex and pi record none)."""
-
-    kind: str
-    session: str
-    model: str
-    tokens: Mapping[str, float]
-    theirs: float
-    ours: float | None
-
-    @property
-    def equal(self) -> bool:
-        return self.ours is not None and math.isclose(
-            self.theirs, self.ours, rel_tol=1e-9, abs_tol=1e-9
-        )
 
 
 def _breakdowns(

@@ -6,13 +6,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING
 
 from ._ccusage_causes import CAUSES, FIGURES, Vector
+from ._ccusage_rows import AgreementRow, PriceRow
 from ._reference import reference
-
-if TYPE_CHECKING:
-    from ._ccusage import AgreementRow, PriceRow
 
 TOKENS = FIGURES[:4]
 

@@ -34,10 +34,52 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from ._claude_code_tree import TreeBuilder
+from ..session._errors import ProblemLog
+
+
+class TreeBuilder(Protocol):
+    """What the links need of the builder (`_claude_code_tree.TreeBuilder`): its state and
+    the few steps they call. A protocol, so this module imports nothing of the tree's."""
+
+    log: ProblemLog
+    linked_file: bool
+    values: list[tuple[int, Any]]
+    records: list[dict[str, Any]]
+    source_records: list[dict[str, Any]]
+    title: str | None
+    agent_calls: dict[str, str]
+    boundary_links: list[BoundaryLink]
+    side_agents: dict[str, str]
+    spawn_prompts: list[tuple[str, str]]
+    steering: set[str]
+    user_text: str | None
+    splice: tuple[str | None, str] | None
+    _last_main: str | None
+    _alias: dict[str, str]
+    _by_id: dict[str, dict[str, Any]]
+    _dissolved: dict[str, str | None]
+
+    def _resolve(
+        self, rec: Mapping[str, Any], lineno: int, *, splice: bool = True
+    ) -> tuple[str | None, str | None]: ...
+
+    def _tail_of(self, entry_id: str) -> str: ...
+
+    def _is_below(self, entry_id: str, ancestor: str) -> bool: ...
+
+    def _add(
+        self,
+        record: dict[str, Any],
+        lineno: int,
+        rec: Mapping[str, Any],
+        *,
+        foreign_parent: str | None = None,
+    ) -> str: ...
+
+    def _take_id(self, uuid: Any, lineno: int, *salt: object) -> str: ...
+
 
 STEERING_TYPE = "claude-code:queue-operation"
 _SPAWN_TOOLS = frozenset({"Task", "Agent"})
