@@ -72,8 +72,16 @@ def commands(folder: Path, home: Path) -> dict[str, tuple[list[str], dict[str, s
     ours_env = {**env, "PYTHONPATH": str(ROOT)}
     found = {
         "musepi-lab": (
-            [sys.executable, "-m", "musepi_lab.cli", "usage", "daily", "--offline", "--json"]
-            + [str(folder / "projects")],
+            [
+                sys.executable,
+                "-m",
+                "musepi_lab.cli",
+                "usage",
+                "daily",
+                "--offline",
+                "--json",
+                str(folder / "projects"),
+            ],
             ours_env,
         )
     }
@@ -96,7 +104,7 @@ def measure(folder: Path, home: Path, repeat: int) -> None:
     cmds = commands(folder, home)
     walls: dict[str, list[float]] = {name: [] for name in cmds}
     peaks: dict[str, list[float]] = {name: [] for name in cmds}
-    for name, (argv, env) in cmds.items():  # warm-up: page cache, node's compile cache
+    for argv, env in cmds.values():  # warm-up: page cache, node's compile cache
         run(argv, env)
     for _ in range(repeat):
         for name, (argv, env) in cmds.items():

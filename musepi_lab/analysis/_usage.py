@@ -38,8 +38,9 @@ from ..session._errors import ReadProblem, SessionReadError
 from ..session._session import Session
 from ._harness_usage import with_harness_total
 from ._sources import takes_sources
-from ._tables import SessionSource, load_sessions
+from ._tables import SessionSource
 from ._usage_dedup import Identity, duplicate_records, identity, split_duplicates
+from ._usage_read import load_usage_sessions
 
 REPORTS = ("daily", "weekly", "monthly", "session", "blocks")
 """The aggregations `usage_report` makes."""
@@ -293,7 +294,7 @@ def usage_df(
         SessionReadError: A path does not exist; with `strict=True`, a file cannot be read or
             a session has read problems.
     """
-    read, problems = load_sessions(sessions, strict=strict)
+    read, problems = load_usage_sessions(sessions, strict=strict)
     frame = usage_frame(read)
     linked = [session for session, _ in _sessions_with_linked(read)]
     negative = [p for session in linked for p in negative_usage(session)]

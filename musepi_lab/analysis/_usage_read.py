@@ -1,0 +1,63 @@
+"""The sessions `usage_df` bills, read the cheapest way that gives the same rows.
+
+A Claude Code file is read with `read_claude_code_usage` (the replies with usage and their
+ids, no session tree); when that reader declines a file (it holds something only the full
+reader handles, see `formats._claude_code_usage`), and for every other format, and always
+in strict mode (which raises on any problem of the tree), the file is read as
+`load_sessions` reads it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from ..formats._claude_code_usage import read_claude_code_usage
+from ..formats._registry import _gc_paused, detect_format
+from ..session._errors import ReadProblem, SessionReadError
+from ..session._session import Session
+from ._sources import EXPECTED_SOURCE, check_source
+from ._tables import SessionSource, StrPath, _files, _read_file, load_sessions
+
+
+def _fast(file: Path) -> Session | None:
+    try:
+        if detect_format(file) != "claude-code":
+            return None
+        with _gc_paused():
+            return read_claude_code_usage(file)
+    except SessionReadError:
+        return None  # the full reader says it the same way
+
+
+def load_usage_sessions(
+    source: SessionSource, *, strict: bool = False
+) -> tuple[list[Session], list[ReadProblem]]:
+    """As `load_sessions`, Claude Code files read for their usage only (lenient mode)."""
+    if strict:
+        return load_sessions(source, strict=True)
+    check_source(source, "usage_df")
+    items: Iterable[Session | StrPath]
+    items = [source] if isinstance(source, (Session, str, os.PathLike)) else source
+    sessions: list[Session] = []
+    problems: list[ReadProblem] = []
+    for item in items:
+        if isinstance(item, Session):
+            sessions.append(item)
+            continue
+        if not isinstance(item, (str, os.PathLike)):
+            raise TypeError(
+                f"expected {EXPECTED_SOURCE}; got an item that is a {type(item).__name__}"
+            )
+        for file in _files(item):
+            fast = _fast(file)
+            if fast is not None:
+                sessions.append(fast)
+                continue
+            read, failed = _read_file(file, False)
+            sessions.extend(read)
+            problems.extend(failed)
+    for session in sessions:
+        problems.extend(session.errors)
+    return sessions, problems

@@ -1,0 +1,244 @@
+"""Claude Code transcripts read for a bill only: the replies that record usage, and their ids.
+
+`usage_df` needs, of a Claude Code file, each reply's first line (its uuid, line number,
+timestamp, model, `message.id`, `requestId` and sidechain flag) and the usage of its last
+line; the whole session tree (`read_claude_code`) is built for everything else. This reader
+parses only the lines that can hold a reply (those naming `"assistant"` or `"usage"`), with
+orjson, and returns a `Session` holding just those replies as `message` entries, shaped as
+`read_claude_code` shapes them (`usage_from_anthropic`, `PROVIDER`, the header id rules of
+`_claude_code_header`), so the usage rows of both are equal (tests/test_usage_fast.py holds
+them equal on every corpus file).
+
+It returns None, and the caller reads the file with `read_claude_code`, whenever the file
+holds something whose reading needs the tree or names a problem: a line that does not
+parse, is not an object or is not a whole JSON object, a reply line without a uuid or a
+message object, a uuid used twice, a main file whose last reply is an inline
+sidechain's (the main thread's leaf, moved to the end, may come before it), sidecar, binary or empty files. Tree problems
+(`dangling-parent` and the like) are not looked for: they change no bill.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import orjson
+
+from ..session._model import Entry
+from ..session._session import CURRENT_SESSION_VERSION, Session
+from ._claude_code_blocks import usage_from_anthropic
+from ._claude_code_header import _subagent_kind, subagent_paths
+from ._detect import claude_code_sidecar
+from ._io import looks_binary, read_bytes_checked, strip_bom
+from ._records import epoch_ms
+from ._values import MAX_NESTING, limit_nesting
+
+SOURCE_FORMAT = "claude-code"
+PROVIDER = "anthropic"
+
+
+class _Fallback(Exception):
+    """The file needs the full reader."""
+
+
+def _whole_object(raw: bytes) -> bool:
+    text = raw.strip()
+    return text[:1] == b"{" and text[-1:] == b"}"
+
+
+def _parse(raw: bytes) -> Any:
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        raise _Fallback from None
+    if not isinstance(value, dict):
+        raise _Fallback
+    if len(raw) > MAX_NESTING and raw.count(b"[") + raw.count(b"{") > MAX_NESTING:
+        _, cut = limit_nesting(value)
+        if cut:
+            raise _Fallback  # a nested-too-deeply problem, and the value cut
+    return value
+
+
+class _Scan:
+    """The replies of one file, line by line (the fields `usage_df` reads)."""
+
+    def __init__(self) -> None:
+        self.replies: list[dict[str, Any]] = []
+        self.by_key: dict[tuple[bool, str], dict[str, Any]] = {}
+        self.uuids: set[str] = set()
+        self.header: dict[str, Any] = {}
+        self.main_record = False  # a record with a uuid that is not a sidechain
+        self.last_side = False  # the last reply (by its first line) is a sidechain's
+
+    def note_header(self, rec: dict[str, Any], keys: tuple[str, ...]) -> None:
+        for key in keys:
+            if key not in self.header and rec.get(key) is not None:
+                self.header[key] = rec[key]
+
+    def record(self, lineno: int, rec: dict[str, Any]) -> None:
+        kind, uuid = rec.get("type"), rec.get("uuid")
+        message = rec.get("message")
+        if not isinstance(uuid, str):
+            has_usage = isinstance(message, dict) and isinstance(message.get("usage"), dict)
+            if kind in ("user", "assistant") or (kind is None and has_usage):
+                raise _Fallback  # kept with a fresh id and a missing-id problem
+            return
+        side = rec.get("isSidechain") is True
+        if not side:
+            self.main_record = True
+        if kind != "assistant":
+            return
+        if not isinstance(message, dict):
+            raise _Fallback  # a bad-message problem
+        if uuid in self.uuids:
+            raise _Fallback  # a duplicate-id problem, and ids the tree allots
+        self.uuids.add(uuid)
+        mid = message.get("id")
+        key = (side, mid) if isinstance(mid, str) else None
+        reply = self.by_key.get(key) if key is not None else None
+        if reply is not None:
+            if isinstance(message.get("usage"), dict):
+                reply["message"]["usage"] = usage_from_anthropic(message["usage"])
+            return
+        reply = _reply(lineno, rec, message, uuid, side)
+        self.replies.append(reply)
+        self.last_side = side
+        if key is not None:
+            self.by_key[key] = reply
+
+
+def _reply(
+    lineno: int, rec: dict[str, Any], message: dict[str, Any], uuid: str, side: bool
+) -> dict[str, Any]:
+    ts = rec.get("timestamp")
+    record: dict[str, Any] = {
+        "type": "message",
+        "id": uuid,
+        "parentId": None,
+        "timestamp": ts,
+        "message": {
+            "role": "assistant",
+            "provider": PROVIDER,
+            "model": str(message.get("model", "")),
+            "usage": usage_from_anthropic(message.get("usage")),
+            "timestamp": epoch_ms(ts),
+        },
+        "sourceId": uuid,
+        "_line": lineno,
+        "_side": side,
+    }
+    mid, rid = message.get("id"), rec.get("requestId")
+    if isinstance(mid, str):
+        record["sourceMessageId"] = mid
+    if isinstance(rid, str):
+        record["sourceRequestId"] = rid
+    return record
+
+
+_HEADER_KEYS = ("sessionId", "agentId")
+
+
+def _scan(data: bytes) -> _Scan:
+    scan = _Scan()
+    for index, raw in enumerate(strip_bom(data).split(b"\n")):
+        if not raw or raw.isspace():
+            continue
+        if not _whole_object(raw):
+            raise _Fallback  # malformed or truncated: the full reader names it
+        lineno = index + 1
+        if b'"assistant"' in raw or b'"usage"' in raw:
+            rec = _parse(raw)
+            scan.note_header(rec, _HEADER_KEYS)
+            scan.record(lineno, rec)
+        elif (
+            "sessionId" not in scan.header
+            or ("agentId" not in scan.header and b'"agentId"' in raw)
+            or (not scan.main_record and b'"uuid"' in raw and b'"isSidechain":true' not in raw)
+            or (b'"isSidechain":false' in raw and not scan.main_record)
+        ):
+            # Only the header's first values and whether a record is main-thread are read
+            # from the other lines, and only until they are known.
+            rec = _parse(raw)
+            scan.note_header(rec, _HEADER_KEYS)
+            scan.record(lineno, rec)
+    return scan
+
+
+def _header(path: str, scan: _Scan, linked_file: bool) -> dict[str, Any]:
+    session_id = scan.header.get("sessionId")
+    session_id = session_id if isinstance(session_id, str) else Path(path).stem
+    if linked_file and "#" in session_id:
+        session_id = session_id.split("#", 1)[0]
+    header: dict[str, Any] = {
+        "type": "session",
+        "version": CURRENT_SESSION_VERSION,
+        "id": session_id,
+        "sourceFormat": SOURCE_FORMAT,
+    }
+    if linked_file and scan.replies:
+        agent_id = scan.header.get("agentId")
+        agent_name = f"agent-{agent_id}" if isinstance(agent_id, str) else Path(path).stem
+        header["id"] = f"{session_id}/{agent_name}"
+        header["parentSessionId"] = session_id
+        header["subagentKind"] = _subagent_kind(Path(path), agent_name)
+    return header
+
+
+def _entries(scan: _Scan, linked_file: bool) -> list[Entry]:
+    entries = []
+    for record in scan.replies:
+        line, side = record.pop("_line"), record.pop("_side")
+        if side and not linked_file:
+            record["isSidechain"] = True
+        ts = record["timestamp"]
+        entries.append(
+            Entry(
+                "message",
+                record["id"],
+                None,
+                ts if isinstance(ts, str) else None,
+                MappingProxyType(record),
+                line,
+                record["id"],
+            )
+        )
+    return entries
+
+
+def read_claude_code_usage(path: str | os.PathLike[str]) -> Session | None:
+    """The replies with their usage of a Claude Code file and its subagent files, as a
+    `Session` of `message` entries (see the module docstring), or None when the file needs
+    `read_claude_code`. A subagent file that needs it is read with it.
+
+    Raises:
+        SessionReadError: The path is not a readable file.
+    """
+    from ._claude_code import read_claude_code
+
+    p, data = read_bytes_checked(path)
+    if claude_code_sidecar(Path(p).name, data[:65536]) is not None or looks_binary(data):
+        return None
+    if not data.strip():
+        return None
+    try:
+        scan = _scan(data)
+    except _Fallback:
+        return None
+    linked_file = not scan.main_record
+    if scan.last_side and not linked_file:
+        return None  # the main thread's leaf, moved last, may come before it
+    linked = []
+    for sub_path in subagent_paths(p):
+        sub = read_claude_code_usage(sub_path)
+        linked.append(sub if sub is not None else read_claude_code(sub_path))
+    return Session(
+        _header(p, scan, linked_file),
+        _entries(scan, linked_file),
+        errors=[problem for sub in linked for problem in sub.errors],
+        source_path=p,
+        source_format=SOURCE_FORMAT,
+        linked=linked,
+    )
