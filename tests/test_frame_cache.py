@@ -45,13 +45,13 @@ def folder(generated, tmp_path):
 def reads(monkeypatch):
     """The files the cache reads from disk (a wrapper around its file reader)."""
     seen: list[str] = []
-    real = _cache._read_file
+    real = _cache.read_file_sessions
 
     def counting(path, strict):
         seen.append(path.name)
         return real(path, strict)
 
-    monkeypatch.setattr(_cache, "_read_file", counting)
+    monkeypatch.setattr(_cache, "read_file_sessions", counting)
     return seen
 
 

@@ -37,8 +37,9 @@ from ..session._errors import ReadProblem, SessionReadError
 from ..session._session import Session
 from ..tokens._counter import TokenCounter
 from ._columns import TIMESTAMP, Column
+from ._load import StrPath, read_file_sessions, session_files
 from ._rows import SessionView, TokenScope
-from ._tables import StrPath, _files, _read_file, _typed, build_frame, resolve_counter
+from ._tables import _typed, build_frame, resolve_counter
 
 CACHE_VERSION = 1
 """Bump when a frame's rows or columns change in a way the package version does not show."""
@@ -156,7 +157,7 @@ class FrameSpec:
 
     def read_part(self, path: Path) -> Part:
         """Read one file (leniently) into its part."""
-        sessions, failed = _read_file(path, strict=False)
+        sessions, failed = read_file_sessions(path, strict=False)
         return self.part(sessions, failed)
 
 
@@ -350,7 +351,7 @@ def iter_inputs(source: Any, cache_dir: StrPath | None = None) -> Iterator[Sessi
         if isinstance(item, Session):
             yield item
         elif isinstance(item, (str, os.PathLike)):
-            for file in _files(item):
+            for file in session_files(item):
                 if cache is None or not file.resolve().is_relative_to(cache):
                     yield file
         else:

@@ -8,15 +8,12 @@ record, and make the DataFrame once at the end (`build_frame`).
 from __future__ import annotations
 
 import inspect
-import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from pathlib import Path
 from typing import Any, Literal, TypeAlias, TypeVar, cast, overload
 
 import pandas as pd
 
-from ..formats._registry import iter_session_files, iter_sessions
-from ..session._errors import ReadProblem, SessionReadError
+from ..session._errors import ReadProblem
 from ..session._messages import entry_to_message
 from ..session._session import Session
 from ..tokens._counter import DEFAULT_TOKEN_METHOD, TokenCounter
@@ -30,6 +27,9 @@ from ._columns import (
     Column,
     column_names,
 )
+from ._load import SessionSource as SessionSource
+from ._load import StrPath as StrPath
+from ._load import load_sessions as load_sessions
 from ._rows import (
     EntryRow,
     SessionView,
@@ -40,82 +40,13 @@ from ._rows import (
     frame_session_ids,
     tool_result_entries,
 )
-from ._sources import EXPECTED_SOURCE, check_source, takes_sources
+from ._sources import takes_sources
 
-StrPath: TypeAlias = str | os.PathLike[str]
-SessionSource: TypeAlias = Session | StrPath | Iterable[Session | StrPath]
-"""What a frame function accepts: a Session, a file or folder, or a list of those."""
 CounterSpec: TypeAlias = TokenCounter | str | None
 """A `TokenCounter`, a method name, or None for the default estimator (`DEFAULT_TOKEN_METHOD`)."""
 
 R = TypeVar("R")
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-# -- loading -------------------------------------------------------------------------------
-
-
-def _files(path: StrPath) -> Iterator[Path]:
-    base = Path(path)
-    if base.is_file():
-        yield base
-    elif base.is_dir():
-        yield from iter_session_files(base)
-    else:
-        raise SessionReadError(os.fspath(path), None, "not-found", "no such file or folder")
-
-
-def _read_file(path: Path, strict: bool) -> tuple[list[Session], list[ReadProblem]]:
-    sessions: list[Session] = []
-    try:
-        for session in iter_sessions(path, strict=strict):
-            sessions.append(session)
-    except SessionReadError as exc:
-        if strict:
-            raise
-        return sessions, [exc.problem]
-    return sessions, []
-
-
-def load_sessions(
-    source: SessionSource, *, strict: bool = False
-) -> tuple[list[Session], list[ReadProblem]]:
-    """Sessions from a Session, a file, a folder, or a list of those, with their problems.
-
-    Args:
-        source: What to load. Folders are read with `iter_session_files`.
-        strict: Raise on the first problem (a file that cannot be read, or a session with
-            read errors, given or read).
-
-    Returns:
-        The sessions in input order, and every problem: files that could not be read at
-        all, then each session's `errors`.
-
-    Raises:
-        SessionReadError: A path that does not exist; in strict mode, any problem.
-    """
-    check_source(source, "load_sessions")
-    items: Iterable[Session | StrPath]
-    items = [source] if isinstance(source, (Session, str, os.PathLike)) else source
-    sessions: list[Session] = []
-    problems: list[ReadProblem] = []
-    for item in items:
-        if isinstance(item, Session):
-            sessions.append(item)
-            continue
-        if not isinstance(item, (str, os.PathLike)):
-            raise TypeError(
-                f"expected {EXPECTED_SOURCE}; got an item that is a {type(item).__name__}"
-            )
-        for file in _files(item):
-            read, failed = _read_file(file, strict)
-            sessions.extend(read)
-            problems.extend(failed)
-    for session in sessions:
-        if strict and session.errors:
-            raise SessionReadError.from_problem(session.errors[0])
-        problems.extend(session.errors)
-    return sessions, problems
 
 
 def resolve_counter(counter: CounterSpec) -> TokenCounter:

@@ -17,8 +17,8 @@ from ..formats._claude_code_usage import read_claude_code_usage
 from ..formats._registry import _gc_paused, detect_format
 from ..session._errors import ReadProblem, SessionReadError
 from ..session._session import Session
+from ._load import SessionSource, StrPath, load_sessions, read_file_sessions, session_files
 from ._sources import EXPECTED_SOURCE, check_source
-from ._tables import SessionSource, StrPath, _files, _read_file, load_sessions
 
 
 def _fast(file: Path) -> Session | None:
@@ -50,12 +50,12 @@ def load_usage_sessions(
             raise TypeError(
                 f"expected {EXPECTED_SOURCE}; got an item that is a {type(item).__name__}"
             )
-        for file in _files(item):
+        for file in session_files(item):
             fast = _fast(file)
             if fast is not None:
                 sessions.append(fast)
                 continue
-            read, failed = _read_file(file, False)
+            read, failed = read_file_sessions(file, False)
             sessions.extend(read)
             problems.extend(failed)
     for session in sessions:
