@@ -26,8 +26,7 @@ request, opens a new block (floored the same way).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
-from datetime import datetime
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, overload
 
 import pandas as pd
@@ -35,8 +34,8 @@ import pandas as pd
 from ..session._errors import ReadProblem, SessionReadError
 from ..session._session import Session
 from ._sources import takes_sources
-from ._tables import SessionSource
-from ._usage_read import load_usage_sessions
+from ._tables import SessionSource, load_sessions
+from ._usage_read import usage_rows
 from ._usage_rows import (
     BLOCK_HOURS,
     REPORTS,
@@ -50,6 +49,7 @@ from ._usage_rows import (
     sessions_with_linked,
     usage_records,
 )
+from ._usage_sums import day_key
 
 __all__ = [
     "BLOCK_HOURS",
@@ -73,7 +73,13 @@ def usage_frame(sessions: Iterable[Session]) -> pd.DataFrame:
     request recorded twice is billed once (`_usage_dedup`), the others listed in
     `attrs["duplicate_requests"]`; a harness's own session totals are folded in
     (`_harness_usage`)."""
-    records, duplicates = usage_records(sessions)
+    return records_frame(*usage_records(sessions))
+
+
+def records_frame(
+    records: Sequence[Mapping[str, Any]], duplicates: list[dict[str, Any]]
+) -> pd.DataFrame:
+    """The `usage_df` frame of `usage_records`' rows and duplicates."""
     frame = pd.DataFrame.from_records(records, columns=USAGE_COLUMNS)
     frame["timestamp"] = pd.to_datetime(
         frame["timestamp"], utc=True, format="ISO8601", errors="coerce"
@@ -137,16 +143,16 @@ def usage_df(
         SessionReadError: A path does not exist; with `strict=True`, a file cannot be read or
             a session has read problems.
     """
-    read, problems = load_usage_sessions(sessions, strict=strict)
+    if not strict:
+        records, duplicates, problems = usage_rows(sessions)
+        return records_frame(records, duplicates), problems
+    read, _ = load_sessions(sessions, strict=True)
     frame = usage_frame(read)
     linked = [session for session, _ in sessions_with_linked(read)]
     negative = [p for session in linked for p in negative_usage(session)]
-    if strict:
-        if negative:
-            raise SessionReadError.from_problem(negative[0], negative)
-        return frame  # requests without a reply are billed, so nothing is refused
-    notes = [p for session in linked for p in requests_without_reply(session)]
-    return frame, [*problems, *negative, *notes]
+    if negative:
+        raise SessionReadError.from_problem(negative[0], negative)
+    return frame  # requests without a reply are billed, so nothing is refused
 
 
 # -- reports -------------------------------------------------------------------------------
@@ -171,17 +177,6 @@ def billing_blocks(timestamps: pd.Series, hours: float = BLOCK_HOURS) -> pd.Seri
     return found.reindex(timestamps.index)
 
 
-def _day_key(value: str) -> str:
-    text = value.replace("-", "")
-    if len(text) != 8 or not text.isdigit():
-        raise ValueError(f"expected a date as YYYYMMDD or YYYY-MM-DD, got {value!r}")
-    try:
-        datetime.strptime(text, "%Y%m%d")
-    except ValueError:
-        raise ValueError(f"no such day: {value!r} (YYYYMMDD or YYYY-MM-DD)") from None
-    return f"{text[:4]}-{text[4:6]}-{text[6:]}"
-
-
 def _window(timezone: str, since: str | None, until: str | None) -> tuple[str | None, str | None]:
     """The first and last day kept, checked with the zone (a window that keeps no day, or
     a zone pandas cannot use, is an error rather than an empty report)."""
@@ -191,8 +186,8 @@ def _window(timezone: str, since: str | None, until: str | None) -> tuple[str | 
         raise ValueError(
             f"unknown time zone {timezone!r} (an IANA name, e.g. Europe/Paris)"
         ) from None
-    first = _day_key(since) if since is not None else None
-    last = _day_key(until) if until is not None else None
+    first = day_key(since) if since is not None else None
+    last = day_key(until) if until is not None else None
     if first is not None and last is not None and first > last:
         raise ValueError(f"since {since} is after until {until}: no day would be kept")
     return first, last

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from ..formats._claude_code_usage import read_claude_code_usage
 from ..formats._registry import _gc_paused, detect_format
@@ -19,6 +20,7 @@ from ..session._errors import ReadProblem, SessionReadError
 from ..session._session import Session
 from ._load import SessionSource, StrPath, load_sessions, read_file_sessions, session_files
 from ._sources import EXPECTED_SOURCE, check_source
+from ._usage_rows import negative_usage, requests_without_reply, sessions_with_linked, usage_records
 
 
 def _fast(file: Path) -> Session | None:
@@ -61,3 +63,17 @@ def load_usage_sessions(
     for session in sessions:
         problems.extend(session.errors)
     return sessions, problems
+
+
+def usage_rows(
+    source: SessionSource,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[ReadProblem]]:
+    """`usage_df`'s rows (lenient mode) before they are a frame: `usage_records`' rows and
+    duplicates, and every problem (read problems, negative usage, Codex requests without a
+    reply)."""
+    read, problems = load_usage_sessions(source)
+    records, duplicates = usage_records(read)
+    linked = [session for session, _ in sessions_with_linked(read)]
+    negative = [p for session in linked for p in negative_usage(session)]
+    notes = [p for session in linked for p in requests_without_reply(session)]
+    return records, duplicates, [*problems, *negative, *notes]
