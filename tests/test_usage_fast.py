@@ -114,3 +114,19 @@ def test_declined_files_are_read_by_the_full_reader(
     _, problems = usage_df(path)
     if kind is not None:
         assert (kind, line) in {(p.kind, p.line) for p in problems}
+
+
+@needs_corpus
+def test_searching_the_bytes_finds_what_reading_each_line_finds() -> None:
+    from musepi_lab.formats import _claude_code_usage as fast
+
+    checked = 0
+    for path in sorted((CORPUS / "claude-code").rglob("*.jsonl")):
+        data = path.read_bytes()
+        if not fast._plain_lines(data):
+            continue
+        found, lines = fast._scan_found(data), fast._scan_lines(data)
+        assert found.replies == lines.replies, path.name
+        assert (found.header, found.main_record) == (lines.header, lines.main_record)
+        checked += 1
+    assert checked >= 5

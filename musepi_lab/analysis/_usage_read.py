@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..formats._claude_code_usage import read_claude_code_usage
-from ..formats._registry import _gc_paused, detect_format
+from ..formats._registry import _gc_paused
 from ..session._errors import ReadProblem, SessionReadError
 from ..session._session import Session
 from ._load import SessionSource, StrPath, load_sessions, read_file_sessions, session_files
@@ -24,9 +24,9 @@ from ._usage_rows import negative_usage, requests_without_reply, sessions_with_l
 
 
 def _fast(file: Path) -> Session | None:
+    if file.suffix != ".jsonl":
+        return None
     try:
-        if detect_format(file) != "claude-code":
-            return None
         with _gc_paused():
             return read_claude_code_usage(file)
     except SessionReadError:
@@ -66,13 +66,13 @@ def load_usage_sessions(
 
 
 def usage_rows(
-    source: SessionSource,
+    source: SessionSource, *, duplicate_rows: bool = True
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[ReadProblem]]:
     """`usage_df`'s rows (lenient mode) before they are a frame: `usage_records`' rows and
     duplicates, and every problem (read problems, negative usage, Codex requests without a
-    reply)."""
+    reply); `duplicate_rows` as `usage_records`'."""
     read, problems = load_usage_sessions(source)
-    records, duplicates = usage_records(read)
+    records, duplicates = usage_records(read, duplicate_rows=duplicate_rows)
     linked = [session for session, _ in sessions_with_linked(read)]
     negative = [p for session in linked for p in negative_usage(session)]
     notes = [p for session in linked for p in requests_without_reply(session)]

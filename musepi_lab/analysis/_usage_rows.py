@@ -212,10 +212,13 @@ def _row(request: _Request) -> dict[str, Any]:
     }
 
 
-def usage_records(sessions: Iterable[Session]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def usage_records(
+    sessions: Iterable[Session], *, duplicate_rows: bool = True
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The rows of sessions already read (and of their linked sessions), `USAGE_COLUMNS`
     keys, timestamps as written, and the requests recorded twice (`_usage_dedup`), each as
-    its row would be; a harness's own session totals are folded in (`_harness_usage`)."""
+    its row would be (with `duplicate_rows=False` only their `reason`, which is all the
+    command line prints); a harness's own session totals are folded in (`_harness_usage`)."""
     sessions = list(sessions)
     billed, others = split_duplicates(list(_requests(sessions)))
     rows: dict[int, list[dict[str, Any]]] = {}
@@ -226,6 +229,8 @@ def usage_records(sessions: Iterable[Session]) -> tuple[list[dict[str, Any]], li
         for session, root in sessions_with_linked(sessions)
         for row in with_harness_total(session, root, rows.get(id(session), []))
     ]
+    if not duplicate_rows:
+        return records, [{"reason": reason} for _, reason, _ in others]
     return records, duplicate_records(others, _row)
 
 

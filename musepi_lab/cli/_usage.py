@@ -98,7 +98,8 @@ def cmd_usage(args: argparse.Namespace) -> int:
         if not Path(path).exists():
             hint = f" (the reports are {', '.join(REPORTS)})" if path.isalpha() else ""
             raise UsageError(f"no such file or folder: {path}{hint}")
-    records, duplicates, problems = usage_rows([Path(p) for p in args.paths])
+    paths = [Path(p) for p in args.paths]
+    records, duplicates, problems = usage_rows(paths, duplicate_rows=False)
     print_problems(problems, args.max_problems, file=sys.stderr)
     if not records:
         print_error(

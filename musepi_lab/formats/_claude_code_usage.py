@@ -33,6 +33,7 @@ from ._claude_code_header import _subagent_kind, subagent_paths
 from ._detect import claude_code_sidecar
 from ._io import looks_binary, read_bytes_checked, strip_bom
 from ._records import epoch_ms
+from ._registry import format_of_file_bytes
 from ._values import MAX_NESTING, limit_nesting
 
 SOURCE_FORMAT = "claude-code"
@@ -101,7 +102,7 @@ class _Scan:
         reply = self.by_key.get(key) if key is not None else None
         if reply is not None:
             if isinstance(message.get("usage"), dict):
-                reply["message"]["usage"] = usage_from_anthropic(message["usage"])
+                reply["_usage"] = message["usage"]  # converted once, in `_entries`
             return
         reply = _reply(lineno, rec, message, uuid, side)
         self.replies.append(reply)
@@ -142,8 +143,17 @@ _HEADER_KEYS = ("sessionId", "agentId")
 
 
 def _scan(data: bytes) -> _Scan:
+    """The replies of a file: found by searching the bytes when every line is one compact
+    object (`_scan_found`), else line by line (`_scan_lines`); the two agree."""
+    data = strip_bom(data)
+    if _plain_lines(data):
+        return _scan_found(data)
+    return _scan_lines(data)
+
+
+def _scan_lines(data: bytes) -> _Scan:
     scan = _Scan()
-    for index, raw in enumerate(strip_bom(data).split(b"\n")):
+    for index, raw in enumerate(data.split(b"\n")):
         if not raw or raw.isspace():
             continue
         if not _whole_object(raw):
@@ -164,6 +174,60 @@ def _scan(data: bytes) -> _Scan:
             rec = _parse(raw)
             scan.note_header(rec, _HEADER_KEYS)
             scan.record(lineno, rec)
+    return scan
+
+
+def _plain_lines(data: bytes) -> bool:
+    """Whether every line is `{...}` with nothing around it, no blank line, no CR."""
+    body = data[:-1] if data.endswith(b"\n") else data
+    if not body or b"\r" in body or body[:1] != b"{" or body[-1:] != b"}":
+        return False
+    breaks = body.count(b"\n")
+    return body.count(b"}\n{") == breaks
+
+
+def _spans(data: bytes, needles: tuple[bytes, ...]) -> list[tuple[int, int]]:
+    """(start, end) of each line holding one of `needles`, in file order."""
+    found: dict[int, int] = {}
+    for needle in needles:
+        pos = data.find(needle)
+        while pos != -1:
+            start = data.rfind(b"\n", 0, pos) + 1
+            end = data.find(b"\n", pos)
+            end = len(data) if end == -1 else end
+            found[start] = end
+            pos = data.find(needle, end)
+    return sorted(found.items())
+
+
+def _first_line_with(data: bytes, needle: bytes, key: str) -> Any:
+    """The `key` of the first record that has it at the top (searched by `needle`)."""
+    for start, end in _spans(data, (needle,)):
+        value = _parse(data[start:end]).get(key)
+        if value is not None:
+            return value
+    return None
+
+
+def _scan_found(data: bytes) -> _Scan:
+    scan = _Scan()
+    line, previous = 1, 0
+    for start, end in _spans(data, (b'"assistant"', b'"usage"')):
+        line += data.count(b"\n", previous, start)
+        previous = start
+        scan.record(line, _parse(data[start:end]))
+    for key in _HEADER_KEYS:
+        value = _first_line_with(data, f'"{key}"'.encode(), key)
+        if value is not None:
+            scan.header[key] = value
+    if not scan.main_record:
+        for start, end in _spans(data, (b'"isSidechain":false', b'"isSidechain": false')):
+            rec = _parse(data[start:end])
+            if isinstance(rec.get("uuid"), str) and rec.get("isSidechain") is not True:
+                scan.main_record = True
+                break
+    if not scan.main_record and data.count(b'"uuid"') > data.count(b'"isSidechain"'):
+        return _scan_lines(data)  # records without the flag: read each to know
     return scan
 
 
@@ -191,6 +255,8 @@ def _entries(scan: _Scan, linked_file: bool) -> list[Entry]:
     entries = []
     for record in scan.replies:
         line, side = record.pop("_line"), record.pop("_side")
+        if "_usage" in record:
+            record["message"]["usage"] = usage_from_anthropic(record.pop("_usage"))
         if side and not linked_file:
             record["isSidechain"] = True
         ts = record["timestamp"]
@@ -211,7 +277,8 @@ def _entries(scan: _Scan, linked_file: bool) -> list[Entry]:
 def read_claude_code_usage(path: str | os.PathLike[str]) -> Session | None:
     """The replies with their usage of a Claude Code file and its subagent files, as a
     `Session` of `message` entries (see the module docstring), or None when the file needs
-    `read_claude_code`. A subagent file that needs it is read with it.
+    `read_claude_code` (or is no Claude Code file: `detect_format` says another format).
+    A subagent file that needs it is read with it.
 
     Raises:
         SessionReadError: The path is not a readable file.
@@ -219,6 +286,8 @@ def read_claude_code_usage(path: str | os.PathLike[str]) -> Session | None:
     from ._claude_code import read_claude_code
 
     p, data = read_bytes_checked(path)
+    if format_of_file_bytes(p, data) != "claude-code":
+        return None
     if claude_code_sidecar(Path(p).name, data[:65536]) is not None or looks_binary(data):
         return None
     if not data.strip():
