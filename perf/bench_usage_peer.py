@@ -10,9 +10,11 @@ folder, each copy its own project folder), then runs in turn, N times each:
   installed at `$CCUSAGE18` (`npm install ccusage@18.0.11` there), ccusage 18.0.11:
   `node <bin> daily --offline --json --timezone UTC` with `CLAUDE_CONFIG_DIR=<folder>`.
 
-Each figure is the median wall time of whole processes (start-up included) and the peak
-resident memory of the process (`os.wait4`'s `ru_maxrss`), runs interleaved so drift hits
-all alike; ratios are ours / theirs.
+Each figure is the median wall time of whole processes (start-up included), their median
+CPU time (user + system, worker processes included: the figure other load on a shared
+machine disturbs least) and the peak resident memory of the process (`os.wait4`'s
+`ru_maxrss`), runs interleaved so drift hits all alike; ratios are ours / theirs. The load
+average is printed beside them: wall ratios from a loaded machine say little.
 
     python perf/bench_usage_peer.py [--repeat N] [--copies K]
 
@@ -55,8 +57,9 @@ def folder_bytes(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*.jsonl"))
 
 
-def run(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """Wall seconds and peak resident MiB of one whole process (its output discarded)."""
+def run(argv: list[str], env: dict[str, str]) -> tuple[float, float, float]:
+    """Wall seconds, peak resident MiB and CPU seconds (user + system, its reaped workers
+    included) of one whole process (its output discarded)."""
     start = time.perf_counter()
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
@@ -64,7 +67,7 @@ def run(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"failed: {' '.join(argv)}\n{proc.stderr.read().decode()[-2000:]}")
     proc.stderr.close()
-    return seconds, usage.ru_maxrss / 1024
+    return seconds, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
 
 
 def commands(folder: Path, home: Path) -> dict[str, tuple[list[str], dict[str, str]]]:
@@ -104,22 +107,38 @@ def measure(folder: Path, home: Path, repeat: int) -> None:
     cmds = commands(folder, home)
     walls: dict[str, list[float]] = {name: [] for name in cmds}
     peaks: dict[str, list[float]] = {name: [] for name in cmds}
+    cpus: dict[str, list[float]] = {name: [] for name in cmds}
     for argv, env in cmds.values():  # warm-up: page cache, node's compile cache
         run(argv, env)
     for _ in range(repeat):
         for name, (argv, env) in cmds.items():
-            seconds, mib = run(argv, env)
+            seconds, mib, cpu = run(argv, env)
             walls[name].append(seconds)
             peaks[name].append(mib)
+            cpus[name].append(cpu)
     ours = statistics.median(walls["musepi-lab"])
     ours_mib = max(peaks["musepi-lab"])
-    print(f"{folder_bytes(folder) / 1e6:.1f} MB of Claude Code sessions, {repeat} runs each")
-    print(f"{'command':<18} {'median s':>9} {'peak MiB':>9} {'ours/theirs':>12} {'memory':>7}")
+    ours_cpu = statistics.median(cpus["musepi-lab"])
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(
+        f"{folder_bytes(folder) / 1e6:.1f} MB of Claude Code sessions, {repeat} runs each "
+        f"(load average {load:.1f} on {os.cpu_count()} cores)"
+    )
+    header = ("command", "wall s", "cpu s", "peak MiB", "wall x", "cpu x", "memory x")
+    print("{:<18} {:>8} {:>8} {:>9} {:>7} {:>7} {:>9}".format(*header))
     for name in cmds:
         wall, mib = statistics.median(walls[name]), max(peaks[name])
-        ratio = f"{ours / wall:.2f}x" if name != "musepi-lab" else ""
-        memory = f"{ours_mib / mib:.2f}x" if name != "musepi-lab" else ""
-        print(f"{name:<18} {wall:>9.3f} {mib:>9.0f} {ratio:>12} {memory:>7}")
+        cpu = statistics.median(cpus[name])
+        ours_row = name == "musepi-lab"
+        ratios = (
+            ("", "", "")
+            if ours_row
+            else (f"{ours / wall:.2f}", f"{ours_cpu / cpu:.2f}", f"{ours_mib / mib:.2f}")
+        )
+        print(
+            f"{name:<18} {wall:>8.3f} {cpu:>8.3f} {mib:>9.0f} {ratios[0]:>7} {ratios[1]:>7} "
+            f"{ratios[2]:>9}"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -4,7 +4,8 @@ A Claude Code file is read with `read_claude_code_usage` (the replies with usage
 ids, no session tree); when that reader declines a file (it holds something only the full
 reader handles, see `formats._claude_code_usage`), and for every other format, and always
 in strict mode (which raises on any problem of the tree), the file is read as
-`load_sessions` reads it.
+`load_sessions` reads it. The fast path runs on worker processes when the files are large
+enough (`_pool.map_files`); the sessions come back in the order of the files.
 """
 
 from __future__ import annotations
@@ -14,13 +15,30 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ..formats._claude_code_usage import read_claude_code_usage
+from .._pool import map_files
+from ..formats._claude_code_usage import (
+    FileParts,
+    read_claude_code_usage,
+    session_of_parts,
+    session_parts,
+)
 from ..formats._registry import _gc_paused
 from ..session._errors import ReadProblem, SessionReadError
 from ..session._session import Session
 from ._load import SessionSource, StrPath, load_sessions, read_file_sessions, session_files
 from ._sources import EXPECTED_SOURCE, check_source
 from ._usage_rows import negative_usage, requests_without_reply, sessions_with_linked, usage_records
+
+
+def _parts(file: Path) -> tuple[FileParts, list[FileParts]] | None:
+    """A worker's share: one file's fast-path parts, or None (the file is read here)."""
+    if file.suffix != ".jsonl":
+        return None
+    try:
+        with _gc_paused():
+            return session_parts(file)
+    except SessionReadError:
+        return None
 
 
 def _fast(file: Path) -> Session | None:
@@ -42,24 +60,36 @@ def load_usage_sessions(
     check_source(source, "usage_df")
     items: Iterable[Session | StrPath]
     items = [source] if isinstance(source, (Session, str, os.PathLike)) else source
-    sessions: list[Session] = []
-    problems: list[ReadProblem] = []
+    given: list[Session | Path] = []
     for item in items:
         if isinstance(item, Session):
-            sessions.append(item)
+            given.append(item)
             continue
         if not isinstance(item, (str, os.PathLike)):
             raise TypeError(
                 f"expected {EXPECTED_SOURCE}; got an item that is a {type(item).__name__}"
             )
-        for file in session_files(item):
-            fast = _fast(file)
-            if fast is not None:
-                sessions.append(fast)
-                continue
-            read, failed = read_file_sessions(file, False)
-            sessions.extend(read)
-            problems.extend(failed)
+        given.extend(session_files(item))
+    files = [item for item in given if isinstance(item, Path)]
+    found = iter(map_files(_parts, files))
+    sessions: list[Session] = []
+    problems: list[ReadProblem] = []
+    for item in given:
+        if isinstance(item, Session):
+            sessions.append(item)
+            continue
+        parts = next(found)
+        if parts is not None:
+            main, subs = parts
+            sessions.append(session_of_parts(main, [session_of_parts(sub) for sub in subs]))
+            continue
+        fast = _fast(item)  # the main file fast, a subagent file that needs it in full
+        if fast is not None:
+            sessions.append(fast)
+            continue
+        read, failed = read_file_sessions(item, False)
+        sessions.extend(read)
+        problems.extend(failed)
     for session in sessions:
         problems.extend(session.errors)
     return sessions, problems

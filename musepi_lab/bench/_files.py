@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._atomic import write_files_atomic
-from ._process import pid_running
+from .._process import pid_running
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from ._process import pid_running
+from .._process import pid_running
 
 try:
     import fcntl

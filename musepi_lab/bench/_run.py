@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from .._pool import worker_pool
 from ..compaction._settings import CompactionSettings
 from ..llm._summarizer import Summarizer
 from ..metrics._metrics import DEFAULT_PRICES
@@ -30,7 +31,6 @@ from ._cache import cell_path, check_cell, clean_cache, write_cell
 from ._cell import DEFAULT_CELL_TIMEOUT, run_cell
 from ._grid import Cell, SessionRef, make_cells, resolve_strategy, session_refs
 from ._lock import folder_lock
-from ._pool import worker_pool
 from ._probes import check_evaluation, with_evaluation
 from ._score import COLUMNS
 

@@ -20,6 +20,7 @@ sidechain's (the main thread's leaf, moved to the end, may come before it), side
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -179,30 +180,35 @@ def _scan_lines(data: bytes) -> _Scan:
 
 def _plain_lines(data: bytes) -> bool:
     """Whether every line is `{...}` with nothing around it, no blank line, no CR."""
-    body = data[:-1] if data.endswith(b"\n") else data
-    if not body or b"\r" in body or body[:1] != b"{" or body[-1:] != b"}":
+    end = len(data) - 1 if data.endswith(b"\n") else len(data)  # no copy of the bytes
+    if end <= 0 or data[:1] != b"{" or data[end - 1 : end] != b"}":
         return False
-    breaks = body.count(b"\n")
-    return body.count(b"}\n{") == breaks
+    # A CR, a blank line or a space at either end of a line breaks a `}\n{`.
+    return data.count(b"}\n{", 0, end) == data.count(b"\n", 0, end)
 
 
 def _spans(data: bytes, needles: tuple[bytes, ...]) -> list[tuple[int, int]]:
     """(start, end) of each line holding one of `needles`, in file order."""
     found: dict[int, int] = {}
     for needle in needles:
-        pos = data.find(needle)
-        while pos != -1:
-            start = data.rfind(b"\n", 0, pos) + 1
-            end = data.find(b"\n", pos)
-            end = len(data) if end == -1 else end
-            found[start] = end
-            pos = data.find(needle, end)
+        found.update(_needle_spans(data, needle))
     return sorted(found.items())
+
+
+def _needle_spans(data: bytes, needle: bytes) -> Iterator[tuple[int, int]]:
+    """(start, end) of each line holding `needle`, in file order, found as they are asked for."""
+    pos = data.find(needle)
+    while pos != -1:
+        start = data.rfind(b"\n", 0, pos) + 1
+        end = data.find(b"\n", pos)
+        end = len(data) if end == -1 else end
+        yield start, end
+        pos = data.find(needle, end)
 
 
 def _first_line_with(data: bytes, needle: bytes, key: str) -> Any:
     """The `key` of the first record that has it at the top (searched by `needle`)."""
-    for start, end in _spans(data, (needle,)):
+    for start, end in _needle_spans(data, needle):
         value = _parse(data[start:end]).get(key)
         if value is not None:
             return value
@@ -251,40 +257,42 @@ def _header(path: str, scan: _Scan, linked_file: bool) -> dict[str, Any]:
     return header
 
 
-def _entries(scan: _Scan, linked_file: bool) -> list[Entry]:
-    entries = []
+FileParts = tuple[str, dict[str, Any], list[tuple[dict[str, Any], int]]]
+"""One file's fast-path result as plain values (they cross process boundaries): its path,
+its header and its reply records with their line numbers."""
+
+
+def _records(scan: _Scan, linked_file: bool) -> list[tuple[dict[str, Any], int]]:
+    out = []
     for record in scan.replies:
         line, side = record.pop("_line"), record.pop("_side")
         if "_usage" in record:
             record["message"]["usage"] = usage_from_anthropic(record.pop("_usage"))
         if side and not linked_file:
             record["isSidechain"] = True
-        ts = record["timestamp"]
-        entries.append(
-            Entry(
-                "message",
-                record["id"],
-                None,
-                ts if isinstance(ts, str) else None,
-                MappingProxyType(record),
-                line,
-                record["id"],
-            )
-        )
-    return entries
+        out.append((record, line))
+    return out
 
 
-def read_claude_code_usage(path: str | os.PathLike[str]) -> Session | None:
-    """The replies with their usage of a Claude Code file and its subagent files, as a
-    `Session` of `message` entries (see the module docstring), or None when the file needs
-    `read_claude_code` (or is no Claude Code file: `detect_format` says another format).
-    A subagent file that needs it is read with it.
+def _entry(record: dict[str, Any], line: int) -> Entry:
+    ts = record["timestamp"]
+    return Entry(
+        "message",
+        record["id"],
+        None,
+        ts if isinstance(ts, str) else None,
+        MappingProxyType(record),
+        line,
+        record["id"],
+    )
+
+
+def file_parts(path: str | os.PathLike[str]) -> FileParts | None:
+    """One file's replies (no subagent files), or None when it needs `read_claude_code`.
 
     Raises:
         SessionReadError: The path is not a readable file.
     """
-    from ._claude_code import read_claude_code
-
     p, data = read_bytes_checked(path)
     if format_of_file_bytes(p, data) != "claude-code":
         return None
@@ -299,15 +307,55 @@ def read_claude_code_usage(path: str | os.PathLike[str]) -> Session | None:
     linked_file = not scan.main_record
     if scan.last_side and not linked_file:
         return None  # the main thread's leaf, moved last, may come before it
-    linked = []
-    for sub_path in subagent_paths(p):
-        sub = read_claude_code_usage(sub_path)
-        linked.append(sub if sub is not None else read_claude_code(sub_path))
+    return p, _header(p, scan, linked_file), _records(scan, linked_file)
+
+
+def session_parts(path: str | os.PathLike[str]) -> tuple[FileParts, list[FileParts]] | None:
+    """A session file's parts and its subagent files' (`session_of_parts` makes the
+    `Session`), or None when one of them needs `read_claude_code`: what a worker process
+    returns for one file of a folder.
+
+    Raises:
+        SessionReadError: The path is not a readable file.
+    """
+    main = file_parts(path)
+    if main is None:
+        return None
+    subs = [file_parts(sub) for sub in subagent_paths(main[0])]
+    if any(sub is None for sub in subs):
+        return None
+    return main, [sub for sub in subs if sub is not None]
+
+
+def session_of_parts(parts: FileParts, linked: Sequence[Session] = ()) -> Session:
+    """The `Session` of a file's parts, with its subagent sessions."""
+    path, header, records = parts
     return Session(
-        _header(p, scan, linked_file),
-        _entries(scan, linked_file),
+        header,
+        [_entry(record, line) for record, line in records],
         errors=[problem for sub in linked for problem in sub.errors],
-        source_path=p,
+        source_path=path,
         source_format=SOURCE_FORMAT,
         linked=linked,
     )
+
+
+def read_claude_code_usage(path: str | os.PathLike[str]) -> Session | None:
+    """The replies with their usage of a Claude Code file and its subagent files, as a
+    `Session` of `message` entries (see the module docstring), or None when the file needs
+    `read_claude_code` (or is no Claude Code file: `detect_format` says another format).
+    A subagent file that needs it is read with it.
+
+    Raises:
+        SessionReadError: The path is not a readable file.
+    """
+    from ._claude_code import read_claude_code
+
+    main = file_parts(path)
+    if main is None:
+        return None
+    linked = []
+    for sub_path in subagent_paths(main[0]):
+        sub = file_parts(sub_path)
+        linked.append(session_of_parts(sub) if sub is not None else read_claude_code(sub_path))
+    return session_of_parts(main, linked)
