@@ -36,7 +36,7 @@ def test_below_the_threshold_the_files_are_read_here(tmp_path: Path) -> None:
 
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: the pool is never used")
 def test_above_it_workers_read_them_in_order(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.delenv(_pool.WORKERS_ENV, raising=False)
+    monkeypatch.setenv(_pool.WORKERS_ENV, "2")
     sizes = [5, 400, 3, 250, 90, 1, 77, 600]  # largest started first, results in file order
     files = _files(tmp_path, sizes)
     results = _pool.map_files(_pid_and_size, files, min_bytes=0)
@@ -47,7 +47,9 @@ def test_above_it_workers_read_them_in_order(tmp_path: Path, monkeypatch) -> Non
 def test_the_environment_caps_the_workers(monkeypatch) -> None:
     monkeypatch.setenv(_pool.WORKERS_ENV, "1")
     assert _pool.pool_workers(10**12, 100) == 1
-    monkeypatch.delenv(_pool.WORKERS_ENV)
+    monkeypatch.setenv(_pool.WORKERS_ENV, "3")
+    assert _pool.pool_workers(10**12, 100) == 3
+    assert _pool.pool_workers(10**12, 2) == 2  # at most one worker a file
     assert _pool.pool_workers(10, 100, min_bytes=1000) == 1
     assert _pool.pool_workers(10**12, 1) == 1
 
@@ -59,7 +61,7 @@ def test_usage_rows_on_the_pool_equal_the_serial_ones(monkeypatch) -> None:
     monkeypatch.setenv(_pool.WORKERS_ENV, "1")
     serial_frame, serial_problems = usage_df(folders)
     serial_rows = usage_rows(folders)
-    monkeypatch.delenv(_pool.WORKERS_ENV)
+    monkeypatch.setenv(_pool.WORKERS_ENV, "2")
     monkeypatch.setattr(_pool, "POOL_MIN_BYTES", 0)
     assert _pool.pool_workers(1, 2) > 1
     frame, problems = usage_df(folders)
@@ -67,3 +69,12 @@ def test_usage_rows_on_the_pool_equal_the_serial_ones(monkeypatch) -> None:
     assert frame.attrs == serial_frame.attrs
     assert [str(p) for p in problems] == [str(p) for p in serial_problems]
     assert usage_rows(folders) == serial_rows
+
+
+def test_a_busy_machine_reads_serially(monkeypatch) -> None:
+    monkeypatch.delenv(_pool.WORKERS_ENV, raising=False)
+    monkeypatch.setattr(os, "getloadavg", lambda: (64.0, 64.0, 64.0))
+    assert _pool.pool_workers(10**12, 100) == 1
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    assert _pool.pool_workers(10**12, 100) == min(cores or 1, 100)
