@@ -18,6 +18,9 @@ average is printed beside them: wall ratios from a loaded machine say little.
 
     python perf/bench_usage_peer.py [--repeat N] [--copies K]
 
+With `BENCH_BASELINE_TREE=<checkout>` the same command from that checkout (the code before
+a change) runs in turn too, as "musepi-lab before".
+
 Targets (issue 30): on the large folder ours ≤ 0.8x ccusage's wall time and peak memory
 ≤ ccusage's; on the small folder ≤ 1.0x.
 """
@@ -88,6 +91,10 @@ def commands(folder: Path, home: Path) -> dict[str, tuple[list[str], dict[str, s
             ours_env,
         )
     }
+    baseline = os.environ.get("BENCH_BASELINE_TREE")
+    if baseline:  # another checkout (before the change), the same command
+        argv = [*found["musepi-lab"][0]]
+        found["musepi-lab before"] = (argv, {**env, "PYTHONPATH": baseline})
     peer_env = {**env, "CLAUDE_CONFIG_DIR": str(folder)}
     options = ["daily", "--offline", "--json", "--timezone", "UTC"]
     node = shutil.which("node")
