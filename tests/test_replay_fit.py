@@ -40,9 +40,10 @@ def estimate_before(k: int) -> int:
     return k * (USER_TOKENS + REPLY_TOKENS) + USER_TOKENS
 
 
-def synthetic_session(tmp_path, name, *, ratio, system, misses, requests=41):
+def synthetic_session(tmp_path, name, *, ratio, system, misses, requests=41, first_read=0):
     """A pi session of `requests` turns whose recorded prompt is `system + ratio * estimate`
-    and whose request k misses the cache when `k in misses` (k ≥ 1)."""
+    and whose request k misses the cache when `k in misses` (k ≥ 1); the first request
+    reads `first_read` tokens (a prefix another session cached) and writes the rest."""
 
     def stamp(seconds):
         return f"2025-01-01T{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}.000Z"
@@ -54,7 +55,7 @@ def synthetic_session(tmp_path, name, *, ratio, system, misses, requests=41):
     for k in range(requests):
         prompt = system + round(ratio * estimate_before(k))
         hit = k > 0 and k not in misses
-        read = previous if hit else 0
+        read = previous if hit else (first_read if k == 0 else 0)
         usage = {"input": 0, "cacheRead": read, "cacheWrite": prompt - read, "output": 100}
         user = {"role": "user", "content": "u" * USER_CHARS, "timestamp": 0}
         reply = {
@@ -289,3 +290,109 @@ def test_a_calibration_needs_every_cache_model():
     assert DEFAULT_CALIBRATION.model("openai").provider == "openai"
     with pytest.raises(ValueError, match="unknown cache model"):
         DEFAULT_CALIBRATION.model("gemini")
+
+
+def test_the_keys_concentration_is_the_posterior_mode_under_the_hyperprior(tmp_path):
+    # Two pi sessions, one harness key: its pooled count (16 misses of 80 hits) sits at the
+    # family's rate, so the likelihood alone grows towards an infinite concentration; the
+    # hyperprior k^-1.5 (Gelman et al.'s (a + b)^-5/2) makes its mode finite.
+    sessions = [
+        synthetic_session(tmp_path, f"k{i}", ratio=1.3, system=3_000, misses=every_fifth())
+        for i in range(2)
+    ]
+    fit = calibrate(sessions)
+    rate = 16.2 / 81
+    counts = [(80, 16)]
+    assert max(CONCENTRATIONS, key=lambda k: _beta_binomial_loglik(counts, rate, k)) == max(
+        CONCENTRATIONS
+    )
+    mode = max(
+        CONCENTRATIONS, key=lambda k: _beta_binomial_loglik(counts, rate, k) - 1.5 * math.log(k)
+    )
+    assert mode < max(CONCENTRATIONS)
+    assert fit.family("anthropic").key_concentration == mode
+    # The fit has a row for pi@anthropic: its streams keep the within-key concentration.
+    header = sessions[0].header
+    assert fit.concentration(header, "anthropic") == fit.family("anthropic").miss_concentration
+
+
+def test_a_harness_the_fit_never_saw_learns_its_miss_rate_at_the_keys_concentration(tmp_path):
+    # The family misses 2% and its streams are alike (10,000), but no row is for pi: a pi
+    # stream's prior has the keys' concentration (10), so its causal rate at request 40 is
+    # (0.02 * 10 + its 7 misses among requests 1-39) / (10 + 39 candidates).
+    session = synthetic_session(tmp_path, "new", ratio=1.3, system=3_000, misses=every_fifth())
+    fit = known(spread=0.0, miss=0.02, concentration=10_000.0)
+    unseen = fit.with_family("anthropic", key_concentration=10.0)
+    assert unseen.event_rates == ()
+    assert unseen.concentration(session.header, "anthropic") == 10.0
+    misses = replay(session, "recorded", window=10**9, calibration=unseen, ratio="causal")
+    rate = misses.streams[0].draws.misses[40].mean
+    assert rate == pytest.approx((0.02 * 10 + 7) / (10 + 39))
+    # With a row for its key the stream keeps the within-key 10,000: it barely learns.
+    seen = unseen.copy_with(event_rates=(("pi@anthropic", 0.02, 0.0),))
+    assert seen.concentration(session.header, "anthropic") == 10_000.0
+    kept = replay(session, "recorded", window=10**9, calibration=seen, ratio="causal")
+    assert kept.streams[0].draws.misses[40].mean == pytest.approx((200 + 7) / (10_000 + 39))
+
+
+def test_a_causal_judgements_draws_carry_each_requests_rate_uncertainty(tmp_path):
+    from musepi_lab.replay._judge import _judged_replay, _kept
+    from musepi_lab.replay._uncertainty import _rate_draws, cost_draws, expected_bill
+
+    session = synthetic_session(tmp_path, "u", ratio=1.3, system=3_000, misses=every_fifth())
+    fit = known(spread=0.0, miss=0.1, concentration=20.0)
+    result = _judged_replay(session, fit, "causal")
+    rates = result.streams[0].draws.misses
+    # Request 40's posterior: 20 pseudo-requests at 10%, then the 39 candidates 1-39 of
+    # which 7 (5, 10, ..., 35) missed.
+    a, b = 0.1 * 20 + 7, 0.9 * 20 + 32
+    assert (rates[40].alpha, rates[40].beta) == pytest.approx((a, b))
+    drawn = _rate_draws(rates, np.random.default_rng(3), 50_000)
+    mean, var = a / (a + b), a * b / ((a + b) ** 2 * (a + b + 1))
+    assert drawn[:, 40].mean() == pytest.approx(mean, rel=0.01)
+    assert drawn[:, 40].var() == pytest.approx(var, rel=0.05)
+    assert np.corrcoef(drawn[:, 20], drawn[:, 40])[0, 1] > 0.99  # one factor per draw
+    # The expected bill is exact and the draws' mean agrees with it for every seed.
+    streams = [_kept(s) for s in result.streams]
+    for seed in (COST_SEED, COST_SEED + 2, 11):
+        draws = cost_draws(streams, seed=seed, draws=20_000)
+        assert draws.mean() == pytest.approx(expected_bill(streams), rel=0.01)
+
+
+def test_a_first_request_the_rules_bill_as_a_miss_may_be_served_from_anothers_cache(tmp_path):
+    # The first request of each session: nothing of its own is cached, so the rules bill
+    # its 3,000-token system prompt as a write; one session's provider read it (another
+    # session had cached it), the other's did not. Those two are the only hit candidates
+    # (every later request reads its own live cache): 1 of 2 served, and one
+    # pseudo-request at that pooled 50%.
+    served = synthetic_session(
+        tmp_path, "a", ratio=1.3, system=3_000, misses=set(), first_read=3_000
+    )
+    written = synthetic_session(tmp_path, "b", ratio=1.3, system=3_000, misses=set())
+    fit = calibrate([served, written])
+    assert fit.family("anthropic").hit_rate == pytest.approx(1.5 / 3)
+    # Billed on a line known exactly: the first request's saving is its system prompt read
+    # (0.1x input) instead of written (1.25x), at the 50%, and no draw is negative.
+    line = known(spread=0.0, miss=0.0).with_family("anthropic", hit_rate=0.5)
+    r = replay(written, "none", window=10**9, calibration=line)
+    assert r.streams[0].draws.billed[0].expired == 3_000
+    assert all(b.expired == 0 for b in r.streams[0].draws.billed[1:])
+    assert r.cost - r.total_cost == pytest.approx(-0.5 * 3_000 * (3.75 - 0.3) / 1e6, rel=1e-9)
+    low, high = r.cost_interval
+    assert 0 < low < r.cost < high
+
+
+def test_no_drawn_bill_is_negative_when_a_hit_saves_on_an_unsure_line(tmp_path):
+    from musepi_lab.replay._own import Terms
+    from musepi_lab.replay._uncertainty import cost_draws, expected_bill
+
+    # One request whose system prompt is known only to +-3,000 tokens (about 70% of its
+    # 4,300-token prompt), served from another's cache at 50%: a draw's saving is on the
+    # drawn line, so no drawn bill falls below its output's (100 tokens at $15 / Mtok).
+    session = synthetic_session(tmp_path, "one", ratio=1.3, system=3_000, misses=set(), requests=1)
+    fit = known(spread=0.0, miss=0.0).with_family("anthropic", hit_rate=0.5)
+    stream = replay(session, "none", window=10**9, calibration=fit).streams[0].draws
+    unsure = stream._replace(terms=[Terms(3_000, 1.3, var_system=3_000.0**2)])
+    draws = cost_draws([unsure], draws=20_000)
+    assert draws.min() >= 100 * 15 / 1e6 - 1e-12
+    assert draws.max() > expected_bill([unsure]) > draws.min()

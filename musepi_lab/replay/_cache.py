@@ -145,6 +145,11 @@ class CacheModel:
         miss_concentration: How alike sessions' own miss rates are: the beta prior of a
             session's rate has mean `miss_rate` and this concentration (0: every session
             misses at `miss_rate` exactly), updated by the session's own requests.
+        key_concentration: How alike the miss rates of different harness keys are
+            (`_calibrated.Calibration.event_rates`): the concentration of the beta prior
+            of a stream whose key the fit has no row for, centred on `miss_rate` (a
+            harness never seen misses like the family only as closely as the seen
+            harnesses do; 0: `miss_concentration`).
         hit_rate: Share of the requests whose cache the rules let expire that the
             provider served from cache anyway (fitted; same prior form, same
             concentration).
@@ -169,6 +174,7 @@ class CacheModel:
     noise_correlation: float = 0.0
     miss_rate: float = 0.0
     miss_concentration: float = 0.0
+    key_concentration: float = 0.0
     hit_rate: float = 0.0
     memory: float = 1.0
     version_spread: float = 0.0
@@ -187,6 +193,7 @@ def _fitted_model(model: CacheModel) -> CacheModel:
         noise_correlation=fitted("NOISE_CORRELATION"),
         miss_rate=fitted("MISS_RATE"),
         miss_concentration=fitted("MISS_CONCENTRATION"),
+        key_concentration=fitted("KEY_CONCENTRATION"),
         hit_rate=fitted("HIT_RATE"),
         memory=float(getattr(_fitted, "MEMORY", {}).get(model.provider, 1.0)),
         version_spread=fitted("VERSION_SPREAD"),

@@ -43,6 +43,7 @@ FITTED_FIELDS: tuple[str, ...] = (
     "noise_correlation",
     "miss_rate",
     "miss_concentration",
+    "key_concentration",
     "hit_rate",
     "memory",
     "version_spread",
@@ -118,6 +119,16 @@ class Calibration:
                 return miss, hit
         model = self.family(family)
         return model.miss_rate, model.hit_rate
+
+    def concentration(self, header: Mapping[str, Any], family: str) -> float:
+        """The concentration of a stream's beta priors on its miss and unpredicted-hit
+        rates: the family's `miss_concentration` where its harness key has a row of
+        `event_rates`, else (a harness the fit never saw) its `key_concentration`."""
+        model = self.family(family)
+        key = table_key(header, family)
+        if any(name == key for name, _, _ in self.event_rates) or model.key_concentration <= 0:
+            return model.miss_concentration
+        return model.key_concentration
 
     def prior(self, header: Mapping[str, Any], family: str) -> Prior:
         """The family fit as the prior of a stream's own line (`_own.Prior`)."""

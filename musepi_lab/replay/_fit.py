@@ -32,9 +32,12 @@ sent) and billed again under each step's parameters. Per tokenizer family (`anth
    harness's provider behaves alike across its sessions: pi's fixtures miss 7%, Claude
    Code's sessions under 1%) and per family (for keys without a row), the miss rate (of the
    requests the rules read mostly from cache, the share the provider recorded mostly as a
-   miss), the unpredicted-hit rate (of those whose cache the rules let expire, the share the
-   provider served from cache), and how much streams' own miss rates differ beyond chance
-   (`_miss_concentration`, a beta-binomial maximum likelihood).
+   miss), the unpredicted-hit rate (of those whose cache the rules let expire, and of the
+   streams' first requests the rules bill as misses, the share the provider served from
+   cache), how much streams' own miss rates differ beyond chance
+   (`_miss_concentration`, a beta-binomial maximum likelihood), and how much the harness
+   keys' rates differ around their family's (`_key_concentration`, the same with keys in
+   the place of streams, under a hyperprior: the prior of a harness the fit never saw).
 
 A session enters the fit once (copies, by session id, are dropped) and is recorded in the
 result's `sessions`, so a judgement of one of them is refused.
@@ -46,7 +49,7 @@ import dataclasses
 import datetime
 import itertools
 import math
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from statistics import median
 from typing import Any
@@ -73,6 +76,13 @@ OPENAI_TTL_MIDDLE = 450.0
 CONCENTRATIONS: tuple[float, ...] = tuple(round(10 ** (x / 4), 3) for x in range(-4, 17))
 """The beta concentrations `_miss_concentration` chooses from (0.1 to 10,000, a quarter
 decade apart)."""
+KEY_HYPERPRIOR = 1.5
+"""The exponent of the hyperprior `p(k) ∝ k^-1.5` on the between-key concentration
+(`_key_concentration`): the prior `p(α, β) ∝ (α + β)^-5/2` of Gelman et al., *Bayesian
+Data Analysis* (3rd ed., §5.3), in mean and concentration. A family has two to four harness
+keys; over so few groups the likelihood alone is flat up to an infinite concentration
+whenever the seen keys happen to miss alike, which would freeze an unseen harness's rate at
+the family's (chosen after the leave-one-source-out figures: see the README)."""
 MIN_FIT_REQUESTS = 5
 """Observations a stream needs for its own line to enter the spreads."""
 MAX_CORRELATION = 0.9
@@ -91,6 +101,7 @@ UNIT_CALIBRATION = Calibration(
             noise_correlation=0.0,
             miss_rate=0.0,
             miss_concentration=0.0,
+            key_concentration=0.0,
             hit_rate=0.0,
             memory=1.0,
             version_spread=0.0,
@@ -360,12 +371,13 @@ def _fit_ttl(fit: Calibration, streams: Sequence[FitStream]) -> Calibration:
 
 
 def _miss_concentration(
-    per_stream: Sequence[tuple[str, int, int]], rates: dict[str, float]
+    per_stream: Sequence[tuple[str, int, int]], rates: dict[str, float], hyper: float = 0.0
 ) -> float:
     """How alike the streams' own miss rates are: the beta concentration of
     `CONCENTRATIONS` under which the streams' miss counts (`(key, replayed hits, misses)`)
-    are likeliest (beta-binomial, each key's beta centred on its rate, pooled); 0 when no
-    key has a rate strictly between 0 and 1 (nothing to learn)."""
+    are likeliest (beta-binomial, each key's beta centred on its rate, pooled; `hyper`: the
+    exponent of a hyperprior `k^-hyper`, the mode of the posterior then); 0 when no key has
+    a rate strictly between 0 and 1 (nothing to learn)."""
     usable = [(f, n, x) for f, n, x in per_stream if n and 0 < rates.get(f, 0.0) < 1]
     if not usable:
         return 0.0
@@ -382,9 +394,23 @@ def _miss_concentration(
                 - math.lgamma(b)
                 + math.lgamma(k)
             )
-        return total
+        return total - hyper * math.log(k)
 
     return max(CONCENTRATIONS, key=loglik)
+
+
+def _key_concentration(
+    by_key: dict[str, list[int]],
+    by_family: dict[str, list[int]],
+    shrunk: Callable[[int, int, int], float],
+) -> float:
+    """How alike the harness keys' miss rates are (`CacheModel.key_concentration`): the
+    beta-binomial concentration of each key's pooled miss count around its family's rate
+    (`_miss_concentration` with keys in the place of streams)."""
+    family_of = {key: key.rsplit("@", 1)[-1] for key in by_key}
+    rates = {f: shrunk(m, n, 0) for f, (m, n, _, _) in by_family.items()}
+    per_key = [(family_of[key], n, m) for key, (m, n, _, _) in by_key.items()]
+    return _miss_concentration(per_key, rates, KEY_HYPERPRIOR)
 
 
 def _fit_rates(fit: Calibration, streams: Sequence[FitStream]) -> Calibration:
@@ -419,11 +445,13 @@ def _fit_rates(fit: Calibration, streams: Sequence[FitStream]) -> Calibration:
     concentration = _miss_concentration(
         per_stream, {k: shrunk(v[0], v[1], 0) for k, v in by_key.items()}
     )
+    between = _key_concentration(by_key, by_family, shrunk)
     for family, (m, n, h, c) in by_family.items():
         fit = fit.with_family(
             family,
             miss_rate=shrunk(m, n, 0),
             miss_concentration=concentration,
+            key_concentration=between,
             hit_rate=shrunk(h, c, 1),
         )
     table = tuple(
@@ -516,6 +544,7 @@ def fitted_source(calibration: Calibration, paths: Iterable[str]) -> str:
         ("NOISE_CORRELATION", "noise_correlation"),
         ("MISS_RATE", "miss_rate"),
         ("MISS_CONCENTRATION", "miss_concentration"),
+        ("KEY_CONCENTRATION", "key_concentration"),
         ("HIT_RATE", "hit_rate"),
         ("MEMORY", "memory"),
         ("VERSION_SPREAD", "version_spread"),

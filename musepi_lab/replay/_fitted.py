@@ -71,13 +71,13 @@ FIT_SESSIONS: tuple[str, ...] = (
 )
 TOKEN_RATIO: dict[str, float] = {
     "anthropic": 1.3939275479991793,
-    "openai": 0.9928927782265875,
+    "openai": 0.9928927782265887,
     "neutral": 1.0,
 }
 RATIO_SPREAD: dict[str, float] = {
-    "anthropic": 0.1918132705469491,
-    "openai": 0.1918132705469491,
-    "neutral": 0.1918132705469491,
+    "anthropic": 0.19181327054694905,
+    "openai": 0.19181327054694905,
+    "neutral": 0.19181327054694905,
 }
 SYSTEM_SPREAD: dict[str, float] = {
     "anthropic": 3749.8369738488773,
@@ -91,7 +91,7 @@ NOISE: dict[str, float] = {
 }
 NOISE_CORRELATION: dict[str, float] = {
     "anthropic": 0.9,
-    "openai": 0.897572592754464,
+    "openai": 0.8975725927544642,
     "neutral": 0.0,
 }
 MISS_RATE: dict[str, float] = {
@@ -104,10 +104,15 @@ MISS_CONCENTRATION: dict[str, float] = {
     "openai": 177.828,
     "neutral": 177.828,
 }
+KEY_CONCENTRATION: dict[str, float] = {
+    "anthropic": 10.0,
+    "openai": 10.0,
+    "neutral": 10.0,
+}
 HIT_RATE: dict[str, float] = {
-    "anthropic": 0.11538461538461538,
-    "openai": 0.36877828054298645,
-    "neutral": 0.2692307692307692,
+    "anthropic": 0.3877118644067797,
+    "openai": 0.4278199883109293,
+    "neutral": 0.4067796610169492,
 }
 MEMORY: dict[str, float] = {
     "anthropic": 0.95,
@@ -153,10 +158,10 @@ WARM_PREFIX_TOKENS: tuple[tuple[str, tuple[int, ...], int], ...] = (
     ("pi@openai", (), 0),
 )
 EVENT_RATES: tuple[tuple[str, float, float], ...] = (
-    ("claude-code:subagent@anthropic", 0.00013349905629977444, 0.2692307692307692),
-    ("claude-code@anthropic", 0.0061279030684603586, 0.2692307692307692),
-    ("codex@openai", 0.02637287788591767, 0.36877828054298645),
-    ("gemini-cli@neutral", 0.008677438659485339, 0.2692307692307692),
-    ("pi@anthropic", 0.04360450538098151, 0.11538461538461538),
-    ("pi@openai", 0.10807258271351629, 0.2692307692307692),
+    ("claude-code:subagent@anthropic", 0.00013349905629977444, 0.3097072419106317),
+    ("claude-code@anthropic", 0.0061279030684603586, 0.7642526964560864),
+    ("codex@openai", 0.02637287788591767, 0.4771838331160365),
+    ("gemini-cli@neutral", 0.008677438659485339, 0.4067796610169492),
+    ("pi@anthropic", 0.04360450538098151, 0.1172316384180791),
+    ("pi@openai", 0.10807258271351629, 0.1016949152542373),
 )

@@ -279,7 +279,7 @@ def stream_rates(
         misses.append(not recorded_hit if b.hit and b.bill.cache_read > b.warm else None)
         hits.append(recorded_hit if not b.hit and b.expired else None)
     family = stream_family(walked, fit)
-    k = fit.family(family).miss_concentration
+    k = fit.concentration(walked.session.header, family)
     miss, hit = fit.rates(walked.session.header, family)
     return (
         beta_rates(misses, miss, k, causal=causal, length=length),

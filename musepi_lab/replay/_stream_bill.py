@@ -35,7 +35,10 @@ class Billed(NamedTuple):
             units, or None when it read nothing beyond the warm prefix.
         warm: The warm prefix it read whatever its cache held.
         expired: Tokens a cache still alive would have served beyond what it read (its
-            lifetime ran out, by the documented rules): what an unpredicted hit saves.
+            lifetime ran out, by the documented rules), or, at a stream's first request
+            (no cache of its own), its system prompt beyond what it read (another
+            stream's cache, of the same prefix, may hold it: the user's previous session,
+            a sibling subagent): what an unpredicted hit saves.
         output_recorded: The output tokens are the recorded ones (else estimated).
         one_hour: The 1-hour share its writes were priced at (None: the model's own).
         price_input: USD per million uncached input tokens.
@@ -148,7 +151,9 @@ def _bill_one(
         spec.conversation,
         _shared_units(spec, cache, alive, warm, system, ratio),
         min(prompt, warm),
-        _expired(model, cache, spec, prompt, reusable, bill.cache_read, alive),
+        _expired(model, cache, spec, prompt, reusable, bill.cache_read, alive)
+        if cache is not None
+        else _unheld(model, min(prompt, system), bill.cache_read),
         recorded,
         one_hour,
         prices["input"],
@@ -214,6 +219,13 @@ def _shared_units(
     if cache.prefix <= warm:
         return None
     return max(0, min(spec.conversation, round(previous)))
+
+
+def _unheld(model: CacheModel, system: int, read: int) -> int:
+    """A stream's first request: the tokens of its system prompt beyond what it read,
+    which another stream's cache (the user's previous session, a sibling subagent) may
+    hold, as the provider's cache is shared across requests with the same prefix."""
+    return max(0, cached_tokens(model, system) - read)
 
 
 def _expired(

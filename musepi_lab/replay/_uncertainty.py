@@ -9,7 +9,8 @@ left open, per stream:
   standard deviation; each draw moves every request of the stream by one normal deviate of
   it (a session's requests err alike), and by the requests' own errors around the line,
   an AR(1) series at the family's fitted relative noise and lag-1 correlation; the prompt
-  part of the request's bill (its read and the rest) scales with it, the output (recorded,
+  part of the request's bill (its read and the rest, with a drawn miss's premium or hit's
+  saving) scales with it, so no drawn bill is negative; the output (recorded,
   or estimated) does not (a normal factor, clipped at 0: every moment exists);
 - the provider's unpredicted misses: a request the rules read mostly from cache misses at
   the stream's own miss rate, which has a beta posterior (the family's fitted rate and
@@ -17,11 +18,17 @@ left open, per stream:
   posterior holds for the whole stream (a replay's, from all its recorded requests), each
   draw takes the stream's rate from it (an exact beta draw), then misses request by
   request; where it changes from request to request (a causal judgement, each request's
-  from the outcomes before it), each request misses at its posterior's mean, which is its
-  predictive probability given what came before. A miss pays the request's cache read
+  from the outcomes before it), each draw puts one mean-one log-normal factor on every
+  request's posterior mean (capped at 1), of the posterior's relative variance
+  `(1 - m) / (m (a + b + 1))`: the stream's rate is as unsure as in the whole-stream case
+  and errs alike throughout the stream, while each request's mean stays its predictive
+  probability given what came before. A miss pays the request's cache read
   beyond the warm prefix at the price of the rest (a write, or input for OpenAI);
-- the unpredicted hits: a request whose cache the rules let expire is served from cache
-  anyway at the stream's own hit rate (same form), saving what it would have read.
+- the unpredicted hits: a request whose cache the rules let expire, or a stream's first
+  request the rules bill as a miss (its system prompt may sit in another stream's cache:
+  the user's previous session, a sibling subagent; the provider's cache is shared by
+  prefix), is served from cache anyway at the stream's own hit rate (same form), saving
+  what it would have read (`Billed.expired`).
 
 `expected_bill` is the distribution's mean, exact (the documented-rule bill, plus each
 request's expected miss premium, less its expected hit saving; the line enters linearly),
@@ -127,7 +134,8 @@ def _premium(b: Billed) -> float:
 
 
 def _saving(b: Billed) -> float:
-    """USD an unpredicted hit saves on a request whose cache the rules let expire."""
+    """USD an unpredicted hit saves on a request whose cache the rules let expire (or a
+    first request's system prompt, `Billed.expired`)."""
     if b.hit or b.refused or not b.expired:
         return 0.0
     return b.expired * (b.price_rest - b.price_read) / 1e6
@@ -198,8 +206,19 @@ def _rate_draws(rates: Sequence[Rate], rng: np.random.Generator, draws: int) -> 
     first = rates[0] if rates else Rate(0.0)
     if all(r == first for r in rates) and first.alpha > 0 and first.beta > 0:
         return np.repeat(rng.beta(first.alpha, first.beta, draws)[:, None], n, axis=1)
-    means: np.ndarray = np.tile(np.array([r.mean for r in rates]), (draws, 1))
-    return means
+    mean = np.array([r.mean for r in rates])
+    size = np.array([r.alpha + r.beta for r in rates])
+    if not (size > 0).any():
+        known: np.ndarray = np.tile(mean, (draws, 1))
+        return known
+    # The beta's relative variance, (1 - m) / (m (a + b + 1)), on a mean-one log-normal
+    # factor shared by the stream's requests in a draw (its rate errs alike throughout).
+    with np.errstate(divide="ignore", invalid="ignore"):
+        relative = np.where((size > 0) & (mean > 0), (1 - mean) / (mean * (size + 1)), 0.0)
+    s = np.sqrt(np.log1p(relative))
+    z = rng.standard_normal(draws)
+    drawn: np.ndarray = np.minimum(mean[None, :] * np.exp(s[None, :] * z[:, None] - s**2 / 2), 1.0)
+    return drawn
 
 
 def cost_draws(
@@ -235,7 +254,9 @@ def cost_draws(
         missed = u[:, 0, :] < _rate_draws(stream.misses, rng, draws)
         served = u[:, 1, :] < _rate_draws(stream.hits, rng, draws)
         factor = _line_factor(stream, z, eps)
-        per = (cost - output)[None, :] * factor + output + (missed * premium - served * saving)
+        # A miss's premium and a hit's saving are prompt tokens too: on the drawn line.
+        events = missed * premium - served * saving
+        per = ((cost - output)[None, :] + events) * factor + output
         bills += per[:, np.array(_kept(stream), dtype=bool)].sum(axis=1)
     return bills
 
