@@ -3,6 +3,7 @@ only changed files are read again; the dask form computes the same frame."""
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import pandas as pd
@@ -16,6 +17,7 @@ from musepi_lab.analysis import (
     sessions_df,
     tool_calls_df,
 )
+from musepi_lab.analysis._cache import BATCH_FILES, CACHE_VERSION
 from musepi_lab.datasets import write_scale_dataset
 from musepi_lab.session import SessionReadError
 
@@ -99,11 +101,20 @@ def test_only_changed_and_new_files_are_read_again(folder, tmp_path, reads):
 def test_a_removed_file_leaves_the_frame_and_its_part_the_cache(folder, tmp_path, reads):
     cache = tmp_path / "cache"
     sessions_df(folder, cache_dir=cache)
-    parts = _parts(cache)
-    (folder / "pi" / "zz-copy.jsonl").unlink()
+    files = sorted(folder.rglob("*.jsonl"))
+    assert len(files) <= BATCH_FILES and len(_parts(cache)) == 1  # one batch holds them all
+    gone = folder / "pi" / "zz-copy.jsonl"
+    gone.unlink()
     reads.clear()
     _same(sessions_df(folder), sessions_df(folder, cache_dir=cache))
-    assert reads == [] and len(_parts(cache)) == len(parts) - 1
+    index = json.loads((cache / f"v{CACHE_VERSION}" / "index.json").read_bytes())
+    assert reads == [] and str(gone) not in index
+    # The batch stays while other files' parts are in it, and goes with the last of them.
+    assert len(_parts(cache)) == 1
+    for file in files:
+        file.unlink(missing_ok=True)
+    sessions_df(folder, cache_dir=cache)
+    assert _parts(cache) == []
 
 
 def _parts(cache):
@@ -124,9 +135,12 @@ def test_a_corrupt_cache_file_is_rebuilt_not_trusted(folder, tmp_path, reads):
     _same(plain, messages_df(folder, cache_dir=cache))  # from the parts, no file read
     assert reads == []
     _cut(bundle)
-    _cut(_parts(cache)[0])
+    (batch,) = _parts(cache)
+    _cut(batch)
     _same(plain, messages_df(folder, cache_dir=cache))
-    assert len(reads) == 1
+    # Every file whose part was in the cut batch is read again, and no other.
+    assert sorted(reads) == sorted(p.name for p in folder.rglob("*.jsonl"))
+    assert batch not in _parts(cache) and len(_parts(cache)) == 1
     assert not [p for p in cache.rglob("*") if p.name.endswith(".tmp")]
 
 
@@ -183,7 +197,7 @@ def test_dask_frame_refuses_an_unknown_kind(folder, tmp_path):
 def test_a_cache_inside_the_folder_is_not_read_as_sessions(folder):
     inside = folder / ".frames"
     sessions_df(folder, cache_dir=inside)
-    assert (inside / "v1" / "index.json").is_file()
+    assert (inside / f"v{CACHE_VERSION}" / "index.json").is_file()
     _same(sessions_df(folder, cache_dir=inside), sessions_df(folder, cache_dir=inside))
     frame, _ = sessions_df(folder, cache_dir=inside)
     assert not frame["source_path"].str.contains(".frames").any()
