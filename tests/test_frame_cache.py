@@ -201,3 +201,24 @@ def test_a_cache_inside_the_folder_is_not_read_as_sessions(folder):
     _same(sessions_df(folder, cache_dir=inside), sessions_df(folder, cache_dir=inside))
     frame, _ = sessions_df(folder, cache_dir=inside)
     assert not frame["source_path"].str.contains(".frames").any()
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        [],
+        [None],
+        ["2026-01-01T00:00:00Z"],
+        ["2026-01-01T00:00:00.123Z", "2026-01-01T00:00:00Z"],
+        ["2026-01-01T00:00:00.123456Z", None],
+        ["2026-01-01T00:00:00.123456789Z", "2026-01-01T00:00:00Z"],
+        ["not a time", "2026-01-01T00:00:00.1Z"],
+        ["2026-01-01T00:00:00+02:00", "2026-01-01 00:00:00.5"],
+    ],
+)
+def test_a_parts_timestamp_unit_is_the_one_pandas_parses_to(values):
+    from musepi_lab.analysis._columns import TIMESTAMP
+    from musepi_lab.analysis._tables import _typed
+
+    parsed = _typed(pd.Series(values, dtype=object), TIMESTAMP)
+    assert _cache._unit(values) == str(getattr(parsed.dtype, "unit", "s"))

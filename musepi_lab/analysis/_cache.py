@@ -186,14 +186,32 @@ def _arrow_table(values: Mapping[str, list[Any]], columns: Sequence[Column[Any]]
     return pa.table(arrays, names=[c.name for c in columns])
 
 
+_DIGITS = str.maketrans("0123456789", "0000000000")
+_UNIT_OF_SHAPES: dict[tuple[str, ...], str] = {}
+
+
+def _shape(value: Any) -> str:
+    return value.translate(_DIGITS) if isinstance(value, str) else f"<{type(value).__name__}>"
+
+
+def _unit(values: list[Any]) -> str:
+    """The unit pandas parses these timestamps to: found once per set of value shapes
+    (digits made 0), from one value of each shape, as pandas infers it from the written
+    precision; a per-file pandas parse cost more than reading a tiny file."""
+    first: dict[str, Any] = {}
+    for value in values:
+        first.setdefault(_shape(value), value)
+    key = tuple(sorted(first))
+    if key not in _UNIT_OF_SHAPES:
+        sample = [first[shape] for shape in key]
+        parsed = _typed(pd.Series(sample, dtype=object), TIMESTAMP)
+        _UNIT_OF_SHAPES[key] = str(getattr(parsed.dtype, "unit", "s"))
+    return _UNIT_OF_SHAPES[key]
+
+
 def _units(values: Mapping[str, list[Any]], columns: Sequence[Column[Any]]) -> dict[str, str]:
     """The unit pandas parses each timestamp column of a part to (`s` when empty)."""
-    out = {}
-    for column in columns:
-        if column.dtype == TIMESTAMP:
-            parsed = _typed(pd.Series(values[column.name], dtype=object), TIMESTAMP)
-            out[column.name] = str(getattr(parsed.dtype, "unit", "s"))
-    return out
+    return {c.name: _unit(values[c.name]) for c in columns if c.dtype == TIMESTAMP}
 
 
 def _qualname(function: object) -> str:
