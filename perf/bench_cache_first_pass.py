@@ -37,7 +37,8 @@ def _measure(folder: str, cache: str) -> None:
     from musepi_lab.analysis import sessions_df
 
     start = time.perf_counter()
-    frame, _ = sessions_df(folder, cache_dir=cache or None)
+    found = sessions_df(folder, cache_dir=cache or None)
+    frame = found[0] if isinstance(found, tuple) else found  # older code: (frame, problems)
     seconds = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps({"seconds": seconds, "rows": len(frame), "peak_mib": peak}))
