@@ -9,8 +9,6 @@ text cards of the core values (`musepi_lab.display`) load when the first one is 
 from __future__ import annotations
 
 import importlib
-import sys
-import types
 import typing
 from typing import Any
 
@@ -18,11 +16,13 @@ from . import _repr
 from ._version import __version__
 
 if typing.TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
+    from ._errors import MusepiLabError
     from .analysis import (
         compactions_df,
         context_composition_df,
         entries_df,
         messages_df,
+        problems_of,
         sessions_df,
         tool_calls_df,
         usage_df,
@@ -37,17 +37,16 @@ if typing.TYPE_CHECKING:  # what the lazy names are, for type checkers and edito
         preferred_dialect,
         prepare_compaction,
         prune_tool_outputs,
-        serialize_conversation,
         serialize_for_summary,
         should_compact,
     )
     from .compaction._hooks import SessionHooks
     from .context._build import SessionContext, build_session_context
     from .context._llm import convert_to_llm
-    from .context._transcript import render_transcript, transcript
+    from .context._transcript import transcript
     from .formats._registry import iter_sessions, read_session, read_sessions
     from .navigation import NavigationResult, generate_branch_summary, navigate_tree
-    from .replay import ReplayResult, replay
+    from .replay import ReplayResult, replay_session
     from .session import Entry, ReadProblem, Session, SessionReadError
     from .strategies import HandoffResult, compact, handoff
     from .tokens import TokenCounter
@@ -60,6 +59,7 @@ _LAZY: dict[str, str] = {
             "context_composition_df",
             "entries_df",
             "messages_df",
+            "problems_of",
             "sessions_df",
             "tool_calls_df",
             "usage_df",
@@ -67,6 +67,7 @@ _LAZY: dict[str, str] = {
         ),
         "musepi_lab.analysis",
     ),
+    "MusepiLabError": "musepi_lab._errors",
     "run_benchmark": "musepi_lab.bench",
     **dict.fromkeys(
         (
@@ -77,7 +78,6 @@ _LAZY: dict[str, str] = {
             "preferred_dialect",
             "prepare_compaction",
             "prune_tool_outputs",
-            "serialize_conversation",
             "serialize_for_summary",
             "should_compact",
         ),
@@ -87,7 +87,6 @@ _LAZY: dict[str, str] = {
     "SessionContext": "musepi_lab.context._build",
     "build_session_context": "musepi_lab.context._build",
     "convert_to_llm": "musepi_lab.context._llm",
-    "render_transcript": "musepi_lab.context._transcript",
     "transcript": "musepi_lab.context._transcript",
     "iter_sessions": "musepi_lab.formats._registry",
     "read_session": "musepi_lab.formats._registry",
@@ -96,7 +95,7 @@ _LAZY: dict[str, str] = {
     "generate_branch_summary": "musepi_lab.navigation",
     "navigate_tree": "musepi_lab.navigation",
     "ReplayResult": "musepi_lab.replay._result",
-    "replay": "musepi_lab.replay._replay",
+    "replay_session": "musepi_lab.replay._replay",
     **dict.fromkeys(("Entry", "ReadProblem", "Session", "SessionReadError"), "musepi_lab.session"),
     "HandoffResult": "musepi_lab.strategies",
     "compact": "musepi_lab.strategies",
@@ -126,6 +125,7 @@ __all__ = [
     "CompactionSettings",
     "Entry",
     "HandoffResult",
+    "MusepiLabError",
     "NavigationResult",
     "ReadProblem",
     "ReplayResult",
@@ -149,13 +149,12 @@ __all__ = [
     "navigate_tree",
     "preferred_dialect",
     "prepare_compaction",
+    "problems_of",
     "prune_tool_outputs",
     "read_session",
     "read_sessions",
-    "render_transcript",
-    "replay",
+    "replay_session",
     "run_benchmark",
-    "serialize_conversation",
     "serialize_for_summary",
     "sessions_df",
     "should_compact",
@@ -185,20 +184,4 @@ def _load_displays() -> None:
     importlib.import_module("musepi_lab.display")
 
 
-class _Package(types.ModuleType):
-    """The package module: `musepi_lab.replay` stays the function.
-
-    Importing the subpackage `musepi_lab.replay` (which defines the function) makes the
-    import system set the package's attribute `replay` to that module; kept, it would
-    shadow `replay()` for whoever imported it after. So that one assignment is ignored,
-    and the name resolves to the function (`__getattr__`), as it always has.
-    """
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name == "replay" and isinstance(value, types.ModuleType):
-            return
-        super().__setattr__(name, value)
-
-
 _repr.add_loader(_load_displays)
-sys.modules[__name__].__class__ = _Package

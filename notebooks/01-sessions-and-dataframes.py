@@ -58,7 +58,7 @@ dataset_dir
 
 # %%
 sessions, problems = load_sessions(dataset_dir)
-sessions_frame, _ = sessions_df(sessions, counter=counter)
+sessions_frame = sessions_df(sessions, counter=counter)
 print(f"{len(sessions)} sessions, {len(problems)} read problems")
 sessions_frame[
     [
@@ -89,8 +89,8 @@ for s in sessions:
 # the model's context, with their text, tokens and recorded usage.
 
 # %%
-entries, _ = entries_df(sessions, counter=counter)
-messages, _ = messages_df(sessions, counter=counter)
+entries = entries_df(sessions, counter=counter)
+messages = messages_df(sessions, counter=counter)
 by_role = messages.groupby("role", dropna=False)["tokens"].agg(["count", "sum", "median"])
 by_role.sort_values("sum", ascending=False)
 
@@ -114,7 +114,7 @@ assert (
 # One row per call, joined to its result; `useless` marks results a pruner could drop.
 
 # %%
-calls, _ = tool_calls_df(sessions, counter=counter)
+calls = tool_calls_df(sessions, counter=counter)
 calls.groupby("tool_name").agg(
     calls=("call_id", "size"), result_tokens=("result_tokens", "sum"), errors=("is_error", "sum")
 ).sort_values("calls", ascending=False)
@@ -131,7 +131,7 @@ assert len(calls) == sessions_frame["tool_calls"].sum()
 # where each one cut.
 
 # %%
-compactions, _ = compactions_df(sessions, counter=counter)
+compactions = compactions_df(sessions, counter=counter)
 first_kept = entries[["session_id", "entry_id", "type", "role"]].rename(
     columns={"entry_id": "first_kept_entry_id", "type": "kept_type", "role": "kept_role"}
 )

@@ -117,15 +117,15 @@ ax = plot_strategy_comparison(frame)
 # %% [markdown]
 # ## Replay: the whole session under a window
 #
-# `replay` walks the session forward as the agent lived it and compacts where MusePi's
+# `replay_session` walks the session forward as the agent lived it and compacts where MusePi's
 # triggers fire; the timeline shows the context of every request, the window, the threshold
 # and each compaction.
 
 # %%
 from musepi_lab.plot import plot_context_timeline
-from musepi_lab.replay import replay
+from musepi_lab.replay import replay_session
 
-replayed = replay(session, replay_strategy, window=window)
+replayed = replay_session(session, replay_strategy, window=window)
 ax = plot_context_timeline(replayed)
 replayed
 
@@ -147,11 +147,11 @@ for event in replayed.events:
 from musepi_lab.analysis import context_composition_df, replay_composition_df
 from musepi_lab.plot import plot_context_composition
 
-composition, _ = context_composition_df(session, budget=sorted(budgets)[0], counter=counter)
+composition = context_composition_df(session, budget=sorted(budgets)[0], counter=counter)
 ax = plot_context_composition(composition)
 
 # %%
-along, _ = replay_composition_df(replayed, counter=counter, max_requests=60)
+along = replay_composition_df(replayed, counter=counter, max_requests=60)
 ax = plot_context_composition(along)
 
 # %%

@@ -24,7 +24,7 @@
 # Compaction triggers compare a context size with a threshold, and between provider replies
 # that size is an *estimate*. How good are the estimators? For every request whose provider
 # usage was recorded (and up to the first compaction, where the recorded context is still
-# the one replayed), compare the estimated context (`replay` with strategy `none`, so nothing
+# the one replayed), compare the estimated context (`replay_session` with strategy `none`, so nothing
 # changes) with the prompt tokens the provider billed (`input + cacheRead + cacheWrite`).
 #
 # The recorded number includes the system prompt and tool definitions, which are not in the
@@ -48,7 +48,7 @@ import pandas as pd
 
 from musepi_lab.datasets import corpus_path, find_up
 from musepi_lab.formats import iter_session_files, read_session
-from musepi_lab.replay import replay
+from musepi_lab.replay import replay_session
 from musepi_lab.tokens import TokenCounter
 
 sources = {"sample": find_up(dataset)}
@@ -66,7 +66,7 @@ for source, folder in sources.items():
     for file in iter_session_files(folder):
         session = read_session(file)
         for method in methods:
-            timeline = replay(
+            timeline = replay_session(
                 session, "none", window=10**9, triggers=(), counter=TokenCounter(method)
             ).timeline
             recorded = timeline.dropna(subset=["recorded_tokens"])
@@ -153,7 +153,7 @@ for ax, (source, group) in zip(axes[0], points.groupby("source", sort=False), st
 # %% [markdown]
 # ## Calibration: fitted by source, judged on the sources it never saw
 #
-# `replay` bills every request under its provider's documented prompt-cache rules
+# `replay_session` bills every request under its provider's documented prompt-cache rules
 # (Anthropic: 5-minute or 1-hour TTL as each reply recorded its writes, writes at their own
 # price; OpenAI: automatic 128-token prefix caching, no write charge; gaps from the recorded
 # timestamps). A session is billed as the sum of its request streams: its main path, inline

@@ -89,10 +89,11 @@ from musepi_lab.analysis import dask_frame
 
 frames = out / "frames"
 started = time.perf_counter()
-sessions, problems = ml.sessions_df(data, cache_dir=frames)
+sessions = ml.sessions_df(data, cache_dir=frames)
+problems = ml.problems_of(sessions)
 first = time.perf_counter() - started
 started = time.perf_counter()
-again, _ = ml.sessions_df(data, cache_dir=frames)
+again = ml.sessions_df(data, cache_dir=frames)
 second = time.perf_counter() - started
 print(f"first read {first:.2f} s, from the cache {second:.2f} s; {len(problems)} problems")
 lazy, _ = dask_frame("sessions", data, cache_dir=frames)

@@ -54,7 +54,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from musepi_lab.analysis import billing_blocks, format_report, usage_df, usage_report
+from musepi_lab.analysis import billing_blocks, format_report, problems_of, usage_df, usage_report
 from musepi_lab.datasets import discover_sessions, find_up
 from musepi_lab.metrics import PRICES_DATE, PRICES_SOURCE
 
@@ -81,11 +81,12 @@ print(f"prices as of {PRICES_DATE}: {PRICES_SOURCE}")
 # %% [markdown]
 # ## One row per billed request
 #
-# `usage_df` reads leniently: problems come back beside the frame, each naming its file and
-# line, and every valid request is kept.
+# `usage_df` reads leniently: the problems travel on the frame (`problems_of`), each naming
+# its file and line, and every valid request is kept.
 
 # %%
-requests, problems = usage_df(paths)
+requests = usage_df(paths)
+problems = problems_of(requests)
 print(
     f"{len(requests)} billed requests in {requests['session_id'].nunique()} sessions; "
     f"{len(problems)} read problems"

@@ -210,7 +210,8 @@ def timed_run(kind: str, data: Path, out: Path, workers: int, kill_at: float | N
 
 
 def _same_rows(a: Path, b: Path) -> bool:
-    from musepi_lab.bench import TIMING_COLUMNS, read_benchmark
+    from musepi_lab.bench import read_benchmark
+    from musepi_lab.bench._score import TIMING_COLUMNS
 
     x = read_benchmark(a).drop(columns=list(TIMING_COLUMNS)).reset_index(drop=True)
     y = read_benchmark(b).drop(columns=list(TIMING_COLUMNS)).reset_index(drop=True)

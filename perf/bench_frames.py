@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     frame = None
     for _ in range(repeat):
         sessions = timed("read corpus", lambda: read_corpus(files))
-        frame, _ = timed("entries_df, fresh sessions", lambda s=sessions: entries_df(s))
+        frame = timed("entries_df, fresh sessions", lambda s=sessions: entries_df(s))
         timed("entries_df, warm sessions", lambda s=sessions: entries_df(s))
         timed("baseline: bare from_records", lambda s=sessions: bare_frame(s))
         timed("end to end: read + entries_df", lambda: entries_df(files))
@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     base = result["baseline: bare from_records"]
 
     assert frame is not None
-    formats = sessions_df(read_corpus(files), strict=False)[0]["format"].value_counts()
+    formats = sessions_df(read_corpus(files))["format"].value_counts()
     print(
         f"{len(files)} files, {frame['session_id'].nunique()} sessions, {len(frame)} entries "
         f"({', '.join(f'{k} {v}' for k, v in formats.items())}); median of {repeat}\n"

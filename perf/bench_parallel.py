@@ -25,8 +25,9 @@ from pathlib import Path
 
 from _harness import bench_parser, median_seconds, repetitions
 
-from musepi_lab.bench import TIMING_COLUMNS, run_benchmark
+from musepi_lab.bench import run_benchmark
 from musepi_lab.bench._cell import clear_worker_caches
+from musepi_lab.bench._score import TIMING_COLUMNS
 from musepi_lab.strategies._base import available, strategy_type
 
 REPO = Path(__file__).resolve().parents[1]

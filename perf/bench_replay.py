@@ -37,7 +37,7 @@ from _harness import bench_parser, repetitions
 from musepi_lab.compaction._settings import CompactionSettings
 from musepi_lab.datasets._generator import GeneratorConfig, generate_session
 from musepi_lab.replay import _compaction
-from musepi_lab.replay._replay import replay
+from musepi_lab.replay._replay import replay_session
 from musepi_lab.session._session import Session
 from musepi_lab.tokens._counter import TokenCounter
 
@@ -82,7 +82,7 @@ def counted_replay(session: Session, settings: CompactionSettings) -> tuple[Any,
 
     _compaction.compact = counting  # type: ignore[assignment]
     try:
-        result = replay(session, "truncate", window=WINDOW, settings=settings)
+        result = replay_session(session, "truncate", window=WINDOW, settings=settings)
     finally:
         _compaction.compact = real  # type: ignore[assignment]
     return result, work
@@ -131,7 +131,9 @@ def main() -> int:
             path = session.path()
             result, work = counted_replay(session, settings)  # also the warm-up
             wall, cpu = timed(
-                lambda s=session, c=settings: replay(s, "truncate", window=WINDOW, settings=c),
+                lambda s=session, c=settings: replay_session(
+                    s, "truncate", window=WINDOW, settings=c
+                ),
                 repeat,
             )
             _, floor = timed(lambda p=path: TokenCounter.for_profile("musepi").count_entries(p), 3)

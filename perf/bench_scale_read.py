@@ -36,10 +36,10 @@ WIDE_MARGIN = 1.5
 
 def _measure(folder: str, cache: str) -> None:
     """Child process: one `sessions_df` read, its seconds and this process's peak RSS."""
-    from musepi_lab.analysis import sessions_df
+    from musepi_lab.analysis import problems_of, sessions_df
 
     start = time.perf_counter()
-    frame, errors = sessions_df(folder, cache_dir=cache or None)
+    frame = sessions_df(folder, cache_dir=cache or None)
     seconds = time.perf_counter() - start
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(
@@ -47,7 +47,7 @@ def _measure(folder: str, cache: str) -> None:
             {
                 "seconds": seconds,
                 "rows": len(frame),
-                "errors": len(errors),
+                "errors": len(problems_of(frame)),
                 "peak_mib": peak_kib / 1024,
             }
         )

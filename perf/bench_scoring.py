@@ -41,18 +41,11 @@ from musepi_lab.context._build import build_session_context
 from musepi_lab.context._llm import convert_to_llm
 from musepi_lab.datasets import read_facts
 from musepi_lab.formats._registry import read_session
-from musepi_lab.metrics import (
-    FACT_KINDS,
-    Fact,
-    context_text,
-    entry_facts,
-    extract_facts,
-    facts_of_entries,
-    session_archives,
-    session_scorer,
-)
-from musepi_lab.metrics._scoring import clear_scorers
-from musepi_lab.metrics._session_facts import clear_fact_cache
+from musepi_lab.metrics import Fact, context_text, extract_facts, facts_of_entries
+from musepi_lab.metrics._archive import session_archives
+from musepi_lab.metrics._facts import FACT_KINDS
+from musepi_lab.metrics._scoring import clear_scorers, session_scorer
+from musepi_lab.metrics._session_facts import clear_fact_cache, entry_facts
 from musepi_lab.session._session import Session, timestamp_after
 from musepi_lab.strategies import compact
 from musepi_lab.tokens import TokenCounter

@@ -22,7 +22,7 @@ import sys
 
 from _harness import CORPUS, bench_parser, interleaved_samples, repetitions
 
-from musepi_lab.analysis._tables import load_sessions
+from musepi_lab.analysis._load import load_sessions
 from musepi_lab.analysis._usage import REPORTS, usage_df, usage_frame, usage_report
 
 TARGET = 0.5

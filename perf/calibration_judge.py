@@ -40,12 +40,12 @@ from musepi_lab.replay import (
     DEFAULT_CALIBRATION,
     Calibration,
     calibrate,
-    corpus_sources,
     corpus_split,
     judge_sources,
     read_split,
 )
 from musepi_lab.replay._fit import fitted_source
+from musepi_lab.replay._provenance import corpus_sources
 from musepi_lab.replay._split import split_source
 
 FITTED = REPO / "musepi_lab" / "replay" / "_fitted.py"

@@ -25,9 +25,10 @@ from pathlib import Path
 import pandas as pd
 from _harness import CORPUS
 
-from musepi_lab import read_session, replay
-from musepi_lab.replay import calibration_rows, calibration_summary
-from musepi_lab.session import Session, parse_timestamp_ms
+from musepi_lab import read_session, replay_session
+from musepi_lab.replay._calibration import calibration_rows, calibration_summary
+from musepi_lab.session import Session
+from musepi_lab.session._session import parse_timestamp_ms
 
 FOLDERS = ("pi", "claude-code", "codex")
 PARTS = ("input", "cache_read", "cache_write")
@@ -70,7 +71,7 @@ def miss_gaps(session: Session) -> pd.DataFrame:
     previous request with recorded usage to the entry that sent this one: the user message
     or tool result just before its reply), whether the provider read most of the prompt
     from cache, and whether the replay did."""
-    rows = calibration_rows(session, replay(session, "none", window=10**9))
+    rows = calibration_rows(session, replay_session(session, "none", window=10**9))
     path = session.path()
     index = {e.id: i for i, e in enumerate(path)}
 
@@ -113,7 +114,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for label, file in corpus_sessions(CORPUS):
         session = read_session(file)
         for strategy in strategies(session):
-            rows = calibration_rows(session, replay(session, strategy, window=10**9))
+            rows = calibration_rows(session, replay_session(session, strategy, window=10**9))
             if len(rows):
                 print(table_row(label, strategy, calibration_summary(rows)))
 

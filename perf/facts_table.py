@@ -29,7 +29,9 @@ from musepi_lab.context._build import UNSET, build_session_context
 from musepi_lab.context._llm import convert_to_llm
 from musepi_lab.datasets import read_facts
 from musepi_lab.formats._registry import read_session
-from musepi_lab.metrics import FACT_KINDS, context_text, session_archives
+from musepi_lab.metrics import context_text
+from musepi_lab.metrics._archive import session_archives
+from musepi_lab.metrics._facts import FACT_KINDS
 from musepi_lab.metrics._match import found_in
 from musepi_lab.session._session import Session, timestamp_after
 from musepi_lab.strategies import compact

@@ -25,7 +25,7 @@ def offline_tiktoken() -> Iterator[None]:
     hand it the encoding this project builds offline instead."""
     import tiktoken
 
-    from musepi_lab.tokens import get_encoding
+    from musepi_lab.tokens._bpe import get_encoding
 
     original = tiktoken.get_encoding
     tiktoken.get_encoding = get_encoding  # type: ignore[assignment]

@@ -16,22 +16,20 @@ import pytest
 from _corpus import needs_corpus
 
 from musepi_lab.bench import (
-    COLUMNS,
-    TIMING_COLUMNS,
-    make_cells,
-    parse_strategy,
     read_benchmark,
-    resolve_strategy,
     run_benchmark,
     session_refs,
     summary_table,
     table_markdown,
     write_benchmark,
 )
+from musepi_lab.bench._grid import make_cells, parse_strategy, resolve_strategy
+from musepi_lab.bench._score import COLUMNS, TIMING_COLUMNS
 from musepi_lab.compaction._result import CompactionResult
 from musepi_lab.compaction._settings import CompactionSettings
 from musepi_lab.formats._registry import read_session
-from musepi_lab.plot import REPLAY_REPORT_FIGURES, write_benchmark_report
+from musepi_lab.plot import write_benchmark_report
+from musepi_lab.plot._bench import REPLAY_REPORT_FIGURES
 from musepi_lab.replay._streams import OFF_PATH
 from musepi_lab.replay._uncertainty import COST_DRAWS
 from musepi_lab.strategies._base import CompactionContext, Strategy, compact, register

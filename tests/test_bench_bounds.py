@@ -77,17 +77,16 @@ def test_strategies_that_image_nothing_have_equal_bounds(name):
 
 
 def test_replay_rows_carry_both_bounds():
-    from musepi_lab.bench import score_replay
-    from musepi_lab.bench._score import _early_facts
+    from musepi_lab.bench._score import _early_facts, score_replay
     from musepi_lab.metrics import context_text
-    from musepi_lab.replay import replay
+    from musepi_lab.replay import replay_session
     from musepi_lab.session._messages import entry_to_message
 
     path = SAMPLES[0]
     session = ml.read_session(path)
     planted = read_facts(path)
     counter = TokenCounter("musepi")
-    res = replay(session, "snapcompact", window=80_000, counter=counter)
+    res = replay_session(session, "snapcompact", window=80_000, counter=counter)
     assert res.events, "snapcompact compacts the sample under an 80k window"
     row = score_replay(session, res, counter=counter, profile="musepi", planted=planted)
 
@@ -101,6 +100,6 @@ def test_replay_rows_carry_both_bounds():
     assert row["retention_upper"] == pytest.approx(len(upper) / len(facts))
     assert row["retention_upper"] > row["retention_lower"]
 
-    truncated = replay(session, "truncate", window=32_000, counter=counter)
+    truncated = replay_session(session, "truncate", window=32_000, counter=counter)
     row = score_replay(session, truncated, counter=counter, profile="musepi", planted=planted)
     assert row["retention_lower"] == row["retention_upper"] == row["fact_retention"]

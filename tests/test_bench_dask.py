@@ -19,13 +19,9 @@ from typing import ClassVar
 import pandas as pd
 import pytest
 
-from musepi_lab.bench import (
-    TIMING_COLUMNS,
-    FolderLockedError,
-    SessionRef,
-    read_benchmark,
-    run_benchmark,
-)
+from musepi_lab.bench import FolderLockedError, read_benchmark, run_benchmark
+from musepi_lab.bench._grid import SessionRef
+from musepi_lab.bench._score import TIMING_COLUMNS
 from musepi_lab.cli import main
 from musepi_lab.compaction._result import CompactionResult
 from musepi_lab.strategies._base import CompactionContext, Strategy, register
@@ -141,6 +137,7 @@ def _copies(tmp_path: Path, prefixes: str) -> list[Path]:
 
 
 # -- the same rows as serial ---------------------------------------------------------------
+@pytest.mark.slow
 def test_dask_frame_equals_the_serial_frame_and_streams_one_part_per_session(cluster, tmp_path):
     strategies = ["truncate", "observation-masking", "prune", "extractive"]
     budgets = [4000, 20000]
@@ -257,6 +254,7 @@ if __name__ == "__main__":
 """
 
 
+@pytest.mark.slow
 def test_a_killed_client_resumes_from_its_parts_and_a_second_run_is_refused(cluster, tmp_path):
     psutil = pytest.importorskip("psutil")
     sessions = _copies(tmp_path, "ab")  # 8 sessions
@@ -346,6 +344,7 @@ def test_sessions_that_fail_in_a_worker_are_error_rows(cluster, tmp_path):
     assert "gone.jsonl" in errors[(missing.path, "truncate")]
 
 
+@pytest.mark.slow
 def test_cli_bench_on_dask_and_report(cluster, tmp_path, capsys):
     out = tmp_path / "run"
     argv = ["bench", str(SAMPLE), "--strategy", "truncate", "--budget", "8000"]

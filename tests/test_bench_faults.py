@@ -31,7 +31,8 @@ from typing import Any, ClassVar
 import pandas as pd
 import pytest
 
-from musepi_lab.bench import TIMING_COLUMNS, read_benchmark, run_benchmark
+from musepi_lab.bench import read_benchmark, run_benchmark
+from musepi_lab.bench._score import TIMING_COLUMNS
 from musepi_lab.cli import main
 from musepi_lab.compaction._result import CompactionResult
 from musepi_lab.strategies._base import CompactionContext, Strategy, register

@@ -150,6 +150,7 @@ _SLOW_WRITER = """
 """
 
 
+@pytest.mark.slow
 @posix_only
 @pytest.mark.parametrize("method", ["to_parquet", "to_csv"])
 def test_kill_9_during_a_write_keeps_the_earlier_results(tmp_path, method):

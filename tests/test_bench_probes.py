@@ -11,8 +11,9 @@ import pytest
 from _corpus import SAMPLES
 
 from musepi_lab._prompts import PromptSet
-from musepi_lab.bench import COLUMNS, TIMING_COLUMNS, read_benchmark, run_benchmark
+from musepi_lab.bench import read_benchmark, run_benchmark
 from musepi_lab.bench._probes import PROBE_COLUMNS
+from musepi_lab.bench._score import COLUMNS, TIMING_COLUMNS
 from musepi_lab.cli import main
 from musepi_lab.llm import OpenAICompatibleSummarizer
 from musepi_lab.probes import run_probes

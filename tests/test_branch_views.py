@@ -16,11 +16,13 @@ import matplotlib.pyplot as plt  # noqa: E402
 from _builders import stub_server_fixtures  # noqa: E402
 from matplotlib.patches import FancyArrowPatch  # noqa: E402
 
-from musepi_lab.compaction import BeforeTree, SessionHooks  # noqa: E402
+from musepi_lab.compaction import SessionHooks  # noqa: E402
+from musepi_lab.compaction._hooks import BeforeTree  # noqa: E402
 from musepi_lab.datasets._branches import generate_branch_session  # noqa: E402
 from musepi_lab.llm._summarizer import OpenAICompatibleSummarizer  # noqa: E402
 from musepi_lab.navigation import navigate_tree  # noqa: E402
-from musepi_lab.plot import plot_tree, tree_layout  # noqa: E402
+from musepi_lab.plot import plot_tree  # noqa: E402
+from musepi_lab.plot._layout import tree_layout  # noqa: E402
 from musepi_lab.widgets import SessionExplorer  # noqa: E402
 
 SUMMARY = "## Goal\nThe abandoned attempt, in short."

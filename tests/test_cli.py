@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 from _corpus import CORPUS, needs_corpus
 
-from musepi_lab.cli import DEMO_STRATEGIES, main, model_free_strategies
+from musepi_lab.cli import main
+from musepi_lab.cli._bench import DEMO_STRATEGIES, model_free_strategies
 from musepi_lab.formats._registry import read_session
 
 REPO = Path(__file__).resolve().parents[1]
@@ -177,3 +178,33 @@ def test_bench_over_the_shared_corpus_end_to_end(tmp_path, capsys):
     # The corpus keeps one folder per agent format, named as the format is.
     assert set(df["format"]) == {Path(f).relative_to(CORPUS).parts[0] for f in files}
     assert {str(Path(s)) for s in df["source"]} == {str(Path(f).resolve()) for f in files}
+
+
+# -- compare --------------------------------------------------------------------------------
+def test_compare_prints_every_cell_and_writes_the_rows(tmp_path, capsys):
+    session = SAMPLE / "sample-0002.jsonl"
+    out = tmp_path / "rows.json"
+    argv = ["compare", str(session), "--strategy", "none", "--strategy", "truncate"]
+    assert main([*argv, "--budgets", "8000,30000", "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    rows = json.loads(out.read_text(encoding="utf-8"))
+    assert [(r["strategy"], r["budget"]) for r in rows] == [
+        ("none", 8000),
+        ("none", 30000),
+        ("truncate", 8000),
+        ("truncate", 30000),
+    ]
+    # `none` changes nothing (issue 5): the context before is the one after, every fact kept.
+    none = rows[0]
+    assert none["tokens_after"] == none["tokens_before"] and none["fact_retention"] == 1.0
+    planted = json.loads((SAMPLE / "sample-0002.facts.json").read_text(encoding="utf-8"))
+    assert 0 < none["facts"] <= len(planted)
+    table = [line.split() for line in printed.splitlines() if line.startswith(("none", "trunc"))]
+    assert [(cells[0], int(cells[1])) for cells in table] == [
+        (r["strategy"], r["budget"]) for r in rows
+    ]
+
+
+def test_compare_with_an_unknown_strategy_exits_2(capsys):
+    assert main(["compare", str(SMALL), "--strategy", "no-such-strategy"]) == 2
+    assert "no-such-strategy" in capsys.readouterr().err

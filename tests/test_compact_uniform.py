@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _builders import Chain, stub_server_fixtures
+from _builders import Chain, stub_server_fixtures, words
 from _corpus import PI_FILES, corpus_file
 from PIL import Image
 
@@ -18,7 +18,9 @@ import musepi_lab as ml
 from musepi_lab.compaction import CompactionSettings
 from musepi_lab.context._build import build_session_context
 from musepi_lab.llm import OpenAICompatibleSummarizer
-from musepi_lab.strategies import available, strategy_type
+from musepi_lab.session import Session
+from musepi_lab.strategies import available
+from musepi_lab.strategies._base import strategy_type
 from musepi_lab.tokens import TokenCounter
 from musepi_lab.tokens._estimate import js_stringify
 
@@ -94,9 +96,38 @@ def _summary_reply(body: dict[str, Any]) -> str:
 
 shared_server, server = stub_server_fixtures(_summary_reply)
 
+
+def oversized_output_session() -> Session:
+    """A session every built-in strategy has work on: fourteen read steps after a recorded
+    compaction, then one build log of about 118k tokens (musepi estimate) as the newest tool
+    result: above half of the request room of a 200k window, where `oversized-output` cuts
+    (none of the corpus sessions holds such an output)."""
+    chain = Chain(
+        "oversized-output", assistant_fields={"provider": "anthropic", "model": "claude-sonnet-4-5"}
+    )
+    chain.user("Find why the build fails.")
+    for i in range(14):
+        chain.assistant(f"Reading part {i}.", calls=((f"c{i}", "read", {"path": f"src/m{i}.py"}),))
+        lines = (f"def f{i}_{j}(): return {j}  # " + words(12) for j in range(90))
+        chain.result(f"c{i}", "\n".join(lines))
+        step = chain.user(f"Go on with step {i}.")
+        if i == 1:
+            summary = "## Goal\nFind why the build fails.\n## Progress\nRead two modules."
+            chain.add("compaction", summary=summary, firstKeptEntryId=step, tokensBefore=6000)
+    chain.assistant("Reading the build log.", calls=(("log", "bash", {"command": "make"}),))
+    log = (f"[{j:06d}] cc -c src/x{j}.c -o x{j}.o " + words(20, "b") for j in range(4000))
+    chain.result("log", "\n".join(log), name="bash")
+    chain.assistant("The log is long; the error is at the end.")
+    chain.user("Summarize what failed.")
+    return chain.session()
+
+
 MEASURED_SESSIONS = [
     pytest.param(lambda parts=parts: corpus_file(*parts), id="/".join(parts)) for parts in PI_FILES
-] + [pytest.param(lambda: SAMPLE, id="sample")]
+] + [
+    pytest.param(lambda: SAMPLE, id="sample"),
+    pytest.param(oversized_output_session, id="synthetic-oversized-output"),
+]
 
 
 @pytest.fixture(scope="module")
@@ -114,15 +145,9 @@ def test_tokens_after_is_the_rebuilt_context_for_every_strategy(
     name, source, server, measured_counter
 ):
     session = _read_cached(source())
-    summarizer = OpenAICompatibleSummarizer(base_url=server.base_url, model="gpt-4o")
-    settings = CompactionSettings.musepi()
-    settings = dataclasses.replace(settings, keep_recent_tokens=4000)
-    try:
-        result = ml.compact(session, name, settings=settings, summarizer=summarizer)
-    except ml.strategies.StrategyUnavailable as err:
-        pytest.skip(f"{name} cannot run here: {err}")
-    if result is None:
-        pytest.skip(f"{name} has nothing to do on this session")
+    result = _measured_compact(session, name, server)
+    if isinstance(result, str):
+        pytest.skip(result)
     after = result.apply(session)
     leaf = None if result.append_entry else result.leaf_id
     assert result.tokens_after == _independent_tokens(after, leaf, measured_counter)
@@ -131,13 +156,41 @@ def test_tokens_after_is_the_rebuilt_context_for_every_strategy(
     )
 
 
-_SESSIONS: dict[Path, Any] = {}
+def _measured_compact(session: Session, name: str, server: Any) -> Any:
+    """The strategy's result under the measured settings, or why it did not run (a str)."""
+    summarizer = OpenAICompatibleSummarizer(base_url=server.base_url, model="gpt-4o")
+    settings = CompactionSettings.musepi()
+    settings = dataclasses.replace(settings, keep_recent_tokens=4000)
+    try:
+        result = ml.compact(session, name, settings=settings, summarizer=summarizer)
+    except ml.strategies.StrategyUnavailable as err:
+        return f"{name} cannot run here: {err}"
+    return f"{name} has nothing to do on this session" if result is None else result
 
 
-def _read_cached(path: Path):
-    if path not in _SESSIONS:
-        _SESSIONS[path] = ml.read_session(path)
-    return _SESSIONS[path]
+@pytest.mark.parametrize("name", BUILT_IN)
+def test_every_strategy_is_measured_on_some_session(name, server):
+    """The measure above skips a strategy on a session where it has nothing to do; a strategy
+    skipped on every session would pass unmeasured. So each must run on at least one of the
+    sessions that are always there (the sample, the synthetic one), whatever the corpus."""
+    why = []
+    for source in (lambda: SAMPLE, oversized_output_session):
+        outcome = _measured_compact(_read_cached(source()), name, server)
+        if not isinstance(outcome, str):
+            return
+        why.append(outcome)
+    pytest.fail(f"{name} is measured on no session: {why}")
+
+
+_SESSIONS: dict[Any, Any] = {}
+
+
+def _read_cached(source: Path | Session):
+    if isinstance(source, Session):
+        return source
+    if source not in _SESSIONS:
+        _SESSIONS[source] = ml.read_session(source)
+    return _SESSIONS[source]
 
 
 def _png_b64(width: int, height: int) -> str:

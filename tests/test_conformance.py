@@ -23,18 +23,16 @@ from _corpus import CORPUS, PI_FILES, corpus_file
 
 from musepi_lab.cli import main as cli_main
 from musepi_lab.compaction import CompactionSettings
-from musepi_lab.conformance import (
+from musepi_lab.conformance import ReferenceToolMissing, compare_file, format_table
+from musepi_lab.conformance._compare import (
     COMPARISONS,
     SEED_BOUNDARY_REASON,
-    MeasureRow,
-    ReferenceToolMissing,
-    cached_reference,
-    compare_file,
-    format_table,
+    first_difference,
     merge_rows,
-    our_budgets,
 )
-from musepi_lab.conformance._compare import first_difference
+from musepi_lab.conformance._ours import our_budgets
+from musepi_lab.conformance._reference import cached_reference
+from musepi_lab.conformance._rows import MeasureRow
 from musepi_lab.formats import read_session
 
 # A few budgets keep the suite fast; the CLI sweeps all 11 (DEFAULT_BUDGETS).
@@ -335,7 +333,7 @@ def test_seed_boundary_differences_are_listed_not_failed(generated_file: Path) -
 
 
 def test_no_seed_rows_for_pi_or_without_a_compaction(generated_file: Path) -> None:
-    from musepi_lab.conformance import compare_seed_boundary
+    from musepi_lab.conformance._compare import compare_seed_boundary
 
     session = read_session(generated_file)
     no_compaction = {"agent": "musepi", "session": {"latest_compaction_path_index": -1}}

@@ -10,16 +10,13 @@ from typing import Any
 
 import pytest
 
-from musepi_lab import build_session_context, read_session, replay
-from musepi_lab.analysis import (
-    COMPOSITION_COLUMNS,
-    context_composition,
-    context_composition_df,
-    replay_composition_df,
-)
+from musepi_lab import build_session_context, read_session, replay_session
+from musepi_lab.analysis import context_composition_df, problems_of, replay_composition_df
+from musepi_lab.analysis._composition import COMPOSITION_COLUMNS, context_composition
 from musepi_lab.compaction import CompactionSettings
 from musepi_lab.strategies import compact
-from musepi_lab.tokens import COMPOSITION_KINDS, TokenCounter, message_composition
+from musepi_lab.tokens import TokenCounter
+from musepi_lab.tokens._composition import COMPOSITION_KINDS, message_composition
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "datasets" / "sample" / "sample-0003.jsonl"
@@ -166,9 +163,14 @@ def test_before_and_after_frames_sum_to_the_measured_contexts() -> None:
     session = read_session(SAMPLE)
     settings = CompactionSettings.musepi()
     counter = TokenCounter("musepi")
-    frame, errors = context_composition_df(
-        session, ["truncate", "snapcompact"], budget=4000, settings=settings, counter=counter
+    frame = context_composition_df(
+        session,
+        strategies=["truncate", "snapcompact"],
+        budget=4000,
+        settings=settings,
+        counter=counter,
     )
+    errors = problems_of(frame)
     assert errors == []
     assert list(frame.columns) == list(COMPOSITION_COLUMNS)
     totals = frame.groupby(["stage", "strategy"])["tokens"].sum()
@@ -191,9 +193,9 @@ def test_before_and_after_frames_sum_to_the_measured_contexts() -> None:
 
 def test_replay_frame_shows_the_compactions_as_summaries() -> None:
     session = read_session(SAMPLE)
-    result = replay(session, "truncate", window=16_000)
+    result = replay_session(session, "truncate", window=16_000)
     assert result.compactions > 0
-    frame, _ = replay_composition_df(result, counter=TokenCounter("musepi"), max_requests=None)
+    frame = replay_composition_df(result, counter=TokenCounter("musepi"), max_requests=None)
     assert frame["request"].nunique() == len(result.timeline)
     by_request = frame.pivot_table(
         index="request", columns="kind", values="tokens", observed=False, aggfunc="sum"
@@ -212,10 +214,11 @@ def test_plot_draws_one_bar_per_context_and_areas_along_a_replay() -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from musepi_lab.plot import composition_table, plot_context_composition
+    from musepi_lab.plot import plot_context_composition
+    from musepi_lab.plot._composition import composition_table
 
     session = read_session(SAMPLE)
-    frame, _ = context_composition_df(session, ["none", "truncate"], budget=4000)
+    frame = context_composition_df(session, strategies=["none", "truncate"], budget=4000)
     table = composition_table(frame)
     assert list(table.index) == ["before", "none", "truncate"]
     assert list(table.columns) == list(COMPOSITION_KINDS)
@@ -225,6 +228,8 @@ def test_plot_draws_one_bar_per_context_and_areas_along_a_replay() -> None:
     assert len(ax.patches) == len(COMPOSITION_KINDS) * 3
     plt.close(ax.figure)
 
-    ax = plot_context_composition(replay(session, "truncate", window=16_000), max_requests=20)
+    ax = plot_context_composition(
+        replay_session(session, "truncate", window=16_000), max_requests=20
+    )
     assert ax.get_xlabel() == "request" and len(ax.collections) == len(COMPOSITION_KINDS)
     plt.close(ax.figure)

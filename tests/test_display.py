@@ -7,7 +7,7 @@ from pathlib import Path
 import musepi_lab.strategies._truncate  # noqa: F401
 from musepi_lab import prepare_compaction, read_session
 from musepi_lab.compaction import CompactionSettings
-from musepi_lab.replay import replay
+from musepi_lab.replay import replay_session
 from musepi_lab.strategies import compact
 
 SAMPLE = Path(__file__).resolve().parents[1] / "datasets" / "sample" / "sample-0001.jsonl"
@@ -37,7 +37,7 @@ def test_result_and_replay_display():
     s = read_session(SAMPLE)
     result = compact(s, "truncate")
     assert "truncate" in repr(result) and "<details>" in result._repr_html_()
-    r = replay(s, "truncate", window=40_000)
+    r = replay_session(s, "truncate", window=40_000)
     html = r._repr_html_()
     assert f"{r.compactions}" in html and "peak context" in html
     assert html.count("<tr>") >= 1 + r.compactions
@@ -62,5 +62,5 @@ def test_result_names_both_token_counts_and_replay_events_scroll():
     text = repr(result)
     assert f"{result.context_tokens_before:,} → {result.tokens_after:,}" in text
     assert f"tokens before           {result.tokens_before:,} (the preparation's figure)" in text
-    html = replay(s, "truncate", window=16_000)._repr_html_()
+    html = replay_session(s, "truncate", window=16_000)._repr_html_()
     assert "overflow:auto" in html and "max-height:320px" in html

@@ -12,22 +12,17 @@ from _corpus import corpus_file
 from musepi_lab.formats._registry import read_session
 from musepi_lab.metrics import (
     Fact,
-    FactMatcher,
-    SessionScorer,
-    archive_text,
     context_text,
     corpus_facts,
-    entry_facts,
     extract_facts,
     fact_retention,
     facts_of_entries,
-    imaged_text,
-    retention_bounds,
-    session_archives,
-    session_scorer,
 )
-from musepi_lab.metrics._match import HAS_AHOCORASICK
-from musepi_lab.metrics._session_facts import clear_fact_cache
+from musepi_lab.metrics._archive import archive_text, imaged_text, session_archives
+from musepi_lab.metrics._match import HAS_AHOCORASICK, FactMatcher
+from musepi_lab.metrics._metrics import retention_bounds
+from musepi_lab.metrics._scoring import SessionScorer, session_scorer
+from musepi_lab.metrics._session_facts import clear_fact_cache, entry_facts
 from musepi_lab.session._model import Entry
 from musepi_lab.session._session import Session
 

@@ -11,9 +11,11 @@ import pytest
 
 from musepi_lab.analysis import (
     _cache,
+    _part_values,
     dask_frame,
     entries_df,
     messages_df,
+    problems_of,
     sessions_df,
     tool_calls_df,
 )
@@ -58,17 +60,17 @@ def reads(monkeypatch):
 
 
 def _same(a, b):
-    frame_a, errors_a = a
-    frame_b, errors_b = b
-    pd.testing.assert_frame_equal(frame_a, frame_b)
-    assert errors_a == errors_b
+    pd.testing.assert_frame_equal(a, b)
+    assert problems_of(a) == problems_of(b)
 
 
 @pytest.mark.parametrize("kind", sorted(FRAMES))
 def test_cached_frames_equal_the_in_memory_ones(folder, tmp_path, kind):
     frame = FRAMES[kind]
     plain = frame(folder)
-    assert any(p.kind == "malformed-json" for p in plain[1])  # the broken file is reported
+    assert any(
+        p.kind == "malformed-json" for p in problems_of(plain)
+    )  # the broken file is reported
     cache = tmp_path / "cache"
     _same(plain, frame(folder, cache_dir=cache))  # cold: built
     _same(plain, frame(folder, cache_dir=cache))  # warm: from Parquet
@@ -76,7 +78,7 @@ def test_cached_frames_equal_the_in_memory_ones(folder, tmp_path, kind):
 
 
 def test_session_ids_stay_unique_over_the_whole_call(folder, tmp_path):
-    frame, _ = sessions_df(folder, cache_dir=tmp_path / "cache")
+    frame = sessions_df(folder, cache_dir=tmp_path / "cache")
     assert frame["session_id"].is_unique
     copies = frame[frame["session_id"].str.endswith("#2")]
     assert len(copies) == 1 and copies["source_path"].iloc[0].endswith("zz-copy.jsonl")
@@ -178,7 +180,8 @@ def test_strict_raises_the_problem_the_in_memory_read_raises(folder, tmp_path):
 
 @pytest.mark.parametrize("kind", sorted(FRAMES))
 def test_the_dask_frame_computes_the_pandas_frame(folder, tmp_path, kind):
-    frame, errors = FRAMES[kind](folder)
+    frame = FRAMES[kind](folder)
+    errors = problems_of(frame)
     files = len(list(folder.rglob("*.jsonl")))
     for per_partition in (1, 5):
         lazy, lazy_errors = dask_frame(
@@ -199,7 +202,7 @@ def test_a_cache_inside_the_folder_is_not_read_as_sessions(folder):
     sessions_df(folder, cache_dir=inside)
     assert (inside / f"v{CACHE_VERSION}" / "index.json").is_file()
     _same(sessions_df(folder, cache_dir=inside), sessions_df(folder, cache_dir=inside))
-    frame, _ = sessions_df(folder, cache_dir=inside)
+    frame = sessions_df(folder, cache_dir=inside)
     assert not frame["source_path"].str.contains(".frames").any()
 
 
@@ -218,7 +221,7 @@ def test_a_cache_inside_the_folder_is_not_read_as_sessions(folder):
 )
 def test_a_parts_timestamp_unit_is_the_one_pandas_parses_to(values):
     from musepi_lab.analysis._columns import TIMESTAMP
-    from musepi_lab.analysis._tables import _typed
+    from musepi_lab.analysis._load import typed_series
 
-    parsed = _typed(pd.Series(values, dtype=object), TIMESTAMP)
-    assert _cache._unit(values) == str(getattr(parsed.dtype, "unit", "s"))
+    parsed = typed_series(pd.Series(values, dtype=object), TIMESTAMP)
+    assert _part_values.timestamp_unit(values) == str(getattr(parsed.dtype, "unit", "s"))

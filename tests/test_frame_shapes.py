@@ -1,6 +1,6 @@
 """One shape for the frames: every `*_df` takes a Session, a file path, a folder or a list of
-those, returns `(frame, errors)` (the frame alone with `strict=True`), and says what it
-expected when given anything else.
+those, returns the frame (its problems on it, `problems_of`), and says what it expected when
+given anything else.
 
 Row counts are counted from the raw JSONL with plain `json`, independent of the readers.
 """
@@ -22,14 +22,16 @@ from musepi_lab.analysis import (
     entries_df,
     load_sessions,
     messages_df,
+    problems_of,
     replay_composition_df,
     sessions_df,
     tool_calls_df,
     usage_df,
 )
 from musepi_lab.formats import read_session
-from musepi_lab.probes import make_probes, probe_point, probes_df, probes_frame
-from musepi_lab.replay import replay
+from musepi_lab.probes import make_probes, probes_df, probes_frame
+from musepi_lab.probes._make import probe_point
+from musepi_lab.replay import replay_session
 from musepi_lab.tokens._composition import COMPOSITION_KINDS
 
 SAMPLE = Path(__file__).resolve().parents[1] / "datasets" / "sample"
@@ -117,15 +119,17 @@ def test_every_input_shape_gives_the_same_rows(
 ) -> None:
     one = FILES[0]
     session = read_session(one)
-    by_session, errors = function(session, **kwargs)
+    by_session = function(session, **kwargs)
+    errors = problems_of(by_session)
     assert errors == [] and len(by_session) == rows(one)
-    by_path, _ = function(one, **kwargs)
+    by_path = function(one, **kwargs)
     by_str = function(str(one), strict=True, **kwargs)
     pd.testing.assert_frame_equal(by_session, by_path)
     pd.testing.assert_frame_equal(by_path, by_str)
-    by_folder, errors = function(folder, **kwargs)
+    by_folder = function(folder, **kwargs)
+    errors = problems_of(by_folder)
     assert errors == [] and len(by_folder) == sum(rows(f) for f in FILES)
-    by_list, _ = function([session, FILES[1]], **kwargs)
+    by_list = function([session, FILES[1]], **kwargs)
     assert len(by_list) == len(by_folder)
     if "session_id" in by_list:
         assert set(by_list["session_id"]) <= {header_id(f) for f in FILES}
@@ -156,7 +160,8 @@ def test_a_wrong_argument_type_says_what_was_expected(function: Callable[..., An
 
 def test_probes_df_makes_the_probes_of_each_session(folder: Path) -> None:
     session = read_session(FILES[0])
-    frame, errors = probes_df(session, budget=4000)
+    frame = probes_df(session, budget=4000)
+    errors = problems_of(frame)
     assert errors == [] and len(frame) > 0
     # The same probes `make_probes` gives at the default point, in the same order.
     from musepi_lab.compaction import CompactionSettings, prepare_compaction
@@ -170,9 +175,9 @@ def test_probes_df_makes_the_probes_of_each_session(folder: Path) -> None:
     pd.testing.assert_frame_equal(frame, probes_frame(make_probes(session, prep)))
     by_path = probes_df(FILES[0], budget=4000, strict=True)
     pd.testing.assert_frame_equal(frame, by_path)
-    by_folder, _ = probes_df(folder, budget=4000)
+    by_folder = probes_df(folder, budget=4000)
     assert set(by_folder["session_id"]) == {header_id(f) for f in FILES}
-    by_list, _ = probes_df([session, FILES[1]], budget=4000)
+    by_list = probes_df([session, FILES[1]], budget=4000)
     assert len(by_list) == len(by_folder)
     # The old form, a list of probes, is `probes_frame`; handing probes to probes_df says so.
     with pytest.raises(TypeError, match="probes_df expects"):
@@ -183,18 +188,19 @@ def test_probes_df_makes_the_probes_of_each_session(folder: Path) -> None:
 
 def test_replay_composition_df_takes_replays_and_sessions(folder: Path) -> None:
     session = read_session(FILES[0])
-    result = replay(session, "none", window=200_000)
-    from_replay, errors = replay_composition_df(result, max_requests=5)
+    result = replay_session(session, "none", window=200_000)
+    from_replay = replay_composition_df(result, max_requests=5)
+    errors = problems_of(from_replay)
     assert errors == [] and set(from_replay["session_id"]) == {header_id(FILES[0])}
     # A session is replayed here with the strategy under its model's window (200,000 for
     # claude-sonnet-4-5): the same frame.
-    from_session, _ = replay_composition_df(session, strategy="none", max_requests=5)
+    from_session = replay_composition_df(session, strategy="none", max_requests=5)
     pd.testing.assert_frame_equal(from_replay, from_session)
     from_path = replay_composition_df(FILES[0], max_requests=5, strict=True)
     pd.testing.assert_frame_equal(from_replay, from_path)
-    by_folder, _ = replay_composition_df(folder, max_requests=5)
+    by_folder = replay_composition_df(folder, max_requests=5)
     assert set(by_folder["session_id"]) == {header_id(f) for f in FILES}
-    two, _ = replay_composition_df([result, result], max_requests=5)
+    two = replay_composition_df([result, result], max_requests=5)
     assert set(two["session_id"]) == {header_id(FILES[0]), header_id(FILES[0]) + "#2"}
     with pytest.raises(TypeError, match=r"expects a ReplayResult .* got int"):
         replay_composition_df(42)

@@ -13,6 +13,7 @@ import pytest
 from _builders import CountingCounter
 from _corpus import CORPUS, corpus_file, needs_corpus
 
+from musepi_lab.analysis import problems_of
 from musepi_lab.analysis._columns import (
     COMPACTION_COLUMNS,
     ENTRY_COLUMNS,
@@ -113,7 +114,8 @@ def pi_sessions() -> list[Any]:
     ],
 )
 def test_columns_present(function: Any, required: set[str], pi_sessions: list[Any]) -> None:
-    frame, errors = function(pi_sessions)
+    frame = function(pi_sessions)
+    errors = problems_of(frame)
     assert required <= set(frame.columns)
     assert errors == []
     assert len(frame) > 0
@@ -469,9 +471,9 @@ def test_strict_mode_on_a_bad_file(tmp_path: Path) -> None:
     )
     bad.write_text(content, encoding="utf-8")
 
-    result = entries_df(bad)
-    assert isinstance(result, tuple)
-    frame, errors = result
+    frame = entries_df(bad)
+    assert isinstance(frame, pd.DataFrame)
+    errors = problems_of(frame)
     assert frame["entry_id"].tolist() == ["u1", "a1"]  # every valid record kept
     assert errors and all(isinstance(e, ReadProblem) for e in errors)
     assert (errors[0].path, errors[0].line, errors[0].kind) == (str(bad), 3, "malformed-json")
@@ -484,15 +486,17 @@ def test_strict_mode_on_a_bad_file(tmp_path: Path) -> None:
     session = read_pi_jsonl(bad)
     with pytest.raises(SessionReadError, match=r"bad\.jsonl:3"):
         sessions_df(session, strict=True)
-    frame, errors = sessions_df(session)
+    frame = sessions_df(session)
+    errors = problems_of(frame)
     assert frame["errors"].tolist() == [len(errors)] == [1]
 
     assert bad.read_text(encoding="utf-8") == content  # input never modified
 
 
-def test_strict_returns_frame_lenient_returns_pair(pi_sessions: list[Any]) -> None:
+def test_strict_and_lenient_both_return_the_frame(pi_sessions: list[Any]) -> None:
     assert isinstance(entries_df(pi_sessions[4], strict=True), pd.DataFrame)
-    frame, errors = entries_df(pi_sessions[4])
+    frame = entries_df(pi_sessions[4])
+    errors = problems_of(frame)
     assert isinstance(frame, pd.DataFrame) and errors == []
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from musepi_lab.datasets import SAMPLE_CONFIGS, generate_session, iter_sample_files, read_facts
+from musepi_lab.datasets import generate_session, read_facts
+from musepi_lab.datasets._generator import SAMPLE_CONFIGS, iter_sample_files
 from musepi_lab.formats._registry import read_session
 
 SAMPLE = Path(__file__).resolve().parents[1] / "datasets" / "sample"

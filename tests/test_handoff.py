@@ -146,7 +146,7 @@ def test_replay_continues_in_the_new_session(server):
     from _builders import words
 
     from musepi_lab.compaction._settings import CompactionSettings
-    from musepi_lab.replay import replay
+    from musepi_lab.replay import replay_session
 
     c = Chain("long")
     for i in range(4):
@@ -155,7 +155,7 @@ def test_replay_continues_in_the_new_session(server):
     session = c.session()
     ids = [e.id for e in session.entries]
     # A manual handoff after the second answer (entry 4 of 8).
-    result = replay(
+    result = replay_session(
         session,
         "handoff",
         window=10**6,
@@ -227,3 +227,14 @@ def test_strategy_comparer_measures_handoff(server):
         + result.summarizer_output_tokens * DEFAULT_PRICES["output"]
     ) / 1e6
     assert cached > 0 and row["summarizer_cost_usd"] == pytest.approx(expected)
+
+
+def test_handoff_options_as_a_value_send_the_same_request(server):
+    from musepi_lab.strategies import HandoffOptions
+
+    options = HandoffOptions(system_prompt="SYSTEM", tools=TOOLS)
+    handoff(small_session(), summarizer(server), options=options)
+    ((_, body),) = server.requests
+    assert body == expected_body("none")  # written by hand above
+    with pytest.raises(TypeError, match="handoff"):
+        handoff(small_session(), summarizer(server), system=1)

@@ -9,11 +9,12 @@ from typing import Any
 import pytest
 from _builders import Chain, prompt, stub_server_fixtures, words
 
-from musepi_lab.compaction import BeforeCompact, BeforeTree, Compacting, SessionHooks
+from musepi_lab.compaction import BeforeCompact, Compacting, SessionHooks
+from musepi_lab.compaction._hooks import BeforeTree
 from musepi_lab.compaction._settings import CompactionSettings
 from musepi_lab.llm._summarizer import OpenAICompatibleSummarizer
 from musepi_lab.navigation import TreeHooks, navigate_tree
-from musepi_lab.replay import replay
+from musepi_lab.replay import replay_session
 from musepi_lab.strategies._base import compact
 
 SUMMARY = "## Goal\nModel summary."
@@ -111,7 +112,7 @@ def test_replay_tells_session_compact_once_per_kept_compaction(server):
         session_before_compact=lambda prep: asked.append(prep) or None,
         session_compact=notified.append,
     )
-    result = replay(
+    result = replay_session(
         s,
         "llm-summary",
         window=10**6,

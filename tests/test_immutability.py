@@ -65,5 +65,5 @@ def test_preparation_result_context_and_strategy_refuse_assignment(session: ml.S
 
 
 def test_replay_result_refuses_assignment(session: ml.Session) -> None:
-    replayed = ml.replay(session, "none", window=200_000)
+    replayed = ml.replay_session(session, "none", window=200_000)
     _refuses(replayed, "events", ())

@@ -20,9 +20,9 @@ from _corpus import CORPUS, REPO_ROOT, needs_corpus
 from _raw import jsonl_records
 
 import musepi_lab as ml
-from musepi_lab.analysis import messages_df, usage_df
+from musepi_lab.analysis import messages_df, problems_of, usage_df
 from musepi_lab.context import build_session_context
-from musepi_lab.datasets import discover_folder
+from musepi_lab.datasets._discover import discover_folder
 from musepi_lab.formats import detect_format, iter_sessions, read_session
 from musepi_lab.session import SessionReadError
 
@@ -111,9 +111,10 @@ def test_preserved_session_replays_and_bills_every_request() -> None:
     session = read_session(path, strict=True)
     on_branch = {"a1", *PEER_LIVE["dag_compact_after_rewind_preserved"]}
     replies = [r["uuid"] for r in usage_lines(path) if r["uuid"] in on_branch]
-    result = ml.replay(session, "recorded", window=200_000)
+    result = ml.replay_session(session, "recorded", window=200_000)
     assert [session.get(i).source_id for i in result.timeline["entry_id"]] == replies
-    frame, problems = usage_df(session)
+    frame = usage_df(session)
+    problems = problems_of(frame)
     assert problems == [] and len(frame) == len(usage_lines(path))  # b1a too: it was billed
 
 
@@ -145,9 +146,9 @@ def test_boundary_without_its_logical_parent_is_bridged_never_a_root() -> None:
     assert [s for s in path_sources(session) if s != "cb"] == messages
     # replay, usage (and bench, which replays) see one conversation: every request
     replies = [r["uuid"] for r in usage_lines(path)]
-    result = ml.replay(session, "recorded", window=200_000)
+    result = ml.replay_session(session, "recorded", window=200_000)
     assert [session.get(i).source_id for i in result.timeline["entry_id"]] == replies
-    frame, _ = usage_df(session)
+    frame = usage_df(session)
     assert sorted(frame["line"]) == [line_of(path, u) for u in replies]
 
 
@@ -278,7 +279,8 @@ def test_uuid_less_usage_lines_keep_their_usage_and_are_reported() -> None:
     ]
     boundary = [n for n, r in enumerate(records, 1) if r.get("subtype") == "compact_boundary"]
     assert all("uuid" not in r for _, r in with_usage) and boundary
-    frame, problems = usage_df(path)
+    frame = usage_df(path)
+    problems = problems_of(frame)
     assert sorted(frame["line"]) == [n for n, _ in with_usage]
     for n, r in with_usage:
         row = frame[frame["line"] == n].iloc[0]
@@ -310,7 +312,7 @@ def test_steering_text_appears_in_the_messages_frame_where_it_was_written() -> N
     records = jsonl_records(path)
     steering = next(r for r in records if r["type"] == "queue-operation")
     session = read_session(path, strict=True)
-    frame, _ = messages_df(session)
+    frame = messages_df(session)
     row = frame[frame["text"] == steering["content"]]
     assert len(row) == 1 and bool(row["on_path"].iloc[0])
     order = [r.get("uuid", "STEER") for r in records]  # the file's order
@@ -374,7 +376,7 @@ def test_a_resumed_file_repeating_an_earlier_ones_requests_is_billed_once() -> N
                 (r["message"]["id"], r["requestId"]),
                 (str(file), r["message"]["usage"]["input_tokens"]),
             )
-    frame, _ = usage_df(HAND / "resumed")
+    frame = usage_df(HAND / "resumed")
     assert len(frame) == len(pairs)
     assert int(frame["input"].sum()) == sum(i for _, i in pairs.values())
     duplicates = frame.attrs["duplicate_requests"]
@@ -396,7 +398,7 @@ def test_a_side_question_replaying_a_parent_reply_bills_only_its_own_answer() ->
         and any(mid == r["message"]["id"] and rid != r["requestId"] for mid, rid in main_ids)
     ]
     assert len(replays) == 2  # inline (/btw in the main file) and the aside_question file
-    frame, _ = usage_df(main)
+    frame = usage_df(main)
     assert len(frame) == len(lines) - len(replays)
     billed_read = sum(r["message"]["usage"]["cache_read_input_tokens"] for r in lines) - sum(
         r["message"]["usage"]["cache_read_input_tokens"] for r in replays

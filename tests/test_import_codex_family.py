@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from _raw import codex_lines, codex_requests
 
+from musepi_lab.analysis import problems_of
 from musepi_lab.analysis._usage import usage_df
 from musepi_lab.datasets._discover import discover_sessions
 from musepi_lab.formats._codex import read_codex
@@ -146,7 +147,8 @@ def test_usage_counts_each_request_once_across_parent_and_children() -> None:
         )
     assert raw_requests == sum(n for n, _, _ in expected.values()) + 1  # one copied request
 
-    frame, problems = usage_df(DATA / "spawn")
+    frame = usage_df(DATA / "spawn")
+    problems = problems_of(frame)
     assert problems == []
     got = {
         sid: (len(rows), int((rows["input"] + rows["cache_read"]).sum()), int(rows["output"].sum()))

@@ -19,9 +19,10 @@ from _corpus import CORPUS, HAS_CORPUS, corpus_file
 from _raw import CODEX_CALL_TYPES as OUTPUT_CALLS
 from _raw import codex_lines, codex_requests, codex_responses
 
+from musepi_lab.analysis import problems_of
 from musepi_lab.analysis._usage import usage_df
 from musepi_lab.formats._codex import read_codex
-from musepi_lab.replay import replay
+from musepi_lab.replay import replay_session
 from musepi_lab.replay._cache import (
     ENCRYPTED_CHARS_PER_REASONING_TOKEN,
     ENCRYPTED_REASONING_OVERHEAD,
@@ -97,7 +98,7 @@ def test_hidden_reasoning_stays_on_the_request_that_produced_it(name: str) -> No
 def test_replay_bills_one_row_per_recorded_request() -> None:
     name = "rollout-2025-09-26T17-01-04-019985ca-7ef7-7580-a921-c20ac619f40b.jsonl"
     requests = codex_requests(raw(corpus_file("codex", name)))
-    timeline = replay(read_codex(corpus_file("codex", name)), "none", window=10**9).timeline
+    timeline = replay_session(read_codex(corpus_file("codex", name)), "none", window=10**9).timeline
     assert len(timeline) == len(requests) == 27
     assert (timeline["output_tokens"] > 0).all()
 
@@ -208,7 +209,8 @@ def test_requests_without_a_reply_get_usage_rows_and_are_reported(tmp_path: Path
     [orphan] = [e for e in session.entries if e.record.get("requestUsage")]
     assert orphan.line == 3 and orphan.get("customType") == "codex:token_count"
 
-    frame, problems = usage_df(path)
+    frame = usage_df(path)
+    problems = problems_of(frame)
     assert list(frame["line"]) == [3, 5]
     assert list(frame["input"]) == [1_000, 1_500]
     assert list(frame["output"]) == [20, 30]

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from musepi_lab.cli import main
-from musepi_lab.formats import read_gemini_cli
+from musepi_lab.formats._gemini_cli import read_gemini_cli
 from musepi_lab.formats._registry import FORMATS, detect_format, iter_session_files, read_session
 from musepi_lab.session._errors import SessionReadError
 

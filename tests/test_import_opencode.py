@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from musepi_lab.cli import main
-from musepi_lab.formats import read_opencode
+from musepi_lab.formats._opencode import read_opencode
 from musepi_lab.formats._registry import (
     FORMATS,
     detect_format,

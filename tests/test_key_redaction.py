@@ -16,8 +16,7 @@ from pathlib import Path
 import pytest
 
 from musepi_lab.bench import run_benchmark, write_benchmark
-from musepi_lab.llm import OpenAICompatibleSummarizer
-from musepi_lab.strategies import SummaryRequest
+from musepi_lab.llm import OpenAICompatibleSummarizer, SummaryRequest
 from musepi_lab.testing import Failure, StubOpenAIServer, chat_completion
 
 ROOT = Path(__file__).resolve().parents[1]

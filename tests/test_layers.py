@@ -1,7 +1,8 @@
 """The layer rule, read from the code: each module imports only its own layer and those
-below it, and the core layers import no plotting, widget or notebook package.
+below it, the core layers import no plotting, widget or notebook package, and no module
+reaches itself through the imports it runs (module-level or inside a function).
 
-Layers, bottom to top (docs/architecture.md): foundation (`_atomic`, `_prompts`, `_repr`) → session →
+Layers, bottom to top (docs/architecture.md): foundation (`_atomic`, `_errors`, `_options`, `_prompts`, `_repr`) → session →
 formats → context → tokens → compaction → llm → strategies → analysis / replay / metrics /
 datasets → bench → plot, display (HTML cards) and export (transcripts) → widgets → conformance (the reference
 packages' runner and comparison) → cli, testing and the package face.
@@ -17,7 +18,17 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "musepi_lab"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("_atomic", "_pool", "_process", "_prompts", "_repr", "_version", "prompts"),
+    (
+        "_atomic",
+        "_errors",
+        "_options",
+        "_pool",
+        "_process",
+        "_prompts",
+        "_repr",
+        "_version",
+        "prompts",
+    ),
     ("session",),
     ("formats",),
     ("context",),
@@ -124,3 +135,101 @@ def test_the_rule_can_fail() -> None:
     target = ".".join([*base, node.module or ""])
     assert target == "musepi_lab.plot"
     assert _level(_room(target)) > _level("compaction")
+
+
+# -- no import circle ----------------------------------------------------------------------
+
+MODULE_NAMES = {_module_name(p): p for p in MODULES}
+
+
+def _type_checking_lines(tree: ast.Module) -> set[int]:
+    """Lines of the top-level `if TYPE_CHECKING:` blocks: imports for annotations, never run."""
+    lines: set[int] = set()
+    for node in tree.body:
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            end = max(getattr(n, "end_lineno", None) or n.lineno for n in node.body)
+            lines.update(range(node.lineno, end + 1))
+    return lines
+
+
+def _known(target: str) -> str | None:
+    """The package module an import target names (`pkg.mod.Name` → `pkg.mod`), if any."""
+    while target not in MODULE_NAMES and "." in target:
+        target = target.rsplit(".", 1)[0]
+    return target if target in MODULE_NAMES else None
+
+
+def module_edges(path: Path) -> set[str]:
+    """The package modules `path` imports when run: module-level and function-level imports,
+    not those under `if TYPE_CHECKING:`. `from . import x` of a submodule is an edge to `x`
+    (the package is already initialising), not to the package."""
+    module = _module_name(path)
+    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skip = _type_checking_lines(tree)
+    targets: list[str] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.Import, ast.ImportFrom)) or node.lineno in skip:
+            continue
+        if isinstance(node, ast.Import):
+            targets.extend(alias.name for alias in node.names)
+            continue
+        base = node.module or ""
+        if node.level:
+            parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+            base = ".".join([*parts, node.module] if node.module else parts)
+        names = [f"{base}.{alias.name}" for alias in node.names]
+        submodules = [n for n in names if n in MODULE_NAMES]
+        # `from pkg import sub` runs `sub`; `from pkg import name` runs `pkg`.
+        targets.extend(submodules if len(submodules) == len(names) else [base, *submodules])
+    return {found for t in targets if (found := _known(t)) is not None and found != module}
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for other in sorted(graph.get(node, ())):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                other = stack.pop()
+                group.append(other)
+                if other == node:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_import_circle() -> None:
+    """No module reaches itself through the imports it runs (shared pieces live in leaves)."""
+    graph = {module: module_edges(path) for module, path in MODULE_NAMES.items()}
+    assert circles(graph) == []
+
+
+def test_the_circle_finder_can_fail() -> None:
+    """A function-level import back counts (so a green run means something)."""
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert circles(graph) == [["a", "b", "c"]]
+    source = "def f():\n    from ._base import CompactionContext\n"
+    tree = ast.parse(source)
+    assert any(isinstance(n, ast.ImportFrom) for n in ast.walk(tree))
+    assert not _type_checking_lines(tree)  # a function-level import is not skipped
+    guarded = ast.parse("if TYPE_CHECKING:\n    from ._base import X\n")
+    assert _type_checking_lines(guarded) == {1, 2}

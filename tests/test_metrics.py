@@ -6,18 +6,20 @@ import pytest
 
 from musepi_lab.metrics import (
     Fact,
-    cache_prefix_kept,
-    cache_prefix_tokens,
     context_text,
-    decay_curve,
     extract_facts,
     fact_retention,
     instruction_survival,
+    token_reduction,
+    tool_pairing_valid,
+)
+from musepi_lab.metrics._metrics import (
+    cache_prefix_kept,
+    cache_prefix_tokens,
+    decay_curve,
     retention_by_kind,
     summarizer_cost,
-    token_reduction,
     tool_pairing_problems,
-    tool_pairing_valid,
 )
 from musepi_lab.tokens import TokenCounter
 

@@ -16,7 +16,8 @@ from test_usage import _pi_file
 from musepi_lab.analysis import usage_df
 from musepi_lab.analysis._live import live_summary
 from musepi_lab.formats import read_session
-from musepi_lab.metrics import context_window_for, known_prices, usage_cost
+from musepi_lab.metrics import known_prices, usage_cost
+from musepi_lab.metrics._windows import context_window_for
 
 # USD for 1M input + 1M output tokens, by the providers' list prices.
 MILLION_IN_AND_OUT = {

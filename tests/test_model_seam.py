@@ -23,17 +23,18 @@ from _builders import Chain, stub_server_fixtures, words
 
 from musepi_lab.bench._run import run_benchmark
 from musepi_lab.compaction._settings import CompactionSettings
-from musepi_lab.llm import ModelCallError, redact
-from musepi_lab.llm._client import parse_retry_after
-from musepi_lab.strategies import (
-    DiskCache,
+from musepi_lab.llm import (
+    ModelCallError,
     OpenAICompatibleSummarizer,
-    RemoteEndpointSummarizer,
     SummarizerError,
     SummaryRequest,
-    compact,
-    request_key,
 )
+from musepi_lab.llm._cache import DiskCache
+from musepi_lab.llm._client import parse_retry_after
+from musepi_lab.llm._errors import redact
+from musepi_lab.llm._types import request_key
+from musepi_lab.strategies import compact
+from musepi_lab.strategies._remote import RemoteEndpointSummarizer
 from musepi_lab.testing import Failure, StubOpenAIServer, chat_completion
 
 SECRET = "sk-seam-SECRET-0123456789abcdef"
@@ -405,7 +406,7 @@ def test_run_benchmark_error_column_never_holds_the_key(server, tmp_path):
 
 
 def test_one_error_type_under_both_names():
-    import musepi_lab.strategies as strategies
+    import musepi_lab.llm as llm
 
-    assert SummarizerError is ModelCallError is strategies.SummarizerError
+    assert SummarizerError is ModelCallError is llm.SummarizerError
     assert issubclass(ModelCallError, RuntimeError)

@@ -11,14 +11,10 @@ import pytest
 from _builders import prompt, session_header
 
 from musepi_lab import build_session_context, convert_to_llm, read_session
+from musepi_lab.compaction._hooks import BeforeTree
 from musepi_lab.llm import OpenAICompatibleSummarizer, SummarizerError
-from musepi_lab.navigation import (
-    NOTHING_TO_SUMMARIZE,
-    BeforeTree,
-    TreeHooks,
-    generate_branch_summary,
-    navigate_tree,
-)
+from musepi_lab.navigation import TreeHooks, generate_branch_summary, navigate_tree
+from musepi_lab.navigation._summary import NOTHING_TO_SUMMARIZE
 from musepi_lab.session import Entry, Session
 from musepi_lab.testing import StubOpenAIServer
 

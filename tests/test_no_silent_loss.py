@@ -532,7 +532,7 @@ def test_values_the_reader_accepts_do_not_crash_later_steps(tmp_path: Path) -> N
     # replay, a list-valued firstKeptEntryId broke the tree layout.
     from musepi_lab.analysis import compactions_df, entries_df, messages_df, sessions_df
     from musepi_lab.plot._layout import tree_layout
-    from musepi_lab.replay import replay
+    from musepi_lab.replay import replay_session
 
     lines = [dumps(PI_HEADER)]
     parent = None
@@ -565,12 +565,12 @@ def test_values_the_reader_accepts_do_not_crash_later_steps(tmp_path: Path) -> N
         "bad-first-kept",
         "number-out-of-range",
     }
-    assert len(messages_df([session])[0]) == 31  # 30 messages, the compaction summary
-    assert len(entries_df([session])[0]) == 31
-    assert len(compactions_df([session])[0]) == 1
-    assert sessions_df([session])[0]["branches"].tolist() == [1]
+    assert len(messages_df([session])) == 31  # 30 messages, the compaction summary
+    assert len(entries_df([session])) == 31
+    assert len(compactions_df([session])) == 1
+    assert sessions_df([session])["branches"].tolist() == [1]
     tree_layout(session)
-    replay(session, "truncate", window=2000)
+    replay_session(session, "truncate", window=2000)
     assert len(write_back(session, tmp_path).entries) == 31
 
 

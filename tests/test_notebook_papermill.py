@@ -11,11 +11,13 @@ from pathlib import Path
 
 import pandas as pd
 import papermill
+import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOK = REPO / "notebooks" / "04-benchmark-dataset.ipynb"
 
 
+@pytest.mark.slow
 def test_benchmark_notebook_with_injected_parameters(tmp_path):
     out_dir = tmp_path / "bench"
     strategies = ["truncate", "none"]

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import papermill
+import pytest
 
 from musepi_lab.probes._loopback import echo_reader, overlap_judge
 from musepi_lab.testing import StubOpenAIServer
@@ -15,6 +16,7 @@ REPO = Path(__file__).resolve().parents[1]
 NOTEBOOK = REPO / "notebooks" / "07-probe-evaluation.ipynb"
 
 
+@pytest.mark.slow
 def test_probe_notebook_uses_the_endpoints_it_is_given(tmp_path):
     with (
         StubOpenAIServer(responder=echo_reader) as reader,

@@ -9,8 +9,7 @@ from __future__ import annotations
 import pytest
 
 from musepi_lab.datasets._generator import GeneratorConfig, generate_session
-from musepi_lab.plot import node_kind, tree_layout
-from musepi_lab.plot._layout import fold_tree, path_bounds
+from musepi_lab.plot._layout import fold_tree, node_kind, path_bounds, tree_layout
 from musepi_lab.plot._runs import group_chain, place_labels
 from musepi_lab.session import Entry, Session
 

@@ -166,11 +166,11 @@ def test_agent_view_line_on_request():
 def test_real_replay_of_the_sample_draws_every_compaction():
     pytest.importorskip("musepi_lab.strategies._truncate")  # registers `truncate`
     from musepi_lab.formats._registry import read_session
-    from musepi_lab.replay import replay
+    from musepi_lab.replay import replay_session
 
     path = SAMPLE / "sample-0001.jsonl"
     session = read_session(path)
-    result = replay(session, "truncate", window=64_000)
+    result = replay_session(session, "truncate", window=64_000)
     ax = plot_context_timeline(result)
 
     # One request per assistant message on the active path, counted from the raw file.

@@ -20,7 +20,8 @@ from PIL import Image  # noqa: E402
 
 import musepi_lab as ml  # noqa: E402
 from musepi_lab.datasets._generator import GeneratorConfig, generate_session  # noqa: E402
-from musepi_lab.plot import plot_tree, tree_layout  # noqa: E402
+from musepi_lab.plot import plot_tree  # noqa: E402
+from musepi_lab.plot._layout import tree_layout  # noqa: E402
 
 SAMPLE = Path(__file__).resolve().parents[1] / "datasets" / "sample" / "sample-0001.jsonl"
 BOUND = (1600, 900)  # the bound at the default dpi

@@ -11,7 +11,7 @@ import pytest
 from _corpus import CORPUS, needs_corpus
 
 from musepi_lab import _pool
-from musepi_lab.analysis import usage_df
+from musepi_lab.analysis import problems_of, usage_df
 from musepi_lab.analysis._usage_read import usage_rows
 
 
@@ -59,12 +59,14 @@ def test_the_environment_caps_the_workers(monkeypatch) -> None:
 def test_usage_rows_on_the_pool_equal_the_serial_ones(monkeypatch) -> None:
     folders = [CORPUS / "claude-code", CORPUS / "codex", CORPUS / "pi"]
     monkeypatch.setenv(_pool.WORKERS_ENV, "1")
-    serial_frame, serial_problems = usage_df(folders)
+    serial_frame = usage_df(folders)
+    serial_problems = problems_of(serial_frame)
     serial_rows = usage_rows(folders)
     monkeypatch.setenv(_pool.WORKERS_ENV, "2")
     monkeypatch.setattr(_pool, "POOL_MIN_BYTES", 0)
     assert _pool.pool_workers(1, 2) > 1
-    frame, problems = usage_df(folders)
+    frame = usage_df(folders)
+    problems = problems_of(frame)
     pd.testing.assert_frame_equal(frame, serial_frame)
     assert frame.attrs == serial_frame.attrs
     assert [str(p) for p in problems] == [str(p) for p in serial_problems]

@@ -19,18 +19,11 @@ from _corpus import PI_FIXTURES, REPO_ROOT, SAMPLES, corpus_file
 from musepi_lab.compaction import CompactionSettings, prepare_compaction
 from musepi_lab.formats import read_session
 from musepi_lab.llm import OpenAICompatibleSummarizer
-from musepi_lab.probes import (
-    PROBE_KINDS,
-    ProbeLimits,
-    echo_reader,
-    make_probes,
-    overlap_judge,
-    probe_cells,
-    probe_point,
-    probe_score_table,
-    probes_frame,
-    run_probe_answers,
-)
+from musepi_lab.probes import ProbeLimits, make_probes, probe_score_table, probes_frame
+from musepi_lab.probes._loopback import echo_reader, overlap_judge
+from musepi_lab.probes._make import probe_point
+from musepi_lab.probes._model import PROBE_KINDS
+from musepi_lab.probes._run import probe_cells, run_probe_answers
 from musepi_lab.strategies import available
 from musepi_lab.testing import StubOpenAIServer
 from musepi_lab.tokens import TokenCounter
@@ -165,11 +158,12 @@ def run(paths: list[Path], strategies, budgets, limits=LIMITS, **kw):
         StubOpenAIServer(responder=overlap_judge) as judge,
         StubOpenAIServer() as summarizer,
     ):
+        given = {"limits": limits} if limits is not None else {}
         answers = run_probe_answers(
             paths,
             strategies,
             budgets,
-            limits=limits,
+            **given,
             **models(reader, judge, summarizer),
             **kw,
         )
@@ -249,6 +243,7 @@ def sample_run():
     return run(SAMPLES, builtin_strategies(), [SMALLEST, LARGER])
 
 
+@pytest.mark.slow
 def test_every_strategy_gets_a_score_table_row(sample_run) -> None:
     answers, reader_requests, judge_requests = sample_run
     cells = probe_cells(answers)
@@ -263,6 +258,7 @@ def test_every_strategy_gets_a_score_table_row(sample_run) -> None:
     assert (answers["reader_input_tokens"] > 0).all() and (answers["cost_usd"] > 0).all()
 
 
+@pytest.mark.slow
 def test_none_keeps_every_exact_reference(sample_run) -> None:
     answers, _, _ = sample_run
     exact = answers[(answers["strategy"] == "none") & (answers["scoring"] == "exact")]
@@ -290,6 +286,7 @@ def _independent_exact_scores(path: Path, answers, strategy: str, budget: int) -
         assert row["score"] == pytest.approx(expected), row["question"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.stem)
 def test_truncate_at_the_smallest_budget_scores_what_is_left(sample_run, path) -> None:
     answers, _, _ = sample_run
@@ -339,6 +336,7 @@ def test_exact_request_bodies_of_reader_and_judge() -> None:
 CORPUS_LIMITS = ProbeLimits(recall_per_kind=1, file_states=1, decisions=1, max_paths=20)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("parts", PI_FIXTURES, ids=lambda p: "/".join(p))
 def test_pi_fixture_score_table(parts) -> None:
     path = corpus_file(*parts)
@@ -354,7 +352,8 @@ def test_pi_fixture_score_table(parts) -> None:
 
 def test_one_benchmark_cell_scores_like_the_grid() -> None:
     """`cell_probes` + `score_probes`: what `run_benchmark(evaluate="probes")` calls per cell."""
-    from musepi_lab.probes import ProbeModels, cell_probes, score_probes
+    from musepi_lab.probes import ProbeModels, score_probes
+    from musepi_lab.probes._run import cell_probes
     from musepi_lab.strategies import compact
 
     path = SAMPLES[-1]
@@ -412,3 +411,19 @@ def test_a_session_with_nothing_to_compact_keeps_its_cells() -> None:
         assert reader.requests == []
     assert list(cells["label"]) == ["none", "truncate"]
     assert (cells["probes"] == 0).all() and cells["score"].isna().all()
+
+
+def test_probe_options_as_a_value_make_the_same_requests() -> None:
+    path = SAMPLES[0]
+    by_keywords, keyword_reads, keyword_judged = run([path], ["truncate"], [SMALLEST])
+    # The same options as a value (`limits` moves into it, nothing else given).
+    from musepi_lab.probes import ProbeOptions
+
+    by_value, value_reads, value_judged = run(
+        [path], ["truncate"], [SMALLEST], limits=None, options=ProbeOptions(limits=LIMITS)
+    )
+    assert [b["messages"] for _, b in value_reads] == [b["messages"] for _, b in keyword_reads]
+    assert len(value_judged) == len(keyword_judged)
+    assert by_value["question"].tolist() == by_keywords["question"].tolist()
+    with pytest.raises(TypeError, match="run_probe_answers"):
+        run([path], ["truncate"], [SMALLEST], limit=1)

@@ -14,14 +14,10 @@ from musepi_lab._prompts import PromptSet
 from musepi_lab.compaction import CompactionSettings, prepare_compaction
 from musepi_lab.formats import read_session
 from musepi_lab.llm import OpenAICompatibleSummarizer
-from musepi_lab.probes import (
-    judge_request,
-    make_probes,
-    overlap_judge,
-    parse_judgement,
-    probe_point,
-)
-from musepi_lab.probes._ask import exact_score
+from musepi_lab.probes import make_probes
+from musepi_lab.probes._ask import exact_score, judge_request, parse_judgement
+from musepi_lab.probes._loopback import overlap_judge
+from musepi_lab.probes._make import probe_point
 from musepi_lab.testing import StubOpenAIServer
 from musepi_lab.tokens import TokenCounter
 

@@ -11,7 +11,8 @@ matplotlib.use("Agg")
 import pandas as pd
 import pytest
 
-from musepi_lab.plot import plot_probe_scores, probe_score_matrix
+from musepi_lab.plot import plot_probe_scores
+from musepi_lab.plot._probes import probe_score_matrix
 
 
 def cells() -> pd.DataFrame:

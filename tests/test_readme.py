@@ -72,6 +72,7 @@ def as_a_user(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     return folder
 
 
+@pytest.mark.slow
 def test_readme_examples_run_and_print_what_the_readme_says(as_a_user: Path) -> None:
     repo_cache_before = (REPO / ".summaries").exists()
     namespace: dict[str, object] = {"__name__": "__main__"}
@@ -93,6 +94,7 @@ WHOLE = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("number", "code", "expected"), WHOLE, ids=[f"example {n}" for n, *_ in WHOLE]
 )

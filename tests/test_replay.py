@@ -11,7 +11,7 @@ import musepi_lab.strategies._none
 import musepi_lab.strategies._truncate  # noqa: F401
 from musepi_lab.compaction import CompactionSettings
 from musepi_lab.formats._registry import read_session
-from musepi_lab.replay import replay
+from musepi_lab.replay import replay_session
 from musepi_lab.session import Entry, Session
 from musepi_lab.tokens import TokenCounter
 
@@ -43,7 +43,7 @@ def test_pi_threshold_fires_after_the_first_turn_whose_usage_crosses(window):
     replies = raw_assistants(path)
     settings = CompactionSettings.pi()
     threshold = window - 16384  # spec §3.3: ctx > window − reserveTokens
-    result = replay(read_session(path), "truncate", window=window, settings=settings)
+    result = replay_session(read_session(path), "truncate", window=window, settings=settings)
     assert result.threshold == threshold
     # pi checks after agent_end: the first reply that ends a turn with usage over the threshold.
     first = next(
@@ -59,7 +59,7 @@ def test_pi_threshold_fires_after_the_first_turn_whose_usage_crosses(window):
 def test_musepi_mid_turn_fires_at_the_request_after_usage_crosses(window):
     path = corpus_file("pi", "large-session.jsonl")
     replies = raw_assistants(path)
-    result = replay(
+    result = replay_session(
         read_session(path), "truncate", window=window, settings=CompactionSettings.musepi()
     )
     reserve = max(int(0.15 * window), 16384)  # spec §3.5 effective reserve
@@ -79,7 +79,9 @@ def test_musepi_mid_turn_fires_at_the_request_after_usage_crosses(window):
 def test_context_tracks_recorded_usage_before_any_compaction():
     path = corpus_file("pi", "large-session.jsonl")
     replies = raw_assistants(path)
-    result = replay(read_session(path), "none", window=10**9, settings=CompactionSettings.pi())
+    result = replay_session(
+        read_session(path), "none", window=10**9, settings=CompactionSettings.pi()
+    )
     tl = result.timeline
     assert len(tl) == len(replies)
     recorded = [usage_prompt(m) for m in replies]
@@ -103,7 +105,7 @@ def test_before_compaction_recorded_compactions_were_not_threshold_ones():
     that stopped for a tool call with no result, i.e. an aborted turn, then /compact."""
     path = corpus_file("pi", "before-compaction.jsonl")
     session = read_session(path)
-    result = replay(session, "truncate", window=200_000, settings=CompactionSettings.pi())
+    result = replay_session(session, "truncate", window=200_000, settings=CompactionSettings.pi())
     tl = result.timeline
     recorded_at = tl.index[tl.recorded_compaction].tolist()
     assert len(recorded_at) == 2
@@ -115,7 +117,7 @@ def test_before_compaction_recorded_compactions_were_not_threshold_ones():
     # Replaying with manual compactions where the user ran them reproduces their positions.
     comp = [e for e in session.path() if e.type == "compaction"]
     before_ids = [session.path()[session.path().index(c) - 1].id for c in comp]
-    manual = replay(
+    manual = replay_session(
         session,
         "truncate",
         window=200_000,
@@ -211,7 +213,7 @@ def counter():
 def replay_truncate(session, *, window, **kw):
     """`truncate` replayed with musepi settings keeping 3,000 recent tokens, counted as pi."""
     kw.setdefault("settings", CompactionSettings.musepi(keep_recent_tokens=3000))
-    return replay(session, "truncate", window=window, counter=counter(), **kw)
+    return replay_session(session, "truncate", window=window, counter=counter(), **kw)
 
 
 def test_incomplete_output_triggers_recovery():
@@ -252,8 +254,8 @@ def test_idle_gap_triggers_only_when_enabled():
     settings = CompactionSettings.musepi(
         keep_recent_tokens=3000, idle_threshold_tokens=1000, idle_timeout_seconds=300
     )
-    off = replay(s, "truncate", window=10**6, settings=settings, counter=counter())
-    on = replay(
+    off = replay_session(s, "truncate", window=10**6, settings=settings, counter=counter())
+    on = replay_session(
         s, "truncate", window=10**6, settings=settings, counter=counter(), triggers=("idle",)
     )
     assert off.events == ()
@@ -355,7 +357,7 @@ def test_hybrid_gets_the_replay_window_and_settings():
     for _ in range(8):
         turn(b)
     window = 40_000
-    r = replay(
+    r = replay_session(
         b.session(),
         "hybrid",
         window=window,
@@ -378,9 +380,9 @@ def test_a_strategy_window_that_contradicts_the_replay_is_refused():
     b = Builder()
     turn(b)
     with pytest.raises(ValueError, match="window"):
-        replay(b.session(), get("hybrid", window=32_000), window=64_000)
+        replay_session(b.session(), get("hybrid", window=32_000), window=64_000)
     # The same window as the replay's is fine.
-    replay(b.session(), get("hybrid", window=64_000, summary="extractive"), window=64_000)
+    replay_session(b.session(), get("hybrid", window=64_000, summary="extractive"), window=64_000)
 
 
 # -- the progress guard ------------------------------------------------------------------------
@@ -414,7 +416,7 @@ def test_a_compaction_that_grows_the_context_is_a_failure_and_not_kept():
     s = b.session()
     grown = replay_truncate(s, window=30_000, triggers=("overflow",))
     assert grown.events  # the same session does compact with a strategy that shrinks it
-    r = replay(
+    r = replay_session(
         s,
         inflating_strategy(),
         window=30_000,
@@ -427,7 +429,7 @@ def test_a_compaction_that_grows_the_context_is_a_failure_and_not_kept():
     assert all(f.method == "inflate" and f.tokens_after > f.tokens_before for f in r.failures)
     assert all(e.type != "compaction" for e in r.session.entries)
     # Nothing was kept: every request carries exactly what it carries with no compaction.
-    baseline = replay(s, "none", window=30_000, counter=counter(), triggers=("overflow",))
+    baseline = replay_session(s, "none", window=30_000, counter=counter(), triggers=("overflow",))
     assert r.timeline.context_tokens.tolist() == baseline.timeline.context_tokens.tolist()
     failed_at = [k for k, m in enumerate(r.timeline.failed_compaction) if m]
     assert failed_at == [f.request for f in r.failures]
@@ -474,7 +476,7 @@ def test_infinite_usage_values_do_not_break_replay(tmp_path):
     session = read_session(path)
     for strategy in ("none", "truncate"):
         for settings in (CompactionSettings.musepi(), CompactionSettings.pi()):
-            r = replay(session, strategy, window=1000, settings=settings, counter=counter())
+            r = replay_session(session, strategy, window=1000, settings=settings, counter=counter())
             tl = r.timeline
             assert len(tl) == 2
             numbers = tl[["context_tokens", "agent_tokens", "cache_read", "cache_write"]]
@@ -594,7 +596,7 @@ def test_snapcompact_replay_never_keeps_a_growing_compaction(name):
     and sent most requests over the window (large-session: 12 of 37 grew, peak 124,524
     tokens, 261 of 453 requests over)."""
     path = corpus_file("pi", name)
-    r = replay(read_session(path), "snapcompact", window=64_000)
+    r = replay_session(read_session(path), "snapcompact", window=64_000)
     assert r.events
     assert all(e.tokens_after < e.tokens_before for e in r.events)
     assert (r.timeline.context_tokens <= 64_000).all()

@@ -15,8 +15,9 @@ from _corpus import corpus_file
 
 from musepi_lab import read_session
 from musepi_lab.formats._claude_code_blocks import usage_from_anthropic
-from musepi_lab.metrics import DEFAULT_PRICES, prices_for
-from musepi_lab.replay import DEFAULT_CALIBRATION, replay
+from musepi_lab.metrics import prices_for
+from musepi_lab.metrics._prices import DEFAULT_PRICES
+from musepi_lab.replay import DEFAULT_CALIBRATION, replay_session
 from musepi_lab.replay._cache import (
     ANTHROPIC,
     ANTHROPIC_1H,
@@ -159,7 +160,7 @@ def test_replay_follows_the_thinking_level_of_the_session(tmp_path):
     path = tmp_path / "thinking.jsonl"
     path.write_text("\n".join(lines) + "\n")
     # The family line: the fixture's usage is made up, not a line to estimate one from.
-    timeline = replay(read_session(path), "none", window=10**9, ratio="family").timeline
+    timeline = replay_session(read_session(path), "none", window=10**9, ratio="family").timeline
     reads = timeline["cache_read"].tolist()
     assert len(reads) == 3
     assert reads[0] == 0 and reads[1] > 2_000  # cold, then the first turn read back
@@ -294,7 +295,7 @@ def test_codex_items_of_one_response_are_billed_as_one_request():
         )
         responses += is_output and not in_run
         in_run = is_output
-    timeline = replay(read_session(path), "none", window=10**9).timeline
+    timeline = replay_session(read_session(path), "none", window=10**9).timeline
     assert responses > 10
     assert len(timeline) == responses
 

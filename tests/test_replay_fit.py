@@ -24,10 +24,10 @@ from musepi_lab.replay import (
     Calibration,
     calibrate,
     cost_difference_interval,
-    judge_session,
-    replay,
+    replay_session,
 )
 from musepi_lab.replay._fit import CONCENTRATIONS, UNIT_CALIBRATION
+from musepi_lab.replay._judge import judge_session
 from musepi_lab.replay._uncertainty import COST_SEED
 
 USER_CHARS, REPLY_CHARS = 4_000, 400
@@ -189,8 +189,8 @@ def test_a_session_learns_its_own_line_from_its_requests(tmp_path):
     # on the family line they are the family's.
     session = synthetic_session(tmp_path, "own", ratio=1.5, system=5_000, misses=set())
     fit = known(miss=0.0)
-    own = replay(session, "none", window=10**9, calibration=fit).timeline
-    family = replay(session, "none", window=10**9, calibration=fit, ratio="family").timeline
+    own = replay_session(session, "none", window=10**9, calibration=fit).timeline
+    family = replay_session(session, "none", window=10**9, calibration=fit, ratio="family").timeline
     for k in (0, 20, 40):
         assert own["prompt_tokens"][k] == pytest.approx(5_000 + 1.5 * estimate_before(k), rel=2e-3)
         assert family["prompt_tokens"][k] == pytest.approx(3_000 + round(1.3 * estimate_before(k)))
@@ -199,7 +199,7 @@ def test_a_session_learns_its_own_line_from_its_requests(tmp_path):
 def test_the_causal_line_of_a_request_sees_only_the_requests_before_it(tmp_path):
     session = synthetic_session(tmp_path, "c", ratio=1.5, system=5_000, misses=set())
     fit = known(miss=0.0)
-    result = replay(session, "recorded", window=10**9, calibration=fit, ratio="causal")
+    result = replay_session(session, "recorded", window=10**9, calibration=fit, ratio="causal")
     terms = result.streams[0].draws.terms
     # The first request has only the prior; the last ones know the session's own line.
     assert (terms[0].system, terms[0].ratio) == (3_000, 1.3)
@@ -207,11 +207,11 @@ def test_the_causal_line_of_a_request_sees_only_the_requests_before_it(tmp_path)
     assert terms[40].system == pytest.approx(5_000, rel=2e-2)
     # A different record from request 30 on changes no line before request 31.
     other = synthetic_session(tmp_path, "c2", ratio=1.5, system=5_000, misses={30, 31, 32})
-    changed = replay(other, "recorded", window=10**9, calibration=fit, ratio="causal")
+    changed = replay_session(other, "recorded", window=10**9, calibration=fit, ratio="causal")
     lines = [(t.system, t.ratio) for t in changed.streams[0].draws.terms]
     assert lines[:31] == [(t.system, t.ratio) for t in terms[:31]]
     with pytest.raises(ValueError, match="causal"):
-        replay(session, "none", window=10**9, calibration=fit, ratio="causal")
+        replay_session(session, "none", window=10**9, calibration=fit, ratio="causal")
 
 
 def test_prediction_intervals_cover_bills_drawn_from_the_model_at_their_level(tmp_path):
@@ -241,10 +241,10 @@ def test_prediction_intervals_cover_bills_drawn_from_the_model_at_their_level(tm
 
 def test_a_result_carries_its_exact_expected_bill_and_interval(tmp_path):
     session = synthetic_session(tmp_path, "r", ratio=1.3, system=3_000, misses=set())
-    exact = replay(session, "none", window=10**9, calibration=known(spread=0.0, miss=0.0))
+    exact = replay_session(session, "none", window=10**9, calibration=known(spread=0.0, miss=0.0))
     assert exact.cost == pytest.approx(exact.total_cost)
     assert exact.cost_interval == pytest.approx((exact.total_cost, exact.total_cost))
-    r = replay(session, "none", window=10**9, calibration=known())
+    r = replay_session(session, "none", window=10**9, calibration=known())
     low, high = r.cost_interval
     assert r.total_cost < r.cost and low < r.cost < high
     # Each request that reads its own cache misses at the 20% (concentration 0: nothing
@@ -260,7 +260,7 @@ def test_the_expected_bill_is_the_same_for_every_seed_and_the_draws_agree(tmp_pa
     from musepi_lab.replay._uncertainty import cost_draws
 
     session = synthetic_session(tmp_path, "s", ratio=1.35, system=3_000, misses=every_fifth())
-    r = replay(session, "none", window=10**9, calibration=known(concentration=50.0))
+    r = replay_session(session, "none", window=10**9, calibration=known(concentration=50.0))
     streams = [s.draws for s in r.streams]
     # The expectation is computed, not drawn: no seed enters it. The draws' mean agrees
     # within 1% (20,000 draws: their standard error is about 0.15% here).
@@ -272,13 +272,15 @@ def test_the_expected_bill_is_the_same_for_every_seed_and_the_draws_agree(tmp_pa
 
 def test_the_difference_of_two_replays_is_paired(tmp_path):
     session = synthetic_session(tmp_path, "p", ratio=1.3, system=3_000, misses=set())
-    a = replay(session, "none", window=10**9, calibration=known())
-    b = replay(session, "none", window=10**9, calibration=known())
+    a = replay_session(session, "none", window=10**9, calibration=known())
+    b = replay_session(session, "none", window=10**9, calibration=known())
     # The same session and draws: the difference is exactly 0, not two wide intervals.
     assert cost_difference_interval(a, b) == (0.0, 0.0, 0.0)
     low, high = a.cost_interval
     assert high - low > 0
-    cheaper = replay(session, "none", window=10**9, calibration=known(), prices={"output": 0.0})
+    cheaper = replay_session(
+        session, "none", window=10**9, calibration=known(), prices={"output": 0.0}
+    )
     mean, d_low, d_high = cost_difference_interval(a, cheaper)
     assert d_low == pytest.approx(d_high) == pytest.approx(mean)  # output cost is not drawn
     assert mean == pytest.approx(a.total_cost - cheaper.total_cost)
@@ -325,13 +327,13 @@ def test_a_harness_the_fit_never_saw_learns_its_miss_rate_at_the_keys_concentrat
     unseen = fit.with_family("anthropic", key_concentration=10.0)
     assert unseen.event_rates == ()
     assert unseen.concentration(session.header, "anthropic") == 10.0
-    misses = replay(session, "recorded", window=10**9, calibration=unseen, ratio="causal")
+    misses = replay_session(session, "recorded", window=10**9, calibration=unseen, ratio="causal")
     rate = misses.streams[0].draws.misses[40].mean
     assert rate == pytest.approx((0.02 * 10 + 7) / (10 + 39))
     # With a row for its key the stream keeps the within-key 10,000: it barely learns.
     seen = unseen.copy_with(event_rates=(("pi@anthropic", 0.02, 0.0),))
     assert seen.concentration(session.header, "anthropic") == 10_000.0
-    kept = replay(session, "recorded", window=10**9, calibration=seen, ratio="causal")
+    kept = replay_session(session, "recorded", window=10**9, calibration=seen, ratio="causal")
     assert kept.streams[0].draws.misses[40].mean == pytest.approx((200 + 7) / (10_000 + 39))
 
 
@@ -374,7 +376,7 @@ def test_a_first_request_the_rules_bill_as_a_miss_may_be_served_from_anothers_ca
     # Billed on a line known exactly: the first request's saving is its system prompt read
     # (0.1x input) instead of written (1.25x), at the 50%, and no draw is negative.
     line = known(spread=0.0, miss=0.0).with_family("anthropic", hit_rate=0.5)
-    r = replay(written, "none", window=10**9, calibration=line)
+    r = replay_session(written, "none", window=10**9, calibration=line)
     assert r.streams[0].draws.billed[0].expired == 3_000
     assert all(b.expired == 0 for b in r.streams[0].draws.billed[1:])
     assert r.cost - r.total_cost == pytest.approx(-0.5 * 3_000 * (3.75 - 0.3) / 1e6, rel=1e-9)
@@ -391,7 +393,7 @@ def test_no_drawn_bill_is_negative_when_a_hit_saves_on_an_unsure_line(tmp_path):
     # drawn line, so no drawn bill falls below its output's (100 tokens at $15 / Mtok).
     session = synthetic_session(tmp_path, "one", ratio=1.3, system=3_000, misses=set(), requests=1)
     fit = known(spread=0.0, miss=0.0).with_family("anthropic", hit_rate=0.5)
-    stream = replay(session, "none", window=10**9, calibration=fit).streams[0].draws
+    stream = replay_session(session, "none", window=10**9, calibration=fit).streams[0].draws
     unsure = stream._replace(terms=[Terms(3_000, 1.3, var_system=3_000.0**2)])
     draws = cost_draws([unsure], draws=20_000)
     assert draws.min() >= 100 * 15 / 1e6 - 1e-12

@@ -12,7 +12,7 @@ import pytest
 from _corpus import corpus_file
 
 from musepi_lab import read_session
-from musepi_lab.replay import replay
+from musepi_lab.replay import replay_session
 from musepi_lab.replay._calibration import calibration_rows
 from musepi_lab.strategies import available, compact
 
@@ -55,7 +55,7 @@ def test_recorded_is_registered():
 def test_replay_follows_each_recorded_compaction_with_its_summary(parts):
     summaries = raw_summaries(parts)
     assert summaries  # the raw file holds compactions
-    r = replay(read_session(corpus_file(*parts)), "recorded", window=10**9)
+    r = replay_session(read_session(corpus_file(*parts)), "recorded", window=10**9)
     assert len(r.events) == len(summaries)
     assert all(e.trigger == e.source == "recorded" for e in r.events)
     fired = r.timeline[r.timeline.compaction != ""]
@@ -66,7 +66,7 @@ def test_replay_follows_each_recorded_compaction_with_its_summary(parts):
         if summary is not None:
             assert summary.strip()[:200] in event.context
     # No trigger of its own: a small window changes nothing.
-    small = replay(read_session(corpus_file(*parts)), "recorded", window=20_000)
+    small = replay_session(read_session(corpus_file(*parts)), "recorded", window=20_000)
     assert [e.request for e in small.events] == [e.request for e in r.events]
 
 
@@ -106,7 +106,7 @@ def prompt_drift(session, strategy):
     before them): the token ratio divides out, what is left is the context's change."""
     import math
 
-    rows = calibration_rows(session, replay(session, strategy, window=10**9))
+    rows = calibration_rows(session, replay_session(session, strategy, window=10**9))
     parts = ("input", "cache_read", "cache_write")
     q = rows[[f"replayed_{p}" for p in parts]].sum(axis=1) / rows[
         [f"recorded_{p}" for p in parts]

@@ -16,13 +16,12 @@ from musepi_lab.replay import (
     CALIBRATION_SPLIT,
     DEFAULT_CALIBRATION,
     calibrate,
-    corpus_sources,
     corpus_split,
     judge_sources,
     read_split,
-    session_digest,
 )
-from musepi_lab.replay._provenance import folder_sources
+from musepi_lab.replay._provenance import corpus_sources, folder_sources
+from musepi_lab.replay._split import session_digest
 
 PROVENANCE = """\
 # Sessions
@@ -144,9 +143,9 @@ def test_every_recorded_request_of_the_corpus_is_counted():
                     for k in ("input", "output", "cacheRead", "cacheWrite")
                 )
             )
-        from musepi_lab.replay import replay
+        from musepi_lab.replay import replay_session
 
-        result = replay(read_session(file), "recorded", window=10**9)
+        result = replay_session(read_session(file), "recorded", window=10**9)
         assert result.coverage is not None and result.coverage.complete, entry.path
         assert result.coverage.recorded == expected, entry.path
 

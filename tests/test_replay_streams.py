@@ -17,7 +17,7 @@ from _corpus import corpus_file
 from _raw import jsonl_records
 
 from musepi_lab import read_session
-from musepi_lab.replay import DEFAULT_CALIBRATION, replay
+from musepi_lab.replay import DEFAULT_CALIBRATION, replay_session
 from musepi_lab.replay._billing import RecordedUsage, RequestSpec
 from musepi_lab.replay._coverage import COMPACTION_RUN, UNEXPLAINED
 from musepi_lab.replay._own import Terms
@@ -63,7 +63,7 @@ def test_inline_sidechains_are_streams_of_their_own():
     ]
     side = sum(1 for r in replies.values() if r["sidechain"])
     assert side > 100 and len(roots) == 5  # the PROVENANCE says 5 sidechain roots
-    result = replay(read_session(path), "none", window=10**9)
+    result = replay_session(read_session(path), "none", window=10**9)
     kinds = [s.kind for s in result.streams]
     assert kinds.count("sidechain") == len(roots) and kinds[0] == "main"
     rows = result.timeline[result.timeline["output_source"] == "recorded"]
@@ -85,7 +85,7 @@ def test_linked_subagents_and_the_compaction_run_are_streams_of_their_own():
     subagents = sum(len(v) for k, v in per_file.items() if not k.startswith("agent-acompact"))
     assert compaction == 1 and subagents == 20
     session = read_session(path)
-    recorded = replay(session, "recorded", window=10**9)
+    recorded = replay_session(session, "recorded", window=10**9)
     rows = recorded.timeline[recorded.timeline["output_source"] == "recorded"]
     counts = rows.groupby("stream_kind").size().to_dict()
     assert counts == {"main": len(main), "subagent": subagents, "compaction": compaction}
@@ -96,7 +96,7 @@ def test_linked_subagents_and_the_compaction_run_are_streams_of_their_own():
     by_stream = recorded.timeline.groupby("stream")["cost_usd"].sum()
     assert recorded.total_cost == pytest.approx(float(by_stream.sum()))
     # Under a counterfactual strategy the agent's own compaction run is out, with its reason.
-    counterfactual = replay(session, "none", window=10**9)
+    counterfactual = replay_session(session, "none", window=10**9)
     assert counterfactual.coverage is not None and counterfactual.coverage.complete
     assert dict(counterfactual.coverage.left_out) == {COMPACTION_RUN: compaction}
 
@@ -104,7 +104,7 @@ def test_linked_subagents_and_the_compaction_run_are_streams_of_their_own():
 def test_a_subagent_is_billed_on_its_own_prefix_and_alike_read_alone():
     path = corpus_file(*SUBAGENTS)
     sub = path.with_suffix("") / "subagents" / "agent-a93ccab.jsonl"
-    whole = replay(read_session(path), "none", window=10**9, ratio="family")
+    whole = replay_session(read_session(path), "none", window=10**9, ratio="family")
     label = next(s.label for s in whole.streams if s.label.endswith("agent-a93ccab"))
     stream = next(s for s in whole.streams if s.label == label)
     header = read_session(sub).header
@@ -112,7 +112,7 @@ def test_a_subagent_is_billed_on_its_own_prefix_and_alike_read_alone():
     own = DEFAULT_CALIBRATION.system_prompt_tokens(header, "anthropic")
     main = DEFAULT_CALIBRATION.system_prompt_tokens(read_session(path).header, "anthropic")
     assert stream.draws is not None and stream.draws.terms[0].system == own != main
-    alone = replay(read_session(sub), "none", window=10**9, ratio="family")
+    alone = replay_session(read_session(sub), "none", window=10**9, ratio="family")
     rows = whole.timeline[whole.timeline["stream"] == label]
     assert len(rows) == len(alone.timeline)
     assert float(rows["cost_usd"].sum()) == pytest.approx(alone.total_cost)
@@ -124,7 +124,7 @@ def test_replies_with_usage_are_billed_their_recorded_output(strategy):
     outputs = sorted(
         v["usage"]["output_tokens"] for v in raw_replies(path).values() if billed(v["usage"])
     )
-    result = replay(read_session(path), strategy, window=120_000)
+    result = replay_session(read_session(path), strategy, window=120_000)
     main = result.timeline[result.timeline["stream_kind"] == "main"]
     recorded = main[main["output_source"] == "recorded"]
     assert sorted(recorded["output_tokens"].astype(int)) == outputs
@@ -142,7 +142,7 @@ def test_pi_replies_are_billed_their_recorded_output():
             rec["message"]["usage"].get(k) for k in ("input", "output", "cacheRead", "cacheWrite")
         )
     ]
-    timeline = replay(read_session(path), "none", window=10**9).timeline
+    timeline = replay_session(read_session(path), "none", window=10**9).timeline
     recorded = timeline[timeline["output_source"] == "recorded"]
     assert len(recorded) == len(outputs)
     assert int(recorded["output_tokens"].sum()) == sum(outputs)
@@ -162,7 +162,7 @@ def test_one_hour_writes_follow_the_recorded_split():
         > 0
     }
     assert len(all_long) > 100
-    timeline = replay(read_session(path), "recorded", window=10**9).timeline
+    timeline = replay_session(read_session(path), "recorded", window=10**9).timeline
     main = timeline[(timeline["stream_kind"] == "main") & (timeline["cache_write"] > 0)]
     # This session's replies wrote with the 1-hour lifetime only: so do their replays.
     assert (main["cache_write_1h"] == main["cache_write"]).mean() > 0.95
@@ -232,7 +232,7 @@ def pi_branch_session(tmp_path: Path) -> Path:
 def test_replies_off_the_active_path_are_counted_with_their_reason(tmp_path):
     path = pi_branch_session(tmp_path)
     raw = [r for r in jsonl_records(path) if r.get("message", {}).get("role") == "assistant"]
-    result = replay(read_session(path), "none", window=10**9)
+    result = replay_session(read_session(path), "none", window=10**9)
     assert result.coverage is not None and result.coverage.complete
     assert result.coverage.recorded == len(raw) == 5
     assert result.coverage.covered == 3 == len(result.timeline)
@@ -275,7 +275,7 @@ def codex_outputs(path: Path) -> list[int]:
 )
 def test_every_codex_request_is_covered_or_counted(name):
     path = corpus_file("codex", name)
-    result = replay(read_session(path), "none", window=10**9)
+    result = replay_session(read_session(path), "none", window=10**9)
     assert result.coverage is not None and result.coverage.complete
     assert result.coverage.recorded == codex_requests(path)
     left = sum(n for _, n in result.coverage.left_out)
@@ -291,7 +291,7 @@ def test_at_the_shipped_parameters_the_expected_bill_is_finite_and_seed_free(str
 
     from musepi_lab.replay._uncertainty import COST_SEED, cost_draws
 
-    result = replay(read_session(corpus_file(*SUBAGENTS)), strategy, window=10**9)
+    result = replay_session(read_session(corpus_file(*SUBAGENTS)), strategy, window=10**9)
     assert result.calibration is DEFAULT_CALIBRATION
     streams = [s.draws for s in result.streams if s.draws is not None]
     assert len(streams) == len(result.streams) > 1

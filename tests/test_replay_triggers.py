@@ -7,7 +7,7 @@ import json
 
 from musepi_lab import read_session
 from musepi_lab.compaction import CompactionSettings
-from musepi_lab.replay import replay
+from musepi_lab.replay import replay_session
 from musepi_lab.replay._triggers import INCOMPLETE_LIMIT_REACHED, OVERFLOW_RETRY_FAILED
 from musepi_lab.tokens import TokenCounter
 
@@ -20,7 +20,7 @@ def write_jsonl(path, records):
 
 
 def replay_truncate(session, *, window=10**6, triggers=("overflow", "incomplete")):
-    return replay(
+    return replay_session(
         session,
         "truncate",
         window=window,
@@ -304,6 +304,6 @@ def test_a_request_answered_by_an_error_is_not_billed_and_keeps_the_cache(tmp_pa
     records.append(cc_reply("a9", "a8", "ok", 12))
     session = read_session(write_jsonl(tmp_path / "cc.jsonl", records))
     # The family line: the fixture's usage is made up, not a line to estimate one from.
-    tl = replay(session, "none", window=10**6, ratio="family").timeline
+    tl = replay_session(session, "none", window=10**6, ratio="family").timeline
     assert tl.cost_usd[3] == 0 and tl.prompt_tokens[3] == 0
     assert tl.cache_read[4] == tl.prompt_tokens[2]  # the last billed prompt, still cached

@@ -12,13 +12,8 @@ import pytest
 from _raw import codex_lines, codex_responses
 
 from musepi_lab.cli import main
-from musepi_lab.datasets import (
-    SCALE_MANIFEST,
-    draw_shape,
-    generate_scale_file,
-    read_facts,
-    write_scale_dataset,
-)
+from musepi_lab.datasets import read_facts, write_scale_dataset
+from musepi_lab.datasets._scale import SCALE_MANIFEST, draw_shape, generate_scale_file
 from musepi_lab.formats._registry import read_session
 
 N = 24

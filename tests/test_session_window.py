@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from _corpus import corpus_file
 
-from musepi_lab import replay
+from musepi_lab import replay_session
 from musepi_lab.analysis._live import live_summary
 from musepi_lab.cli import main
 from musepi_lab.formats import read_session
@@ -125,7 +125,7 @@ def every_view(path: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, tupl
     """`(window, where it came from)` as each view reports it for one file."""
     session = read_session(path)
     live = live_summary(session)
-    replayed = replay(session, "none")
+    replayed = replay_session(session, "none")
     cut = CutPointExplorer(session, plot=False)
     explorer = SessionExplorer(str(path), live=True)
     try:
@@ -193,7 +193,7 @@ def test_a_recorded_window_wins_and_a_given_one_is_said(tmp_path: Path) -> None:
     recorded = session.copy_with(header={**session.header, "contextWindow": 272_000})
     assert session_context_window(recorded).tokens == 272_000
     assert session_context_window(recorded).source == "recorded"
-    given = replay(session, "none", window=64_000)
+    given = replay_session(session, "none", window=64_000)
     assert (given.window, given.window_source) == (64_000, "given")
 
 

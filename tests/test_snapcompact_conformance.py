@@ -23,7 +23,8 @@ from typing import Any, NoReturn
 import pytest
 from _corpus import corpus_file
 
-from musepi_lab.conformance import ReferenceToolMissing, cached_reference
+from musepi_lab.conformance import ReferenceToolMissing
+from musepi_lab.conformance._reference import cached_reference
 from musepi_lab.conformance._snapcompact import MEASURES, archive_for_reference, compare_snapcompact
 from musepi_lab.formats._registry import read_session
 

@@ -644,6 +644,7 @@ def test_hybrid_with_llm_summary_needs_a_summarizer() -> None:
         compact(session, "hybrid", keep_turns=3, target_tokens=10)
 
 
+@pytest.mark.slow
 def test_hybrid_with_llm_summary_over_the_loopback_server(tmp_path: Path) -> None:
     from musepi_lab.llm._summarizer import OpenAICompatibleSummarizer
     from musepi_lab.testing import StubOpenAIServer

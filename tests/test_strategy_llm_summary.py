@@ -585,21 +585,22 @@ def test_retries_on_429_and_500(server):
 
 
 def test_timeout_then_success_and_timeout_gives_up(server):
-    server.fail_next(Failure(status=200, delay_s=1.0))
+    # A 1 s limit against a 4 s stall: the retry answers at once, with room for a loaded machine.
+    server.fail_next(Failure(status=200, delay_s=4.0))
     result = compact(
         parser_session(),
         "llm-summary",
         settings=settings("pi", keep_recent_tokens=100),
-        summarizer=summarizer(server, timeout_s=0.2),
+        summarizer=summarizer(server, timeout_s=1.0),
     )
     assert len(server.requests) == 2 and result.summary.startswith("HISTORY")
-    server.fail_next(Failure(status=200, delay_s=1.0))
+    server.fail_next(Failure(status=200, delay_s=4.0))
     with pytest.raises(SummarizerError, match="after 1 attempts: timeout"):
         compact(
             parser_session(),
             "llm-summary",
             settings=settings("pi", keep_recent_tokens=100),
-            summarizer=summarizer(server, timeout_s=0.2, max_retries=0),
+            summarizer=summarizer(server, timeout_s=1.0, max_retries=0),
         )
 
 

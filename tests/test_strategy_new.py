@@ -16,7 +16,7 @@ from musepi_lab.compaction import CompactionSettings
 from musepi_lab.context import build_session_context
 from musepi_lab.formats import read_session
 from musepi_lab.llm import OpenAICompatibleSummarizer
-from musepi_lab.replay import replay
+from musepi_lab.replay import replay_session
 from musepi_lab.strategies import StrategyUnavailable, available, compact, get
 from musepi_lab.tokens import TokenCounter
 
@@ -214,7 +214,7 @@ def test_oversized_output_limit_from_the_window() -> None:
 def test_the_new_strategies_run_in_replay(name, summarizer) -> None:
     session = read_session(SAMPLES[0])
     params = {"max_tokens": 1500} if name == "oversized-output" else {}
-    result = replay(session, name, window=32_000, summarizer=summarizer, **params)
+    result = replay_session(session, name, window=32_000, summarizer=summarizer, **params)
     assert len(result.timeline) > 0
     assert result.compactions >= 1
     assert {e.method for e in result.events} == {name}

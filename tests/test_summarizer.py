@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from musepi_lab.strategies import (
+from musepi_lab.llm import (
     OpenAICompatibleSummarizer,
     SummarizerError,
     SummarizerNotConfigured,

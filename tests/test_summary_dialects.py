@@ -34,7 +34,7 @@ from musepi_lab.compaction._summary_dialects import (
     preferred_dialect,
     serialize_for_summary,
 )
-from musepi_lab.conformance import ReferenceToolMissing, cached_reference
+from musepi_lab.conformance import ReferenceToolMissing
 from musepi_lab.conformance._dialects import (
     MEASURE_DIALECTS,
     SUMMARY_ROLES,
@@ -42,6 +42,7 @@ from musepi_lab.conformance._dialects import (
     text_difference,
     wording_only,
 )
+from musepi_lab.conformance._reference import cached_reference
 
 # -- unit: one conversation, every dialect ---------------------------------------------------
 CONVERSATION: list[dict[str, Any]] = [

@@ -16,7 +16,7 @@ import pytest
 from _corpus import CORPUS, REPO_ROOT, needs_corpus
 from _raw import jsonl_records
 
-from musepi_lab.analysis import billing_blocks, usage_df, usage_report
+from musepi_lab.analysis import billing_blocks, problems_of, usage_df, usage_report
 from musepi_lab.cli import main
 from musepi_lab.metrics import MODEL_PRICES, PRICES_DATE, PRICES_SOURCE, known_prices
 
@@ -214,7 +214,8 @@ def test_unknown_model_is_flagged_not_priced(tmp_path: Path) -> None:
 def test_truncated_line_is_reported_and_nothing_valid_is_lost(tmp_path: Path) -> None:
     replies = [("2026-01-01T10:00:00.000Z", "gpt-4o", {"input": 5, "output": 7})]
     path = _pi_file(tmp_path / "cut.jsonl", replies, broken=True)
-    frame, problems = usage_df(path)
+    frame = usage_df(path)
+    problems = problems_of(frame)
     assert len(frame) == 1 and int(frame["output"].sum()) == 7
     assert problems and problems[0].path.endswith("cut.jsonl") and problems[0].line == 3
 
@@ -251,7 +252,8 @@ def test_billing_blocks_follow_ccusage_rule() -> None:
 
 
 def test_empty_folder_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    frame, problems = usage_df(tmp_path)
+    frame = usage_df(tmp_path)
+    problems = problems_of(frame)
     assert frame.empty and problems == []
     assert main(["usage", str(tmp_path)]) == 1
     assert "no billed requests found" in capsys.readouterr().err
@@ -292,7 +294,7 @@ def test_a_request_without_an_entry_timestamp_uses_its_message_time(tmp_path: Pa
     del records[1]["timestamp"]
     records[1]["message"]["timestamp"] = 1767261600000  # 2026-01-01T10:00:00Z
     path.write_text("\n".join(json.dumps(r) for r in records) + "\n")
-    frame, _ = usage_df(path)
+    frame = usage_df(path)
     assert frame["timestamp"].tolist() == [pd.Timestamp("2026-01-01T10:00:00Z")]
 
 
@@ -319,7 +321,8 @@ def test_codex_requests_without_an_assistant_item_are_billed_and_noted(tmp_path:
             kept.append(line)
     path = tmp_path / source.name
     path.write_text("\n".join(kept) + "\n", encoding="utf-8")
-    frame, problems = usage_df(path)
+    frame = usage_df(path)
+    problems = problems_of(frame)
     expected = len(codex_cumulative_deltas(path))
     assert expected > 0
     assert len(frame) == expected
@@ -350,7 +353,8 @@ def test_gemini_cli_requests_are_priced_from_the_raw_token_counts() -> None:
         expected += (
             uncached * 0.30 + t["cached"] * 0.075 + (t["output"] + t["thoughts"]) * 2.5
         ) / 1e6
-    frame, errors = usage_df(folder)
+    frame = usage_df(folder)
+    errors = problems_of(frame)
     assert errors == [] and len(frame) == len(final)
     assert set(frame["cost_source"]) == {"priced"}
     assert frame["cost"].sum() == pytest.approx(expected, rel=1e-12)

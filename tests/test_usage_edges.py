@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from musepi_lab.analysis import usage_df
+from musepi_lab.analysis import problems_of, usage_df
 from musepi_lab.cli import main
 from musepi_lab.session import SessionReadError
 
@@ -53,7 +53,8 @@ def test_negative_counts_and_costs_are_problems_of_their_record(tmp_path: Path) 
             {"input": 2000, "output": 10, "cacheRead": -7},
         ],
     )
-    frame, problems = usage_df(path)
+    frame = usage_df(path)
+    problems = problems_of(frame)
     negative = [p for p in problems if p.kind == "negative-usage"]
     assert [(p.path, p.line) for p in negative] == [
         (str(path), line_of(path, "e1")),

@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 from _corpus import CORPUS, HAS_CORPUS, needs_corpus
 
-from musepi_lab.analysis import usage_df
-from musepi_lab.analysis._tables import load_sessions
+from musepi_lab.analysis import problems_of, usage_df
+from musepi_lab.analysis._load import load_sessions
 from musepi_lab.analysis._usage import usage_frame
 from musepi_lab.formats._claude_code_usage import read_claude_code_usage
 from musepi_lab.formats._registry import detect_format, iter_session_files
@@ -25,13 +25,14 @@ FILES = sorted(iter_session_files(CORPUS)) if HAS_CORPUS else []
 def assert_same_rows(source: Path | str) -> None:
     sessions, reference_problems = load_sessions(source)
     reference = usage_frame(sessions)
-    frame, problems = usage_df(source)
+    frame = usage_df(source)
+    problems = problems_of(frame)
     pd.testing.assert_frame_equal(frame, reference)
-    assert frame.attrs == reference.attrs
+    assert {k: v for k, v in frame.attrs.items() if k != "problems"} == reference.attrs
     # The fast path looks for no tree problems; it reports none the full reader does not.
     assert {str(p) for p in problems} <= {
         *(str(p) for p in reference_problems),
-        *(str(p) for p in usage_df(sessions)[1]),
+        *(str(p) for p in problems_of(usage_df(sessions))),
     }
 
 
@@ -51,7 +52,7 @@ def test_every_claude_code_corpus_file_takes_the_fast_path() -> None:
 
 @needs_corpus
 def test_whole_claude_code_folder_equal() -> None:
-    frame, _ = usage_df(CORPUS / "claude-code")
+    frame = usage_df(CORPUS / "claude-code")
     assert len(frame) > 100
     assert_same_rows(CORPUS / "claude-code")
 
@@ -87,7 +88,7 @@ def _write(tmp_path: Path, lines: list[str]) -> Path:
 def test_streamed_reply_billed_once_from_its_last_line(tmp_path: Path) -> None:
     path = _write(tmp_path, [_line("u1", "m1", "r1", 3), _line("u2", "m1", "r1", 11)])
     assert read_claude_code_usage(path) is not None
-    frame, _ = usage_df(path)
+    frame = usage_df(path)
     # Independent count: one reply (message id m1), usage of its last line.
     assert frame["input"].tolist() == [11]
     assert frame["entry_id"].tolist() == ["u1"]
@@ -111,7 +112,7 @@ def test_declined_files_are_read_by_the_full_reader(
     path = _write(tmp_path, lines)
     assert read_claude_code_usage(path) is None
     assert_same_rows(path)
-    _, problems = usage_df(path)
+    problems = problems_of(usage_df(path))
     if kind is not None:
         assert (kind, line) in {(p.kind, p.line) for p in problems}
 

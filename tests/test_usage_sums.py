@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from _corpus import CORPUS, REPO_ROOT, needs_corpus
 
+from musepi_lab.analysis._problems import problems_of
 from musepi_lab.analysis._usage import format_report, report_records, usage_df, usage_report
 from musepi_lab.analysis._usage_read import usage_rows
 from musepi_lab.analysis._usage_sums import SUMS, format_table, moment, report_rows
@@ -48,8 +49,9 @@ def test_sums_equal_the_pandas_report(folder: str, by: str) -> None:
     if not path.is_dir():
         pytest.skip(f"no {path}")
     records, duplicates, problems = usage_rows(path)
-    assert len(duplicates) == len(usage_df(path)[0].attrs["duplicate_requests"])
-    frame, frame_problems = usage_df(path)
+    frame = usage_df(path)
+    frame_problems = problems_of(frame)
+    assert len(duplicates) == len(frame.attrs["duplicate_requests"])
     assert len(records) == len(frame)
     assert [str(p) for p in problems] == [str(p) for p in frame_problems]
     for options in OPTIONS:
@@ -76,7 +78,7 @@ def test_command_json_and_table_are_the_pandas_ones(capsys: pytest.CaptureFixtur
     path = CORPUS / "claude-code"
     assert main(["usage", "daily", "--json", str(path)]) == 0
     document = json.loads(capsys.readouterr().out)
-    frame, _ = usage_df(path)
+    frame = usage_df(path)
     assert same_rows(document["rows"], report_records(usage_report(frame, "daily")))
     assert document["duplicate_requests"] == len(frame.attrs["duplicate_requests"])
     assert main(["usage", "monthly", str(path)]) == 0

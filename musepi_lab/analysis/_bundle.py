@@ -23,7 +23,6 @@ import orjson
 import pandas as pd
 
 from .._atomic import write_files_atomic
-from ..session._errors import ReadProblem
 from ..session._session import Session
 from ._cache import (
     FrameSpec,
@@ -38,7 +37,8 @@ from ._cache import (
     joined_problems,
     raise_first,
 )
-from ._tables import StrPath
+from ._load import StrPath
+from ._problems import with_problems
 
 _BUNDLE_META = b"musepi_lab.bundle"
 
@@ -100,14 +100,11 @@ def store_bundle(target: Path, key: str, table: Any, parts: Sequence[Part]) -> N
     write_files_atomic({target: lambda tmp: pq.write_table(stamped, tmp)}, durable=False)
 
 
-def _result(
-    parts: Sequence[Part], table: Any, spec: FrameSpec, strict: bool
-) -> pd.DataFrame | tuple[pd.DataFrame, list[ReadProblem]]:
+def _result(parts: Sequence[Part], table: Any, spec: FrameSpec, strict: bool) -> pd.DataFrame:
     problems = joined_problems(parts)
     if strict:
         raise_first(problems, parts)
-    frame = join_parts(parts, spec.columns, table)
-    return frame if strict else (frame, problems)
+    return with_problems(join_parts(parts, spec.columns, table), problems)
 
 
 def cached_table(
@@ -117,7 +114,7 @@ def cached_table(
     strict: bool,
     cache_dir: StrPath | None,
     progress: bool,
-) -> pd.DataFrame | tuple[pd.DataFrame, list[ReadProblem]]:
+) -> pd.DataFrame:
     """A frame function's result built file by file (and cached when `cache_dir` is set)."""
     inputs = list(iter_inputs(source, cache_dir))
     if cache_dir is None or any(isinstance(item, Session) for item in inputs):

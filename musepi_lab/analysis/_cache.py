@@ -38,10 +38,18 @@ from .._version import __version__
 from ..session._errors import ReadProblem, SessionReadError
 from ..session._session import Session
 from ..tokens._counter import TokenCounter
-from ._columns import TIMESTAMP, Column
-from ._load import StrPath, read_file_sessions, session_files
+from ._columns import Column
+from ._load import (
+    StrPath,
+    build_frame,
+    read_file_sessions,
+    resolve_counter,
+    session_files,
+    typed_series,
+)
+from ._part_values import arrow_table, timestamp_units
+from ._problems import extract_values
 from ._rows import SessionView, TokenScope
-from ._tables import _typed, build_frame, resolve_counter
 
 CACHE_VERSION = 2
 """Bump when a frame's rows or columns change in a way the package version does not show
@@ -148,16 +156,17 @@ class FrameSpec:
         views = [SessionView(str(k), s, counter, self.token_scope) for k, s in enumerate(sessions)]
         extractors = [(c.name, c.extract) for c in self.columns]
         values: dict[str, list[Any]] = {name: [] for name, _ in extractors}
+        failed: list[ReadProblem] = []  # values a column could not extract
         for row in self.rows(views):
-            for name, extract in extractors:
-                values[name].append(extract(row))
-        table = _arrow_table(values, self.columns)
+            for name, value in extract_values(row, extractors, failed).items():
+                values[name].append(value)
+        table = arrow_table(values, self.columns)
         return Part(
             table,
             tuple(s.id for s in sessions),
             tuple(file_problems),
-            tuple(p for s in sessions for p in s.errors),
-            _units(values, self.columns),
+            (*(p for s in sessions for p in s.errors), *failed),
+            timestamp_units(values, self.columns),
             table.num_rows,
         )
 
@@ -165,53 +174,6 @@ class FrameSpec:
         """Read one file (leniently) into its part."""
         sessions, failed = read_file_sessions(path, strict=False)
         return self.part(sessions, failed)
-
-
-_ARROW_TYPES = {"string": "string", "Int64": "int64", "boolean": "bool", TIMESTAMP: "string"}
-
-
-def _arrow_table(values: Mapping[str, list[Any]], columns: Sequence[Column[Any]]) -> Any:
-    import pyarrow as pa
-
-    arrays = []
-    for column in columns:
-        kind = _ARROW_TYPES.get(column.dtype or "")
-        column_values = values[column.name]
-        try:
-            arrays.append(pa.array(column_values, type=kind))
-        except (pa.ArrowInvalid, pa.ArrowTypeError):
-            # Values of another type than the spec's: kept as text, typed once joined.
-            text = [None if v is None else str(v) for v in column_values]
-            arrays.append(pa.array(text, type=pa.string()))
-    return pa.table(arrays, names=[c.name for c in columns])
-
-
-_DIGITS = str.maketrans("0123456789", "0000000000")
-_UNIT_OF_SHAPES: dict[tuple[str, ...], str] = {}
-
-
-def _shape(value: Any) -> str:
-    return value.translate(_DIGITS) if isinstance(value, str) else f"<{type(value).__name__}>"
-
-
-def _unit(values: list[Any]) -> str:
-    """The unit pandas parses these timestamps to: found once per set of value shapes
-    (digits made 0), from one value of each shape, as pandas infers it from the written
-    precision; a per-file pandas parse cost more than reading a tiny file."""
-    first: dict[str, Any] = {}
-    for value in values:
-        first.setdefault(_shape(value), value)
-    key = tuple(sorted(first))
-    if key not in _UNIT_OF_SHAPES:
-        sample = [first[shape] for shape in key]
-        parsed = _typed(pd.Series(sample, dtype=object), TIMESTAMP)
-        _UNIT_OF_SHAPES[key] = str(getattr(parsed.dtype, "unit", "s"))
-    return _UNIT_OF_SHAPES[key]
-
-
-def _units(values: Mapping[str, list[Any]], columns: Sequence[Column[Any]]) -> dict[str, str]:
-    """The unit pandas parses each timestamp column of a part to (`s` when empty)."""
-    return {c.name: _unit(values[c.name]) for c in columns if c.dtype == TIMESTAMP}
 
 
 def _qualname(function: object) -> str:
@@ -559,7 +521,7 @@ def typed_frame(table: Any, columns: Sequence[Column[Any]]) -> pd.DataFrame:
     frame: pd.DataFrame = table.to_pandas()
     for column in columns:
         if column.dtype is not None:
-            frame[column.name] = _typed(frame[column.name], column.dtype)
+            frame[column.name] = typed_series(frame[column.name], column.dtype)
     return frame
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal, overload
+from typing import Any
 
 import pandas as pd
 
@@ -23,9 +23,10 @@ from ..session._session import Session
 from ..strategies._base import compact
 from ..tokens._composition import COMPOSITION_KINDS, context_composition_of
 from ..tokens._counter import TokenCounter
+from ._load import SessionSource, load_sessions
+from ._problems import with_problems
 from ._rows import frame_session_ids
 from ._sources import EXPECTED_SOURCE, check_source, takes_sources
-from ._tables import SessionSource, load_sessions
 
 COMPOSITION_COLUMNS: tuple[str, ...] = (
     "session_id",
@@ -104,49 +105,25 @@ def _frame(records: list[dict[str, Any]], columns: Sequence[str]) -> pd.DataFram
     return frame
 
 
-@overload
-def context_composition_df(
-    sessions: SessionSource,
-    strategies: Iterable[str] = ...,
-    *,
-    strict: Literal[True],
-    budget: int | None = ...,
-    settings: CompactionSettings | None = ...,
-    counter: TokenCounter | None = ...,
-    summarizer: Summarizer | None = ...,
-    system_tokens: int = ...,
-) -> pd.DataFrame: ...
-@overload
-def context_composition_df(
-    sessions: SessionSource,
-    strategies: Iterable[str] = ...,
-    *,
-    strict: Literal[False] = ...,
-    budget: int | None = ...,
-    settings: CompactionSettings | None = ...,
-    counter: TokenCounter | None = ...,
-    summarizer: Summarizer | None = ...,
-    system_tokens: int = ...,
-) -> tuple[pd.DataFrame, list[ReadProblem]]: ...
 @takes_sources
 def context_composition_df(
-    sessions: SessionSource,
-    strategies: Iterable[str] = DEFAULT_COMPOSITION_STRATEGIES,
+    source: SessionSource,
     *,
     strict: bool = False,
+    strategies: Iterable[str] = DEFAULT_COMPOSITION_STRATEGIES,
     budget: int | None = None,
     settings: CompactionSettings | None = None,
     counter: TokenCounter | None = None,
     summarizer: Summarizer | None = None,
     system_tokens: int = 0,
-) -> pd.DataFrame | tuple[pd.DataFrame, list[ReadProblem]]:
+) -> pd.DataFrame:
     """The context by kind before compaction and after each strategy at one budget.
 
     Args:
-        sessions: A `Session`, a session file or folder, or a list of those (as
+        source: A `Session`, a session file or folder, or a list of those (as
             `entries_df`); none is changed.
+        strict: Raise on read problems instead of keeping them on the frame.
         strategies: Registry names; those that call a model need `summarizer`.
-        strict: Raise on read problems instead of returning them beside the frame.
         budget: The keep-recent budget (tokens) every strategy runs with (default: the
             settings' `keep_recent_tokens`), as `run_benchmark`'s `budget`.
         settings: Compaction settings (default: MusePi's).
@@ -157,8 +134,8 @@ def context_composition_df(
     Returns:
         A DataFrame with `COMPOSITION_COLUMNS`, per session: one `before` context (strategy
         `""`), then one `after` context per strategy (the context rebuilt from the applied
-        result; the same as `before` when the strategy has nothing to do). With
-        `strict=False` (the default) a tuple `(frame, errors)`, as every frame function.
+        result; the same as `before` when the strategy has nothing to do). The read
+        problems travel on it, as on every frame (`problems_of(frame)`).
 
     Raises:
         TypeError: `sessions` is none of those.
@@ -169,14 +146,13 @@ def context_composition_df(
         settings = settings.copy_with(keep_recent_tokens=budget)
     counter = counter or TokenCounter.for_profile(settings.profile)
     names = list(strategies)
-    loaded, problems = load_sessions(sessions, strict=strict)
+    loaded, problems = load_sessions(source, strict=strict)
     records: list[dict[str, Any]] = []
     for session_id, session in zip(frame_session_ids(loaded), loaded, strict=True):
         records += _session_composition(
             session, session_id, names, settings, counter, summarizer, system_tokens
         )
-    frame = _frame(records, COMPOSITION_COLUMNS)
-    return frame if strict else (frame, problems)
+    return with_problems(_frame(records, COMPOSITION_COLUMNS), problems)
 
 
 def _session_composition(
@@ -211,30 +187,6 @@ def _session_composition(
     return records
 
 
-@overload
-def replay_composition_df(
-    source: ReplayResult | Iterable[ReplayResult] | SessionSource,
-    *,
-    strict: Literal[True],
-    strategy: str = ...,
-    window: int | None = ...,
-    settings: CompactionSettings | None = ...,
-    counter: TokenCounter | None = ...,
-    system_tokens: int = ...,
-    max_requests: int | None = ...,
-) -> pd.DataFrame: ...
-@overload
-def replay_composition_df(
-    source: ReplayResult | Iterable[ReplayResult] | SessionSource,
-    *,
-    strict: Literal[False] = ...,
-    strategy: str = ...,
-    window: int | None = ...,
-    settings: CompactionSettings | None = ...,
-    counter: TokenCounter | None = ...,
-    system_tokens: int = ...,
-    max_requests: int | None = ...,
-) -> tuple[pd.DataFrame, list[ReadProblem]]: ...
 def replay_composition_df(
     source: ReplayResult | Iterable[ReplayResult] | SessionSource,
     *,
@@ -245,7 +197,7 @@ def replay_composition_df(
     counter: TokenCounter | None = None,
     system_tokens: int = 0,
     max_requests: int | None = 200,
-) -> pd.DataFrame | tuple[pd.DataFrame, list[ReadProblem]]:
+) -> pd.DataFrame:
     """The context by kind at the requests of a replay.
 
     Each request's context is rebuilt from the replay's simulated session at the request's
@@ -255,7 +207,7 @@ def replay_composition_df(
         source: A `ReplayResult` (or a list of them), or sessions as every frame function
             takes them (a `Session`, a session file or folder, or a list of those), each
             replayed here with `strategy` under `window`.
-        strict: Raise on read problems instead of returning them beside the frame.
+        strict: Raise on read problems instead of keeping them on the frame.
         strategy: The strategy sessions are replayed with (not used for replay results).
         window: The window sessions are replayed under (default: each session's own,
             `metrics.session_context_window`, as `replay` picks it).
@@ -267,8 +219,8 @@ def replay_composition_df(
             including the first and the last (None: every request).
 
     Returns:
-        A DataFrame with `REPLAY_COMPOSITION_COLUMNS`; with `strict=False` (the default)
-        a tuple `(frame, errors)`, as every frame function.
+        A DataFrame with `REPLAY_COMPOSITION_COLUMNS`, the read problems on it, as on
+        every frame (`problems_of(frame)`).
 
     Raises:
         TypeError: `source` is none of those.
@@ -279,8 +231,7 @@ def replay_composition_df(
     records: list[dict[str, Any]] = []
     for session_id, result in zip(ids, replays, strict=True):
         records += _replay_rows(result, session_id, counter, system_tokens, max_requests)
-    frame = _frame(records, REPLAY_COMPOSITION_COLUMNS)
-    return frame if strict else (frame, problems)
+    return with_problems(_frame(records, REPLAY_COMPOSITION_COLUMNS), problems)
 
 
 def _replays(
@@ -309,13 +260,13 @@ def _replays(
                 f"or {EXPECTED_SOURCE}; got {type(source).__name__}"
             ) from None
     check_source(source, "replay_composition_df")
-    from ..replay._replay import replay
+    from ..replay._replay import replay_session
 
     sessions, problems = load_sessions(source, strict=strict)
     replays = []
     for session in sessions:
         replays.append(
-            replay(
+            replay_session(
                 session,
                 strategy,
                 window=window,

@@ -34,17 +34,14 @@ from ._columns import (
     TOOL_CALL_COLUMNS,
     Column,
 )
+from ._load import CounterSpec, SessionSource, StrPath, build_frame
 from ._rows import TokenScope, all_entries, entries_of_type, tool_result_entries
 from ._tables import (
-    CounterSpec,
-    SessionSource,
-    StrPath,
     _compaction_rows,
     _entry_rows,
     _message_rows,
     _session_rows,
     _tool_call_rows,
-    build_frame,
 )
 
 FRAME_KINDS: dict[str, tuple[Rows, Sequence[Column[Any]], TokenScope]] = {
@@ -117,8 +114,9 @@ def dask_frame(
             file would spend more time in the scheduler than in the reads).
 
     Returns:
-        With `strict=False` a tuple `(frame, errors)`, the errors as the pandas frame
-        function returns them; with `strict=True` the frame alone.
+        With `strict=False` a tuple `(frame, errors)`, the errors as `problems_of` gives
+        them for the pandas frame (a dask frame has no `attrs` to carry them); with
+        `strict=True` the frame alone.
 
     Raises:
         ValueError: An unknown `kind`, or a Session given in `sessions`.

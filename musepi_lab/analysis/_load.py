@@ -1,21 +1,36 @@
-"""Sessions from what a frame function is given: a Session, a file, a folder or a list of
-those (no pandas here: `usage` reads through it without loading pandas)."""
+"""Loading sessions and building frames: the pieces the frame functions (`_tables`), the
+file-by-file cache (`_cache`, `_bundle`), the dask frame (`_lazy`) and the usage reader
+(`_usage_read`) share, in a leaf none of them imports back.
+
+Loading needs no pandas (`musepi-lab usage` reads through it without loading pandas);
+pandas is imported when a frame is first built.
+"""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, cast
 
 from ..formats._registry import iter_session_files, iter_sessions
 from ..session._errors import ReadProblem, SessionReadError
 from ..session._session import Session
+from ..tokens._counter import DEFAULT_TOKEN_METHOD, TokenCounter
+from ._columns import TIMESTAMP, Column, column_names
+from ._rows import SessionView, TokenScope, all_entries, frame_session_ids
 from ._sources import EXPECTED_SOURCE, check_source
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 StrPath: TypeAlias = str | os.PathLike[str]
 SessionSource: TypeAlias = Session | StrPath | Iterable[Session | StrPath]
 """What a frame function accepts: a Session, a file or folder, or a list of those."""
+CounterSpec: TypeAlias = TokenCounter | str | None
+"""A `TokenCounter`, a method name, or None for the default estimator (`DEFAULT_TOKEN_METHOD`)."""
+
+R = TypeVar("R")
 
 
 # -- loading -------------------------------------------------------------------------------
@@ -88,3 +103,61 @@ def load_sessions(
             raise SessionReadError.from_problem(session.errors[0])
         problems.extend(session.errors)
     return sessions, problems
+
+
+def resolve_counter(counter: CounterSpec) -> TokenCounter:
+    """The counter a frame uses: the one given, one for a method name, or the default estimator."""
+    if counter is None:
+        return TokenCounter(DEFAULT_TOKEN_METHOD)
+    if isinstance(counter, str):
+        return TokenCounter(counter)
+    return counter
+
+
+def session_views(
+    sessions: list[Session], counter: TokenCounter, token_scope: TokenScope = all_entries
+) -> list[SessionView]:
+    """One view per session, with `session_id`s unique within the call."""
+    ids = frame_session_ids(sessions)
+    return [SessionView(sid, s, counter, token_scope) for sid, s in zip(ids, sessions, strict=True)]
+
+
+# -- building ------------------------------------------------------------------------------
+
+
+def typed_series(series: pd.Series, dtype: str) -> pd.Series:
+    """A column as its spec's dtype (timestamps parsed as UTC, unparseable ones missing)."""
+    import pandas as pd
+
+    if dtype == TIMESTAMP:
+        return pd.to_datetime(series, utc=True, format="ISO8601", errors="coerce")
+    typed: pd.Series = series.astype(cast(Any, dtype))  # dtype names are checked by the specs
+    return typed
+
+
+def build_frame(
+    rows: Iterable[R], columns: Sequence[Column[R]], problems: list[ReadProblem] | None = None
+) -> pd.DataFrame:
+    """Extract every column of every row into dict records; make the DataFrame once.
+
+    A value a column cannot extract is left missing and a `column-error` problem (naming
+    the row's file and line) goes to `problems`; with `problems` None it is raised as a
+    `SessionReadError`.
+    """
+    import pandas as pd
+
+    from ._problems import extract_values
+
+    names = column_names(columns)
+    extractors = [(c.name, c.extract) for c in columns]
+    failed: list[ReadProblem] = []
+    records = [extract_values(row, extractors, failed) for row in rows]
+    if failed and problems is None:
+        raise SessionReadError.from_problem(failed[0], failed)
+    if problems is not None:
+        problems.extend(failed)
+    frame = pd.DataFrame.from_records(records, columns=names)
+    for column in columns:
+        if column.dtype is not None:
+            frame[column.name] = typed_series(frame[column.name], column.dtype)
+    return frame

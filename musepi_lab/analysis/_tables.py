@@ -1,35 +1,39 @@
-"""The frame functions: sessions in, one pandas DataFrame out (and the read problems).
+"""The frame functions: sessions in, one pandas DataFrame out (its read problems on it).
 
 Each function has the same backbone: load the sessions (`load_sessions`), give each a
 frame id (`SessionView`), make rows, extract every column of every row into a plain dict
-record, and make the DataFrame once at the end (`build_frame`).
+record, and make the DataFrame once at the end (`build_frame`); the problems go on the
+frame (`with_problems`).
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, Literal, TypeAlias, TypeVar, cast, overload
+from typing import Any, TypeVar
 
 import pandas as pd
 
-from ..session._errors import ReadProblem
+from ..session._errors import SessionReadError
 from ..session._messages import entry_to_message
-from ..session._session import Session
-from ..tokens._counter import DEFAULT_TOKEN_METHOD, TokenCounter
 from ._columns import (
     COMPACTION_COLUMNS,
     ENTRY_COLUMNS,
     MESSAGE_COLUMNS,
     SESSION_COLUMNS,
-    TIMESTAMP,
     TOOL_CALL_COLUMNS,
     Column,
-    column_names,
 )
-from ._load import SessionSource as SessionSource
-from ._load import StrPath as StrPath
-from ._load import load_sessions as load_sessions
+from ._load import (
+    CounterSpec,
+    SessionSource,
+    StrPath,
+    build_frame,
+    load_sessions,
+    resolve_counter,
+    session_views,
+)
+from ._problems import with_problems
 from ._rows import (
     EntryRow,
     SessionView,
@@ -37,55 +41,12 @@ from ._rows import (
     ToolCallRow,
     all_entries,
     entries_of_type,
-    frame_session_ids,
     tool_result_entries,
 )
 from ._sources import takes_sources
 
-CounterSpec: TypeAlias = TokenCounter | str | None
-"""A `TokenCounter`, a method name, or None for the default estimator (`DEFAULT_TOKEN_METHOD`)."""
-
 R = TypeVar("R")
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-def resolve_counter(counter: CounterSpec) -> TokenCounter:
-    """The counter a frame uses: the one given, one for a method name, or the default estimator."""
-    if counter is None:
-        return TokenCounter(DEFAULT_TOKEN_METHOD)
-    if isinstance(counter, str):
-        return TokenCounter(counter)
-    return counter
-
-
-def session_views(
-    sessions: list[Session], counter: TokenCounter, token_scope: TokenScope = all_entries
-) -> list[SessionView]:
-    """One view per session, with `session_id`s unique within the call."""
-    ids = frame_session_ids(sessions)
-    return [SessionView(sid, s, counter, token_scope) for sid, s in zip(ids, sessions, strict=True)]
-
-
-# -- building ------------------------------------------------------------------------------
-
-
-def _typed(series: pd.Series, dtype: str) -> pd.Series:
-    if dtype == TIMESTAMP:
-        return pd.to_datetime(series, utc=True, format="ISO8601", errors="coerce")
-    typed: pd.Series = series.astype(cast(Any, dtype))  # dtype names are checked by the specs
-    return typed
-
-
-def build_frame(rows: Iterable[R], columns: Sequence[Column[R]]) -> pd.DataFrame:
-    """Extract every column of every row into dict records; make the DataFrame once."""
-    names = column_names(columns)
-    extractors = [(c.name, c.extract) for c in columns]
-    records = [{name: extract(row) for name, extract in extractors} for row in rows]
-    frame = pd.DataFrame.from_records(records, columns=names)
-    for column in columns:
-        if column.dtype is not None:
-            frame[column.name] = _typed(frame[column.name], column.dtype)
-    return frame
 
 
 def _entry_rows(views: Iterable[SessionView]) -> Iterator[EntryRow]:
@@ -125,7 +86,7 @@ def _table(
     token_scope: TokenScope = all_entries,
     cache_dir: StrPath | None = None,
     progress: bool = False,
-) -> pd.DataFrame | tuple[pd.DataFrame, list[ReadProblem]]:
+) -> pd.DataFrame:
     if cache_dir is not None or progress:  # file by file, cached: `_cache`, `_bundle`
         from ._bundle import cached_table
         from ._cache import FrameSpec
@@ -134,8 +95,10 @@ def _table(
         return cached_table(source, spec, strict=strict, cache_dir=cache_dir, progress=progress)
     sessions, problems = load_sessions(source, strict=strict)
     views = session_views(sessions, resolve_counter(counter), token_scope)
-    frame = build_frame(rows(views), columns)
-    return frame if strict else (frame, problems)
+    frame = build_frame(rows(views), columns, problems)
+    if strict and problems:  # reading raised already: these are values a column could not take
+        raise SessionReadError.from_problem(problems[0], problems)
+    return with_problems(frame, problems)
 
 
 # -- public frame functions ----------------------------------------------------------------
@@ -147,9 +110,9 @@ _FRAME_DOC = """
     `entry_id`, `parent_id` and `line`.
 
     Args:
-        sessions: A `Session`, a session file or folder (read with `iter_sessions`), or a
+        source: A `Session`, a session file or folder (read with `iter_sessions`), or a
             list of those.
-        strict: Raise on read problems instead of returning them beside the frame.
+        strict: Raise on the first problem instead of keeping the problems on the frame.
         counter: Token counter for the token columns: a `TokenCounter` (share one across
             calls to reuse its per-entry cache), a method name (`pi`, `musepi`,
             `o200k_base`, `cl100k_base`), or None for `pi`.
@@ -160,14 +123,14 @@ _FRAME_DOC = """
         progress: Show a progress bar over the files (tqdm, notebook-aware).
 
     Returns:
-        With `strict=False` (the default) a tuple `(frame, errors)`: `errors` lists every
-        `ReadProblem` met (files that could not be read, then each session's problems,
-        each naming file and line) and the frame keeps every valid record. With
-        `strict=True`, the frame alone.
+        The DataFrame, keeping every valid record. The problems met travel with it as data,
+        `frame.attrs["problems"]`, read back with `problems_of(frame)`: every `ReadProblem`
+        (files that could not be read, then each session's problems, then values a column
+        could not extract, kind `column-error`), each naming file and line.
 
     Raises:
         SessionReadError: A path does not exist; with `strict=True`, a file cannot be
-            read or a session has read problems.
+            read, a session has read problems or a column cannot extract a value.
 """
 """The arguments, result and errors every frame function shares (appended to its docstring)."""
 
@@ -180,37 +143,17 @@ def _frame_doc(function: F) -> F:
     return function
 
 
-@overload
-def entries_df(
-    sessions: SessionSource,
-    *,
-    strict: Literal[True],
-    counter: CounterSpec = ...,
-    cache_dir: StrPath | None = ...,
-    progress: bool = ...,
-    columns: Sequence[Column[EntryRow]] = ...,
-) -> pd.DataFrame: ...
-@overload
-def entries_df(
-    sessions: SessionSource,
-    *,
-    strict: Literal[False] = ...,
-    counter: CounterSpec = ...,
-    cache_dir: StrPath | None = ...,
-    progress: bool = ...,
-    columns: Sequence[Column[EntryRow]] = ...,
-) -> tuple[pd.DataFrame, list[ReadProblem]]: ...
 @takes_sources
 @_frame_doc
 def entries_df(
-    sessions: SessionSource,
+    source: SessionSource,
     *,
     strict: bool = False,
     counter: CounterSpec = None,
     cache_dir: StrPath | None = None,
     progress: bool = False,
     columns: Sequence[Column[EntryRow]] = ENTRY_COLUMNS,
-) -> pd.DataFrame | tuple[pd.DataFrame, list[ReadProblem]]:
+) -> pd.DataFrame:
     """One row per entry of every session, in file order.
 
     Columns are `ENTRY_COLUMNS`: ids, `type`, `role` (of the runtime message, for entries
@@ -218,40 +161,20 @@ def entries_df(
     `children`, `label`, `tokens`, `tool_calls`, `custom_type`, `model`, `stop_reason`.
 
     """
-    return _table(sessions, _entry_rows, columns, strict, counter, all_entries, cache_dir, progress)
+    return _table(source, _entry_rows, columns, strict, counter, all_entries, cache_dir, progress)
 
 
-@overload
-def messages_df(
-    sessions: SessionSource,
-    *,
-    strict: Literal[True],
-    counter: CounterSpec = ...,
-    cache_dir: StrPath | None = ...,
-    progress: bool = ...,
-    columns: Sequence[Column[EntryRow]] = ...,
-) -> pd.DataFrame: ...
-@overload
-def messages_df(
-    sessions: SessionSource,
-    *,
-    strict: Literal[False] = ...,
-    counter: CounterSpec = ...,
-    cache_dir: StrPath | None = ...,
-    progress: bool = ...,
-    columns: Sequence[Column[EntryRow]] = ...,
-) -> tuple[pd.DataFrame, list[ReadProblem]]: ...
 @takes_sources
 @_frame_doc
 def messages_df(
-    sessions: SessionSource,
+    source: SessionSource,
     *,
     strict: bool = False,
     counter: CounterSpec = None,
     cache_dir: StrPath | None = None,
     progress: bool = False,
     columns: Sequence[Column[EntryRow]] = MESSAGE_COLUMNS,
-) -> pd.DataFrame | tuple[pd.DataFrame, list[ReadProblem]]:
+) -> pd.DataFrame:
     """One row per entry that puts a message in the LLM context.
 
     `message` entries, and `custom_message`, `branch_summary` and `compaction` entries as
@@ -260,42 +183,20 @@ def messages_df(
     model and usage.
 
     """
-    return _table(
-        sessions, _message_rows, columns, strict, counter, all_entries, cache_dir, progress
-    )
+    return _table(source, _message_rows, columns, strict, counter, all_entries, cache_dir, progress)
 
 
-@overload
-def tool_calls_df(
-    sessions: SessionSource,
-    *,
-    strict: Literal[True],
-    counter: CounterSpec = ...,
-    cache_dir: StrPath | None = ...,
-    progress: bool = ...,
-    columns: Sequence[Column[ToolCallRow]] = ...,
-) -> pd.DataFrame: ...
-@overload
-def tool_calls_df(
-    sessions: SessionSource,
-    *,
-    strict: Literal[False] = ...,
-    counter: CounterSpec = ...,
-    cache_dir: StrPath | None = ...,
-    progress: bool = ...,
-    columns: Sequence[Column[ToolCallRow]] = ...,
-) -> tuple[pd.DataFrame, list[ReadProblem]]: ...
 @takes_sources
 @_frame_doc
 def tool_calls_df(
-    sessions: SessionSource,
+    source: SessionSource,
     *,
     strict: bool = False,
     counter: CounterSpec = None,
     cache_dir: StrPath | None = None,
     progress: bool = False,
     columns: Sequence[Column[ToolCallRow]] = TOOL_CALL_COLUMNS,
-) -> pd.DataFrame | tuple[pd.DataFrame, list[ReadProblem]]:
+) -> pd.DataFrame:
     """One row per tool call, joined to the tool result that answers it.
 
     Columns are `TOOL_CALL_COLUMNS`: ids of the calling entry, `call_id`, `tool_name`,
@@ -305,7 +206,7 @@ def tool_calls_df(
 
     """
     return _table(
-        sessions,
+        source,
         _tool_call_rows,
         columns,
         strict,
@@ -316,37 +217,17 @@ def tool_calls_df(
     )
 
 
-@overload
-def compactions_df(
-    sessions: SessionSource,
-    *,
-    strict: Literal[True],
-    counter: CounterSpec = ...,
-    cache_dir: StrPath | None = ...,
-    progress: bool = ...,
-    columns: Sequence[Column[EntryRow]] = ...,
-) -> pd.DataFrame: ...
-@overload
-def compactions_df(
-    sessions: SessionSource,
-    *,
-    strict: Literal[False] = ...,
-    counter: CounterSpec = ...,
-    cache_dir: StrPath | None = ...,
-    progress: bool = ...,
-    columns: Sequence[Column[EntryRow]] = ...,
-) -> tuple[pd.DataFrame, list[ReadProblem]]: ...
 @takes_sources
 @_frame_doc
 def compactions_df(
-    sessions: SessionSource,
+    source: SessionSource,
     *,
     strict: bool = False,
     counter: CounterSpec = None,
     cache_dir: StrPath | None = None,
     progress: bool = False,
     columns: Sequence[Column[EntryRow]] = COMPACTION_COLUMNS,
-) -> pd.DataFrame | tuple[pd.DataFrame, list[ReadProblem]]:
+) -> pd.DataFrame:
     """One row per compaction entry.
 
     Columns are `COMPACTION_COLUMNS`: ids, `method`, `summary_chars`, `summary_tokens`,
@@ -355,7 +236,7 @@ def compactions_df(
 
     """
     return _table(
-        sessions,
+        source,
         _compaction_rows,
         columns,
         strict,
@@ -366,37 +247,17 @@ def compactions_df(
     )
 
 
-@overload
-def sessions_df(
-    sessions: SessionSource,
-    *,
-    strict: Literal[True],
-    counter: CounterSpec = ...,
-    cache_dir: StrPath | None = ...,
-    progress: bool = ...,
-    columns: Sequence[Column[SessionView]] = ...,
-) -> pd.DataFrame: ...
-@overload
-def sessions_df(
-    sessions: SessionSource,
-    *,
-    strict: Literal[False] = ...,
-    counter: CounterSpec = ...,
-    cache_dir: StrPath | None = ...,
-    progress: bool = ...,
-    columns: Sequence[Column[SessionView]] = ...,
-) -> tuple[pd.DataFrame, list[ReadProblem]]: ...
 @takes_sources
 @_frame_doc
 def sessions_df(
-    sessions: SessionSource,
+    source: SessionSource,
     *,
     strict: bool = False,
     counter: CounterSpec = None,
     cache_dir: StrPath | None = None,
     progress: bool = False,
     columns: Sequence[Column[SessionView]] = SESSION_COLUMNS,
-) -> pd.DataFrame | tuple[pd.DataFrame, list[ReadProblem]]:
+) -> pd.DataFrame:
     """One row per session.
 
     Columns are `SESSION_COLUMNS`: `session_id`, `header_id`, `source_path`, `format`,
@@ -404,6 +265,4 @@ def sessions_df(
     summaries, branches (leaves) and read errors, first and last timestamp, `tokens`.
 
     """
-    return _table(
-        sessions, _session_rows, columns, strict, counter, all_entries, cache_dir, progress
-    )
+    return _table(source, _session_rows, columns, strict, counter, all_entries, cache_dir, progress)

@@ -27,14 +27,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal, overload
+from typing import Any
 
 import pandas as pd
 
-from ..session._errors import ReadProblem, SessionReadError
+from ..session._errors import SessionReadError
 from ..session._session import Session
+from ._load import SessionSource, load_sessions
+from ._problems import with_problems
 from ._sources import takes_sources
-from ._tables import SessionSource, load_sessions
 from ._usage_read import usage_rows
 from ._usage_rows import (
     BLOCK_HOURS,
@@ -98,16 +99,8 @@ def records_frame(
     return frame
 
 
-@overload
-def usage_df(sessions: SessionSource, *, strict: Literal[True]) -> pd.DataFrame: ...
-@overload
-def usage_df(
-    sessions: SessionSource, *, strict: Literal[False] = ...
-) -> tuple[pd.DataFrame, list[ReadProblem]]: ...
 @takes_sources
-def usage_df(
-    sessions: SessionSource, *, strict: bool = False
-) -> pd.DataFrame | tuple[pd.DataFrame, list[ReadProblem]]:
+def usage_df(source: SessionSource, *, strict: bool = False) -> pd.DataFrame:
     """One row per billed request (an assistant reply with recorded usage) of every session
     and of the subagent sessions linked to it (Claude Code's `subagents/`).
 
@@ -130,29 +123,28 @@ def usage_df(
     `usage-without-reply` note (lenient mode) saying how many.
 
     Args:
-        sessions: A `Session`, a session file or folder (read with `iter_sessions`), or a
+        source: A `Session`, a session file or folder (read with `iter_sessions`), or a
             list of those.
-        strict: Raise on read problems instead of returning them beside the frame.
+        strict: Raise on read problems instead of keeping them on the frame.
 
     Returns:
-        With `strict=False` (the default) a tuple `(frame, errors)` (every `ReadProblem` met,
-        each naming file and line; the frame keeps every valid record). With `strict=True`,
-        the frame alone.
+        The frame, keeping every valid record; every `ReadProblem` met (each naming file and
+        line, the notes above among them) travels on it, `problems_of(frame)`.
 
     Raises:
         SessionReadError: A path does not exist; with `strict=True`, a file cannot be read or
             a session has read problems.
     """
     if not strict:
-        records, duplicates, problems = usage_rows(sessions)
-        return records_frame(records, duplicates), problems
-    read, _ = load_sessions(sessions, strict=True)
+        records, duplicates, problems = usage_rows(source)
+        return with_problems(records_frame(records, duplicates), problems)
+    read, _ = load_sessions(source, strict=True)
     frame = usage_frame(read)
     linked = [session for session, _ in sessions_with_linked(read)]
     negative = [p for session in linked for p in negative_usage(session)]
     if negative:
         raise SessionReadError.from_problem(negative[0], negative)
-    return frame  # requests without a reply are billed, so nothing is refused
+    return with_problems(frame, [])  # requests without a reply are billed: not refused
 
 
 # -- reports -------------------------------------------------------------------------------

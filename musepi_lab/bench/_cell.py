@@ -18,14 +18,12 @@ from typing import Any
 from ..datasets._generator import PlantedFact, read_facts
 from ..formats._registry import iter_sessions
 from ..session._session import Session
-from ..strategies._base import compact
 from ..tokens._counter import TokenCounter
+from ._compare import compact_scores
 from ._grid import Cell
 from ._score import (
     COLUMNS,
-    cell_cost,
     clear_score_caches,
-    score_compaction,
     score_replay,
     standing_instructions,
 )
@@ -96,49 +94,29 @@ def _identity(cell: Cell, session: Session, source: str) -> dict[str, Any]:
 
 # -- the two cell kinds -------------------------------------------------------------------
 def _compact_cell(cell: Cell, session: Session, counter: TokenCounter) -> dict[str, Any]:
-    settings = cell.settings.copy_with(keep_recent_tokens=cell.budget)
     source = _fact_source(cell)
     planted = _planted(cell, source)
-    started = time.perf_counter()
-    result = compact(
-        session, cell.strategy, settings=settings, counter=counter, summarizer=cell.summarizer
-    )
-    compact_seconds = time.perf_counter() - started
-    scoring = time.perf_counter()
-    scores = score_compaction(
+    scores, _result = compact_scores(
         session,
-        result,
-        settings=settings,
+        cell.strategy,
+        cell.budget,
+        settings=cell.settings,
         counter=counter,
+        summarizer=cell.summarizer,
         planted=planted,
         instructions=standing_instructions(session, planted),
-        salt=f"{cell.strategy.label}:{cell.budget}",
+        prices=cell.prices,
     )
-    if scores["method"] is None and result is not None:
-        scores["method"] = cell.strategy.name
-    s_in, s_out = scores["summarizer_input_tokens"], scores["summarizer_output_tokens"]
-    return {
-        **_identity(cell, session, source),
-        **scores,
-        "compactions": int(scores["compacted"]),
-        "summarizer_cost_usd": cell_cost(
-            s_in,
-            s_out,
-            cell.prices,
-            cached_input_tokens=result.summarizer_cached_input_tokens if result else 0,
-        ),
-        "compact_seconds": compact_seconds,
-        "score_seconds": time.perf_counter() - scoring,
-    }
+    return {**_identity(cell, session, source), **scores}
 
 
 def _replay_cell(cell: Cell, session: Session, counter: TokenCounter) -> dict[str, Any]:
-    from ..replay._replay import replay
+    from ..replay._replay import replay_session
 
     source = _fact_source(cell)
     planted = _planted(cell, source)
     started = time.perf_counter()
-    res = replay(
+    res = replay_session(
         session,
         cell.strategy,
         window=cell.budget,

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .._errors import MusepiLabError
 from ._cell import failed_row, run_cell
 from ._files import remove_stale_temporaries
 from ._grid import Cell
@@ -78,11 +79,11 @@ Hook = Callable[[Cell, Mapping[str, Any]], None]
 Client = Any  # distributed.Client, imported lazily
 
 
-class SchedulerLostError(ConnectionError):
+class SchedulerLostError(MusepiLabError, ConnectionError):
     """The Dask scheduler went away mid-run; the parts written are kept (rerun to resume)."""
 
 
-class ResultsWriteError(OSError):
+class ResultsWriteError(MusepiLabError, OSError):
     """A part or the manifest cannot be written (a full disk, a file-size limit, a folder
     in the way); the parts written are kept (rerun to resume once it can be)."""
 

@@ -18,13 +18,10 @@ from typing import TYPE_CHECKING, Any
 
 from .._atomic import write_files_atomic
 from .._process import pid_running
+from ._layout import CONFIG_JSON, RESULTS_CSV, RESULTS_PARQUET
 
 if TYPE_CHECKING:
     import pandas as pd
-
-RESULTS_PARQUET = "results.parquet"
-RESULTS_CSV = "results.csv"
-CONFIG_JSON = "config.json"
 
 
 def remove_stale_temporaries(folder: str | os.PathLike[str]) -> list[Path]:

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from .._errors import MusepiLabError
 from .._process import pid_running
 
 try:
@@ -25,7 +26,7 @@ LOCK_NAME = ".musepi-lab.lock"
 """The lock file's name inside the folder it guards."""
 
 
-class FolderLockedError(RuntimeError):
+class FolderLockedError(MusepiLabError, RuntimeError):
     """Another process holds the folder's lock.
 
     Attributes:

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._atomic import write_bytes_atomic, write_files_atomic
 from ._grid import Cell
+from ._layout import CONFIG_JSON
 from ._score import COLUMNS
 
 if TYPE_CHECKING:
@@ -201,8 +202,6 @@ def write_manifest(
     Returns:
         The manifest's path.
     """
-    from ._files import CONFIG_JSON
-
     base = Path(out)
     results = base / RESULTS_DIR
     listed = [

@@ -28,16 +28,16 @@ from ..metrics._metrics import DEFAULT_PRICES
 from ..session._session import Session
 from ..strategies._base import Strategy
 from ._cache import cell_path, check_cell, clean_cache, write_cell
-from ._cell import DEFAULT_CELL_TIMEOUT, run_cell
+from ._cell import run_cell
 from ._grid import Cell, SessionRef, make_cells, resolve_strategy, session_refs
 from ._lock import folder_lock
+from ._options import BenchmarkOptions, CellHook
 from ._probes import check_evaluation, with_evaluation
 from ._score import COLUMNS
 
 if TYPE_CHECKING:
     import pandas as pd
 
-CellHook = Callable[[Cell, Mapping[str, Any]], None]
 DamageHook = Callable[[str, str], None]
 
 logger = logging.getLogger("musepi_lab.bench")
@@ -239,74 +239,56 @@ class _Tally:
             self.hook(cell, row)
 
 
+StrategySpec = str | Strategy | tuple[str, Mapping[str, Any]]
+"""A strategy as `run_benchmark` takes it: a name (`"prune:keep_turns=3"`), a pair, a value."""
+
+
 def _plan(
     sessions: SessionInput | Iterable[SessionInput],
-    strategies: Iterable[str | Strategy | tuple[str, Mapping[str, Any]]],
+    strategies: Iterable[StrategySpec],
     budgets: Iterable[int],
-    *,
-    mode: str,
-    settings: CompactionSettings,
-    counter_method: str | None,
-    facts: str,
-    summarizer: Summarizer | None,
-    prices: Mapping[str, float] | None,
-    time_limit: float | None = None,
+    options: BenchmarkOptions,
 ) -> tuple[list[Cell], dict[str, Any]]:
     """The cells of a run and its configuration."""
     refs = _session_refs(sessions)
     strats = [resolve_strategy(s) for s in strategies]
     budget_list = list(budgets)
+    settings = options.settings or CompactionSettings.musepi()
+    facts = options.facts or "auto"
     cells = make_cells(
         refs,
         strats,
         budget_list,
-        mode=mode,
+        mode=options.mode,
         settings=settings,
-        counter_method=counter_method,
+        counter_method=options.counter_method,
         facts=facts,
-        summarizer=summarizer,
-        prices=prices,
-        time_limit=time_limit,
+        summarizer=options.summarizer,
+        prices=options.prices,
+        time_limit=options.cell_timeout,
     )
-    method = cells[0].counter_method if cells else (counter_method or "")
     config = benchmark_config(
         refs,
         strats,
         budget_list,
-        mode=mode,
+        mode=options.mode,
         settings=settings,
-        counter_method=method,
+        counter_method=cells[0].counter_method if cells else (options.counter_method or ""),
         facts=facts,
-        summarizer=summarizer,
-        prices=prices,
+        summarizer=options.summarizer,
+        prices=options.prices,
     )
-    config["cell_timeout_s"] = time_limit
+    config["cell_timeout_s"] = options.cell_timeout
     return cells, config
 
 
 def run_benchmark(
     sessions: SessionInput | Iterable[SessionInput],
-    strategies: Iterable[str | Strategy | tuple[str, Mapping[str, Any]]],
+    strategies: Iterable[StrategySpec],
     budgets: Iterable[int],
     *,
-    executor: Executor | str | None = None,
-    cache_dir: str | os.PathLike[str] | None = None,
-    settings: CompactionSettings | None = None,
-    counter_method: str | None = None,
-    summarizer: Summarizer | None = None,
-    facts: str | None = None,
-    progress: bool = True,
-    mode: str = "compact",
-    prices: Mapping[str, float] | None = None,
-    max_workers: int | None = None,
-    on_computed: CellHook | None = None,
-    evaluate: str = "metrics",
-    reader: Summarizer | None = None,
-    judge: Summarizer | None = None,
-    probe_point: str = "last-request",
-    out: str | os.PathLike[str] | None = None,
-    address: Any = None,
-    cell_timeout: float | None = DEFAULT_CELL_TIMEOUT,
+    options: BenchmarkOptions | None = None,
+    **keywords: Any,
 ) -> pd.DataFrame:
     """Run every (session, strategy, budget) cell and return one tidy DataFrame.
 
@@ -314,27 +296,10 @@ def run_benchmark(
         sessions: Session files, folders of them, `Session`s read from files or `SessionRef`s.
         strategies: Names (`"prune:keep_turns=3"` works), `(name, params)` pairs or values.
         budgets: Tokens: the compaction's `keep_recent_tokens` (`compact`), the window (`replay`).
-        executor: `"serial"` (inline); None for a process pool (`max_workers`, default
-            one per CPU); any `concurrent.futures.Executor` (Dask's, Ray's); `"dask"`.
-        cache_dir: Folder of finished cells, each written as it ends (a rerun skips it).
-        settings, counter_method: Compaction settings (default: MusePi's), token method
-            (default: the profile's estimator).
-        summarizer: For strategies that call a model (must pickle for process pools).
-        facts: `"auto"` (default), `"planted"` or `"extracted"` (see `FACT_SOURCES`).
-        progress: Show a progress bar (tqdm, notebook-aware).
-        mode: `"compact"` or `"replay"` (see `MODES`).
-        prices: USD per million tokens (`input`, `output`, `cache_read`, `cache_write`).
-        max_workers: Size of the default process pool.
-        on_computed: Called with each computed (not cached) cell and its row.
-        evaluate: `"metrics"`, or `"probes"` to add `PROBE_COLUMNS` (compact mode only).
-        reader, judge: The model answering the probes (`evaluate="probes"`), the one
-            scoring answers without an exact reference.
-        probe_point: Where the probes' compaction is made (see `bench._probes`).
-        out, address: `executor="dask"`'s result folder (required; a part per session in
-            `results/`, where a rerun resumes) and scheduler (None: a `LocalCluster` of
-            `max_workers` processes; `tcp://host:8786`; or a `distributed.Client`).
-        cell_timeout: Seconds a cell may run; one that runs longer is an error row naming
-            the limit, and the grid goes on (None: no limit).
+        options: A `BenchmarkOptions` (default: every option at its default).
+        **keywords: Any option of `BenchmarkOptions` by name (`executor="serial"`,
+            `cache_dir=...`, `mode="replay"`, `evaluate="probes"`, ...), replacing the one
+            in `options`.
 
     Returns:
         One row per cell in grid order with `COLUMNS` (and `PROBE_COLUMNS`); `df.attrs`:
@@ -343,48 +308,36 @@ def run_benchmark(
     Raises:
         FileNotFoundError: A session path does not exist.
         KeyError: An unknown strategy name.
-        ValueError: No session; a bad budget, mode, fact source or time limit.
+        TypeError: A keyword that is not an option.
+        ValueError: No session; a bad budget, mode, fact source or time limit; options
+            that do not go together (`BenchmarkOptions.check`).
         FolderLockedError: Another running process uses `cache_dir` (or `out`).
     """
-    check_evaluation(evaluate, mode=mode, reader=reader, judge=judge)
-    _check_dask_options(executor, out=out, address=address, cache_dir=cache_dir, evaluate=evaluate)
-    cells, config = _plan(
-        sessions,
-        strategies,
-        budgets,
-        mode=mode,
-        settings=settings or CompactionSettings.musepi(),
-        counter_method=counter_method,
-        facts=facts or "auto",
-        summarizer=summarizer,
-        prices=prices,
-        time_limit=cell_timeout,
+    opts = BenchmarkOptions.given(options, keywords, "run_benchmark")
+    check_evaluation(opts.evaluate, mode=opts.mode, reader=opts.reader, judge=opts.judge)
+    opts.check()
+    cells, config = _plan(sessions, strategies, budgets, opts)
+    if opts.executor == "dask":
+        return _run_dask(cells, config, opts)
+    df = _run_here(cells, config, opts)
+    return with_evaluation(
+        df, cells, opts.evaluate, reader=opts.reader, judge=opts.judge, point=opts.probe_point
     )
-    if executor == "dask":
-        return _run_dask(cells, config, out, address, max_workers, progress, on_computed)
-    df = _run_here(cells, config, executor, cache_dir, progress, on_computed, max_workers)
-    return with_evaluation(df, cells, evaluate, reader=reader, judge=judge, point=probe_point)
 
 
 def _run_here(
-    cells: Sequence[Cell],
-    config: Mapping[str, Any],
-    executor: Executor | str | None,
-    cache_dir: str | os.PathLike[str] | None,
-    progress: bool,
-    on_computed: CellHook | None,
-    max_workers: int | None,
+    cells: Sequence[Cell], config: Mapping[str, Any], opts: BenchmarkOptions
 ) -> pd.DataFrame:
     """The frame of the cells run in this process, its pool or a given executor."""
-    tally = _Tally(on_computed)
+    tally = _Tally(opts.on_computed)
     damaged: list[str] = []
     rows = run_cells(
         cells,
-        executor=executor,
-        cache_dir=cache_dir,
-        progress=progress,
+        executor=opts.executor,
+        cache_dir=opts.cache_dir,
+        progress=opts.progress,
         on_computed=tally,
-        max_workers=max_workers,
+        max_workers=opts.max_workers,
         on_damaged=lambda path, _why: damaged.append(path),
     )
     df = _frame(rows, config, computed=tally.computed, cached=len(cells) - tally.computed)
@@ -392,52 +345,24 @@ def _run_here(
     return df
 
 
-def _check_dask_options(
-    executor: Executor | str | None,
-    *,
-    out: str | os.PathLike[str] | None,
-    address: Any,
-    cache_dir: str | os.PathLike[str] | None,
-    evaluate: str,
-) -> None:
-    if executor != "dask":
-        if out is not None or address is not None:
-            raise ValueError("out= and address= go with executor='dask'")
-        return
-    if out is None:
-        raise ValueError("executor='dask' writes its rows to a folder: pass out=DIR")
-    if cache_dir is not None:
-        raise ValueError(
-            "executor='dask' resumes from the parts in out=; cache_dir= is for the other executors"
-        )
-    if evaluate != "metrics":
-        raise ValueError("evaluate='probes' runs on the other executors, not on Dask")
-
-
 def _run_dask(
-    cells: Sequence[Cell],
-    config: Mapping[str, Any],
-    out: str | os.PathLike[str] | None,
-    address: Any,
-    max_workers: int | None,
-    progress: bool,
-    on_computed: CellHook | None,
+    cells: Sequence[Cell], config: Mapping[str, Any], opts: BenchmarkOptions
 ) -> pd.DataFrame:
     """The frame of the cells run on Dask (`_dask`), read back from the parts in `out`."""
     from ._dask import run_on_dask
     from ._parts import read_parts
 
-    assert out is not None, "checked by _check_dask_options"
+    assert opts.out is not None, "checked by BenchmarkOptions.check"
     run = run_on_dask(
         cells,
-        out,
+        opts.out,
         config,
-        address=address,
-        n_workers=max_workers,
-        progress=progress,
-        on_computed=on_computed,
+        address=opts.address,
+        n_workers=opts.max_workers,
+        progress=opts.progress,
+        on_computed=opts.on_computed,
     )
-    df = read_parts(out)
+    df = read_parts(opts.out)
     df.attrs.update(
         config=dict(config),
         cells_computed=run.computed,

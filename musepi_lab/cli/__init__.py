@@ -5,7 +5,8 @@ One module per group of commands (`_sessions`, `_bench`, `_conformance`), shared
 `_common`, the parser and `main` in `_parser`.
 """
 
-from ._bench import DEMO_STRATEGIES, model_free_strategies
-from ._parser import build_parser, main
+from ._parser import main
 
-__all__ = ["DEMO_STRATEGIES", "build_parser", "main", "model_free_strategies"]
+__all__ = [
+    "main",
+]

@@ -9,11 +9,13 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from .._errors import MusepiLabError
+
 if TYPE_CHECKING:
     from ..llm._summarizer import OpenAICompatibleSummarizer
 
 
-class UsageError(Exception):
+class UsageError(MusepiLabError):
     """A command-line argument that cannot be used (printed, exit code 2)."""
 
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from ._common import positive_int
 
 if TYPE_CHECKING:
-    from ..conformance import MeasureRow
+    from ..conformance._rows import MeasureRow
 
 
 def budget_list(text: str) -> tuple[int, ...]:
@@ -46,15 +46,9 @@ def cmd_conformance(args: argparse.Namespace) -> int:
     import json
 
     from .._atomic import write_bytes_atomic
-    from ..conformance import (
-        DEFAULT_BUDGETS,
-        FileReport,
-        ReferenceRunError,
-        ReferenceToolMissing,
-        compare_file,
-        format_table,
-    )
-    from ..conformance._reference import Agent
+    from ..conformance import ReferenceRunError, ReferenceToolMissing, compare_file, format_table
+    from ..conformance._reference import DEFAULT_BUDGETS, Agent
+    from ..conformance._run import FileReport
     from ..conformance._unicode import unicode_rows
     from ..formats._io import check_session_path
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from ._bench import add_probe_options, add_run_options, cmd_bench, cmd_demo, cmd_report
 from ._common import Parser, UsageError, add_model_options, one_line, print_error
+from ._compare import add_compare_parser
 from ._conformance import budget_list, cmd_conformance
 from ._export import add_export_parser
 from ._sessions import (
@@ -200,6 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_convert_parser(sub)
     add_datasets_parser(sub)
     _add_bench_parsers(sub)
+    add_compare_parser(sub)
     _add_navigate_parser(sub)
     _add_conformance_parser(sub)
     add_watch_parser(sub)

@@ -26,23 +26,16 @@ from typing import Any
 from ..session._model import Entry
 from ..session._session import Session
 from ..tokens._counter import TokenCounter
+from ._prune_options import PruneOptions, PruneRules, outputs_rules, superseded_rules
 from ._prune_rules import (
-    DEFAULT_IDLE_FLUSH_MS,
-    DEFAULT_MINIMUM_SAVINGS,
-    DEFAULT_PROTECT_TOKENS,
-    DEFAULT_PROTECTED_TOOLS,
-    DEFAULT_SUFFIX_TOKEN_LIMIT,
-    MIN_PRUNE_TOKENS,
     SUPERSEDED_NOTICE,
     USELESS_NOTICE,
     CompleteCheck,
     ProtectedMatcher,
     SupersedeKey,
     is_protected,
-    is_skill_read,
     pruned_notice,
     pruned_savings,
-    read_supersede_key,
 )
 
 
@@ -232,19 +225,31 @@ def _apply(
     return PruneResult(new_session, new_path, ids, saved)
 
 
-def _setting(settings: Any, name: str, explicit: Any, default: Any) -> Any:
-    if explicit is not None:
-        return explicit
-    if settings is not None and hasattr(settings, name):
-        return getattr(settings, name)
-    return default
+def _special(
+    entries: Sequence[Entry],
+    counter: TokenCounter,
+    calls: Mapping[Any, Mapping[str, Any]],
+    rules: PruneRules,
+) -> dict[int, _Candidate]:
+    """The candidates at any age, by path index: superseded reads, then useless results
+    (a result both is pruned as superseded)."""
+    superseded: dict[int, _Candidate] = {}
+    if rules.supersede:
+        found = _superseded(
+            entries, counter, calls, rules.supersede_key, rules.supersede_complete, rules.matchers
+        )
+        superseded = {c.index: c for c in found}
+    useless: dict[int, _Candidate] = {}
+    if rules.useless:
+        found = _useless(entries, counter, calls, rules.matchers, set(superseded))
+        useless = {c.index: c for c in found}
+    return {**useless, **superseded}
 
 
-def _matchers(
-    protected_tools: Sequence[ProtectedMatcher], protect_skill_reads: bool
-) -> tuple[ProtectedMatcher, ...]:
-    matchers = tuple(protected_tools)
-    return (*matchers, is_skill_read) if protect_skill_reads else matchers
+def _boundary(entries: Sequence[Entry], rules: PruneRules) -> int:
+    """Path index of the first entry still sent to the model."""
+    given = rules.keep_boundary_id
+    return _boundary_index(entries, latest_keep_boundary(entries) if given is None else given)
 
 
 # -- the passes ----------------------------------------------------------------------------
@@ -253,18 +258,15 @@ def _matchers(
 def _walk_candidates(
     entries: Sequence[Entry],
     counter: TokenCounter,
-    *,
-    calls: Mapping[str, Mapping[str, Any]],
-    matchers: Sequence[Any],
+    calls: Mapping[Any, Mapping[str, Any]],
     special: Mapping[int, _Candidate],
-    boundary: int,
-    protect: int,
-    floor: int,
-    cache_warm_suffix_tokens: int | None,
+    rules: PruneRules,
 ) -> list[_Candidate]:
     """The newest→oldest walk of `pruneToolOutputs`: superseded and useless results (in
-    `special`) at any age, others once `protect` tokens of newer output are kept."""
-    suffix = _suffix_tokens(entries, counter) if cache_warm_suffix_tokens is not None else None
+    `special`) at any age, others once `rules.protect` tokens of newer output are kept."""
+    warm = rules.cache_warm_suffix_tokens
+    suffix = _suffix_tokens(entries, counter) if warm is not None else None
+    boundary = _boundary(entries, rules)
     accumulated = 0
     candidates: list[_Candidate] = []
     for index in range(len(entries) - 1, -1, -1):
@@ -273,16 +275,16 @@ def _walk_candidates(
         if msg is None:
             continue
         tokens = counter.count_entry(entry)
-        in_warm_prefix = suffix is not None and suffix[index] > cache_warm_suffix_tokens  # type: ignore[operator]
+        in_warm_prefix = suffix is not None and warm is not None and suffix[index] > warm
         if "prunedAt" in msg or in_warm_prefix or index < boundary:
             accumulated += tokens
             continue
         if index in special:
             candidates.append(special[index])
         elif (
-            accumulated >= protect
-            and tokens >= floor
-            and not is_protected(msg, calls.get(str(msg.get("toolCallId"))), matchers)
+            accumulated >= rules.protect
+            and tokens >= rules.floor
+            and not is_protected(msg, calls.get(str(msg.get("toolCallId"))), rules.matchers)
         ):
             candidates.append(_Candidate(index, entry, tokens, pruned_notice(tokens)))
         accumulated += tokens
@@ -293,80 +295,38 @@ def prune_tool_outputs(
     session_or_path_entries: Session | Sequence[Entry],
     counter: TokenCounter,
     *,
-    protect_tokens: int | None = None,
-    minimum_savings: int | None = None,
-    protected_tools: Sequence[ProtectedMatcher] | None = None,
-    prune_useless: bool | None = None,
-    supersede_reads: bool | None = None,
-    protect_skill_reads: bool = True,
-    min_prune_tokens: int | None = None,
-    supersede_key: SupersedeKey = read_supersede_key,
-    supersede_complete: CompleteCheck | None = None,
-    cache_warm_suffix_tokens: int | None = None,
     now_ms: int | None = None,
-    keep_boundary_id: str | None = None,
-    settings: Any = None,
+    options: PruneOptions | None = None,
+    **keywords: Any,
 ) -> PruneResult:
     """oh-my-pi's `pruneToolOutputs` (spec §6.3), as a pure function.
 
     Walks tool results newest→oldest: superseded and useless results are candidates at any
     age, others once `protect_tokens` of newer output are kept. Below `minimum_savings`
     nothing changes; else each candidate becomes its notice, with `prunedAt` set. A `None`
-    default is read from `settings` (its `prune_*` fields), else as shown.
+    option is read from `settings` (its `prune_*` fields), else takes oh-my-pi's default.
 
     Args:
         session_or_path_entries: A session (its current path is pruned) or path entries.
         counter: Token counter (`TokenCounter`); counts are cached per entry.
-        protect_tokens: Newest tool-output tokens left alone (40000).
-        minimum_savings: Least total savings worth a change (20000).
-        protected_tools: Tool names or `(result, call) -> bool` never pruned (`("skill",)`).
-        prune_useless: Results flagged `useless` are candidates at any age (True).
-        supersede_reads: Superseded reads are candidates at any age (True).
-        protect_skill_reads: Also protect reads of `skill://` paths (oh-my-pi's default).
-        min_prune_tokens: Age-based floor (`MIN_PRUNE_TOKENS` = 50).
-        supersede_key: Maps a tool call to its supersede key (`read_supersede_key`).
-        supersede_complete: Whether a successful result shows its whole target; None: all
-            do (see `is_complete_read_result` for the read tool's strict test).
-        cache_warm_suffix_tokens: Prompt-cache guard; None disables it (the default).
         now_ms: The `prunedAt` stamp (epoch ms); None reads the clock.
-        keep_boundary_id, settings: First entry still sent (None: the latest
-            `firstKeptEntryId`); a `CompactionSettings` to read the values from.
+        options: A `PruneOptions` (default: every option at its default).
+        **keywords: Any option of `PruneOptions` by name (`protect_tokens=`,
+            `minimum_savings=`, `protected_tools=`, `prune_useless=`, `supersede_reads=`,
+            `protect_skill_reads=`, `min_prune_tokens=`, `supersede_key=`,
+            `supersede_complete=`, `cache_warm_suffix_tokens=`, `keep_boundary_id=`,
+            `settings=`), replacing the one in `options`.
 
     Returns:
         A `PruneResult` (the input is never modified).
     """
+    rules = outputs_rules(PruneOptions.given(options, keywords, "prune_tool_outputs"))
     session, entries = _path_of(session_or_path_entries)
-    protect = _setting(settings, "prune_protect_tokens", protect_tokens, DEFAULT_PROTECT_TOKENS)
-    minimum = _setting(settings, "prune_minimum_savings", minimum_savings, DEFAULT_MINIMUM_SAVINGS)
-    tools = _setting(settings, "prune_protected_tools", protected_tools, DEFAULT_PROTECTED_TOOLS)
-    useless_on = _setting(settings, "prune_useless", prune_useless, True)
-    supersede_on = _setting(settings, "prune_supersede_reads", supersede_reads, True)
-    floor = _setting(settings, "prune_min_tokens", min_prune_tokens, MIN_PRUNE_TOKENS)
-    matchers = _matchers(tools, protect_skill_reads)
-    boundary_id = latest_keep_boundary(entries) if keep_boundary_id is None else keep_boundary_id
-
     calls = _tool_calls_by_id(entries)
-    superseded: dict[int, _Candidate] = {}
-    if supersede_on:
-        found = _superseded(entries, counter, calls, supersede_key, supersede_complete, matchers)
-        superseded = {c.index: c for c in found}
-    useless: dict[int, _Candidate] = {}
-    if useless_on:
-        useless = {c.index: c for c in _useless(entries, counter, calls, matchers, set(superseded))}
-
-    candidates = _walk_candidates(
-        entries,
-        counter,
-        calls=calls,
-        matchers=matchers,
-        special={**useless, **superseded},
-        boundary=_boundary_index(entries, boundary_id),
-        protect=protect,
-        floor=floor,
-        cache_warm_suffix_tokens=cache_warm_suffix_tokens,
-    )
+    special = _special(entries, counter, calls, rules)
+    candidates = _walk_candidates(entries, counter, calls, special, rules)
     total = sum(pruned_savings(c.tokens, c.notice) for c in candidates)
-    if not candidates or total < minimum:
+    if not candidates or total < rules.minimum:
         return PruneResult(session, entries, (), 0)
     return _apply(session, entries, candidates, now_ms)
 
@@ -424,79 +384,56 @@ def prune_superseded_tool_results(
     session_or_path_entries: Session | Sequence[Entry],
     counter: TokenCounter,
     *,
-    supersede_reads: bool | None = None,
-    prune_useless: bool | None = None,
-    suffix_token_limit: int | None = None,
-    idle_flush_ms: int | None = None,
-    protected_tools: Sequence[ProtectedMatcher] | None = None,
-    protect_skill_reads: bool = True,
-    supersede_key: SupersedeKey = read_supersede_key,
-    supersede_complete: CompleteCheck | None = None,
     now_ms: int | None = None,
-    keep_boundary_id: str | None = None,
-    settings: Any = None,
+    options: PruneOptions | None = None,
+    **keywords: Any,
 ) -> PruneResult:
     """oh-my-pi's per-turn `pruneSupersededToolResults` (spec §6.3), as a pure function.
 
     Candidates: superseded reads and useless results. When the path's last message is at
     least `idle_flush_ms` old (cold cache) every candidate after the keep boundary is pruned,
     else only those followed by at most `suffix_token_limit` tokens. No minimum saving.
-
-    A `None` default is read from `settings` when given, else takes the default shown.
+    A `None` option is read from `settings` (`supersede_reads`, `drop_useless`,
+    `supersede_suffix_tokens`, `supersede_idle_seconds`), else takes oh-my-pi's default.
 
     Args:
         session_or_path_entries: A session (its current path is pruned) or path entries.
         counter: Token counter.
-        supersede_reads: Prune reads superseded by newer reads (True).
-        prune_useless: Prune useless results (True, `compaction.dropUseless`).
-        suffix_token_limit, idle_flush_ms: Cheap tail to re-cache (8000); cold after (30 min).
-        protected_tools: Tool names or predicates never pruned (`("skill",)`).
-        protect_skill_reads: Also protect reads of `skill://` paths.
-        supersede_key, supersede_complete: As in `prune_tool_outputs`.
         now_ms: The current time and `prunedAt` stamp (epoch ms); None reads the clock.
-        keep_boundary_id: As in `prune_tool_outputs`.
-        settings: A `CompactionSettings` to read the values from.
+        options: A `PruneOptions` (default: every option at its default).
+        **keywords: Any option of `PruneOptions` by name (`supersede_reads=`,
+            `prune_useless=`, `suffix_token_limit=`, `idle_flush_ms=`, `protected_tools=`,
+            `protect_skill_reads=`, `supersede_key=`, `supersede_complete=`,
+            `keep_boundary_id=`, `settings=`), replacing the one in `options`.
 
     Returns:
         A `PruneResult`; the input is never modified.
     """
+    where = "prune_superseded_tool_results"
+    rules = superseded_rules(PruneOptions.given(options, keywords, where))
     session, entries = _path_of(session_or_path_entries)
-    supersede_on = _setting(settings, "supersede_reads", supersede_reads, True)
-    useless_on = _setting(settings, "drop_useless", prune_useless, True)
-    limit = _setting(
-        settings, "supersede_suffix_tokens", suffix_token_limit, DEFAULT_SUFFIX_TOKEN_LIMIT
-    )
-    if idle_flush_ms is None and hasattr(settings, "supersede_idle_seconds"):
-        idle_flush_ms = int(settings.supersede_idle_seconds * 1000)
-    idle_ms = DEFAULT_IDLE_FLUSH_MS if idle_flush_ms is None else idle_flush_ms
-    tools = _setting(settings, "prune_protected_tools", protected_tools, DEFAULT_PROTECTED_TOOLS)
-    matchers = _matchers(tools, protect_skill_reads)
-    boundary_id = latest_keep_boundary(entries) if keep_boundary_id is None else keep_boundary_id
     now = int(time.time() * 1000) if now_ms is None else int(now_ms)
-
-    calls = _tool_calls_by_id(entries)
-    candidates: list[_Candidate] = []
-    if supersede_on:
-        candidates = _superseded(
-            entries, counter, calls, supersede_key, supersede_complete, matchers
-        )
-    if useless_on:
-        taken = {c.index for c in candidates}
-        candidates = sorted(
-            candidates + _useless(entries, counter, calls, matchers, taken), key=lambda c: c.index
-        )
-    if not candidates:
-        return PruneResult(session, entries, (), 0)
-
-    last_ts = _last_message_timestamp(entries)
-    idle = last_ts is not None and now - last_ts >= idle_ms
-
-    boundary = _boundary_index(entries, boundary_id)
-    if idle:
-        chosen = [c for c in candidates if c.index >= boundary]
-    else:
-        suffix = _suffix_tokens(entries, counter)
-        chosen = [c for c in candidates if c.index >= boundary and suffix[c.index] <= limit]
+    special = _special(entries, counter, _tool_calls_by_id(entries), rules)
+    candidates = [special[i] for i in sorted(special)]
+    chosen = _cheap_to_recache(entries, counter, candidates, rules, now) if candidates else []
     if not chosen:
         return PruneResult(session, entries, (), 0)
     return _apply(session, entries, chosen, now)
+
+
+def _cheap_to_recache(
+    entries: Sequence[Entry],
+    counter: TokenCounter,
+    candidates: Sequence[_Candidate],
+    rules: PruneRules,
+    now: int,
+) -> list[_Candidate]:
+    """The candidates after the keep boundary that are worth blanking now: all of them when
+    the cache is cold (the last message `idle_ms` old), else those followed by at most
+    `suffix_limit` tokens."""
+    boundary = _boundary(entries, rules)
+    last_ts = _last_message_timestamp(entries)
+    if last_ts is not None and now - last_ts >= rules.idle_ms:
+        return [c for c in candidates if c.index >= boundary]
+    suffix = _suffix_tokens(entries, counter)
+    return [c for c in candidates if c.index >= boundary and suffix[c.index] <= rules.suffix_limit]

@@ -23,66 +23,16 @@ the same shape, and the field-by-field comparison.
   normalizer's package data from the installed release.
 """
 
-from ._ccusage import (
-    AgreementRow,
-    PriceRow,
-    compare_usage,
-    compare_usage_corpus,
-    run_ccusage,
-)
-from ._ccusage_causes import CAUSES
-from ._ccusage_table import usage_agreement_table
-from ._compare import (
-    COMPARISONS,
-    SEED_BOUNDARY_REASON,
-    compare_all,
-    compare_engine,
-    compare_seed_boundary,
-    merge_rows,
-)
-from ._dialects import compare_summarizer_inputs
-from ._ours import our_budgets, our_document
-from ._reference import (
-    DEFAULT_BUDGETS,
-    ReferenceRunError,
-    ReferenceToolMissing,
-    cached_reference,
-    ensure_installed,
-    run_reference,
-)
-from ._rows import MeasureRow
-from ._run import FileReport, compare_file, format_table
+from ._compare import compare_all
+from ._reference import ReferenceRunError, ReferenceToolMissing
+from ._run import compare_file, format_table
 from ._snapcompact import compare_snapcompact
-from ._texts import compare_dialects, snapcompact_rows
 
 __all__ = [
-    "CAUSES",
-    "COMPARISONS",
-    "DEFAULT_BUDGETS",
-    "SEED_BOUNDARY_REASON",
-    "AgreementRow",
-    "FileReport",
-    "MeasureRow",
-    "PriceRow",
     "ReferenceRunError",
     "ReferenceToolMissing",
-    "cached_reference",
     "compare_all",
-    "compare_dialects",
-    "compare_engine",
     "compare_file",
-    "compare_seed_boundary",
     "compare_snapcompact",
-    "compare_summarizer_inputs",
-    "compare_usage",
-    "compare_usage_corpus",
-    "ensure_installed",
     "format_table",
-    "merge_rows",
-    "our_budgets",
-    "our_document",
-    "run_ccusage",
-    "run_reference",
-    "snapcompact_rows",
-    "usage_agreement_table",
 ]

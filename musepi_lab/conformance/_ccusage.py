@@ -279,7 +279,7 @@ def our_usage(files: Sequence[Path]) -> Any:
     (the main file a row's session belongs to) and `block` (its billing block)."""
     from ..analysis._usage import billing_blocks, usage_df
 
-    frame, _ = usage_df(list(files))
+    frame = usage_df(list(files))
     stems = {str(file): file.stem for file in files}
     roots = {}
     for file in files:

@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .._atomic import write_bytes_atomic
+from .._errors import MusepiLabError
 
 
 def harness_dir() -> Path:
@@ -82,11 +83,11 @@ OMP_PACKAGES = (
 Agent = Literal["pi", "musepi"]
 
 
-class ReferenceToolMissing(RuntimeError):
+class ReferenceToolMissing(MusepiLabError, RuntimeError):
     """A tool the reference run needs (node, npm, bun) is not available."""
 
 
-class ReferenceRunError(RuntimeError):
+class ReferenceRunError(MusepiLabError, RuntimeError):
     """The installation or the driver failed."""
 
 

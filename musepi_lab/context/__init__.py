@@ -5,19 +5,13 @@ turns them into provider roles (§2.2), `provider_messages` applies the provider
 and `transcript` is the display view with compactions inline.
 """
 
-from ..session._profiles import PROFILES
-from ._build import SessionContext, build_session_context, entry_path
-from ._llm import convert_to_llm, provider_messages
-from ._transcript import TranscriptItem, render_transcript, transcript
+from ._build import SessionContext, build_session_context
+from ._llm import convert_to_llm
+from ._transcript import transcript
 
 __all__ = [
-    "PROFILES",
     "SessionContext",
-    "TranscriptItem",
     "build_session_context",
     "convert_to_llm",
-    "entry_path",
-    "provider_messages",
-    "render_transcript",
     "transcript",
 ]

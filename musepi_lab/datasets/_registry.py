@@ -41,6 +41,7 @@ from typing import Any
 import orjson
 
 from .._atomic import write_bytes_atomic
+from .._errors import MusepiLabError
 from ..session._session import Session
 
 MANIFEST_SUFFIX = ".manifest.json"
@@ -53,7 +54,7 @@ FILE_KINDS: tuple[str, ...] = ("session", "facts", "subagent")
 _HASH_CHUNK = 1 << 20
 
 
-class DatasetError(ValueError):
+class DatasetError(MusepiLabError, ValueError):
     """A manifest is malformed, names an unknown dataset, or its files do not check out."""
 
 

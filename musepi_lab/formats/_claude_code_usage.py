@@ -27,6 +27,7 @@ from typing import Any
 
 import orjson
 
+from .._errors import MusepiLabError
 from ..session._model import Entry
 from ..session._session import CURRENT_SESSION_VERSION, Session
 from ._claude_code_blocks import usage_from_anthropic
@@ -41,7 +42,7 @@ SOURCE_FORMAT = "claude-code"
 PROVIDER = "anthropic"
 
 
-class _Fallback(Exception):
+class _Fallback(MusepiLabError):
     """The file needs the full reader."""
 
 

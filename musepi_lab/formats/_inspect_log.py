@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 
+from .._errors import MusepiLabError
 from ..session._errors import ProblemLog
 from ._io import within_nesting
 from ._swe_agent import parse_json_document
@@ -25,7 +26,7 @@ _SAMPLES_PREFIX = "samples/"
 _LOCAL_HEADER = struct.Struct("<4s22xHH")
 
 
-class _ArchiveProblem(Exception):
+class _ArchiveProblem(MusepiLabError):
     """A member of an `.eval` archive could not be read (message says why)."""
 
 

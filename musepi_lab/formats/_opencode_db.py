@@ -41,7 +41,7 @@ import orjson
 from ..session._errors import ReadProblem, SessionReadError
 from ..session._session import Session
 from ._io import check_session_path
-from ._opencode import SOURCE_FORMAT, Builder, Files, finish, session_header
+from ._opencode_build import SOURCE_FORMAT, Builder, Files, finish, session_header
 from ._records import empty_session
 
 _TABLES = ("session", "message", "part")

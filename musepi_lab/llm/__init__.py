@@ -9,25 +9,18 @@ for `remote`), `RemoteEndpointSummarizer` (a custom `{summary}` endpoint). A new
 judge, a reader) adds a reader to `_answers.py` and calls `ModelClient.post_json`.
 """
 
-from ._cache import DiskCache
-from ._client import ModelClient
 from ._endpoint import RemoteEndpointSummarizer
-from ._errors import ModelCallError, SummarizerError, SummarizerNotConfigured, redact
-from ._summarizer import OpenAICompatibleSummarizer, ResponsesCompaction
-from ._types import Summarizer, SummaryRequest, SummaryResponse, request_key
+from ._errors import ModelCallError, SummarizerError, SummarizerNotConfigured
+from ._summarizer import OpenAICompatibleSummarizer
+from ._types import Summarizer, SummaryRequest, SummaryResponse
 
 __all__ = [
-    "DiskCache",
     "ModelCallError",
-    "ModelClient",
     "OpenAICompatibleSummarizer",
     "RemoteEndpointSummarizer",
-    "ResponsesCompaction",
     "Summarizer",
     "SummarizerError",
     "SummarizerNotConfigured",
     "SummaryRequest",
     "SummaryResponse",
-    "redact",
-    "request_key",
 ]

@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 
 import orjson
 
+from .._errors import MusepiLabError
 from ._errors import ModelCallError, redact, redact_answer, redacted_snippet
 
 T = TypeVar("T")
@@ -69,7 +70,7 @@ def parse_retry_after(value: str | None, *, now: float | None = None) -> float |
     return min(max(seconds, 0.0), RETRY_AFTER_CAP_S)
 
 
-class BadAnswer(Exception):
+class BadAnswer(MusepiLabError):
     """Raised by an answer reader: the body arrived but is not a usable answer.
 
     Attributes:
@@ -84,7 +85,7 @@ class BadAnswer(Exception):
         self.status = status
 
 
-class _Failure(Exception):
+class _Failure(MusepiLabError):
     def __init__(
         self, reason: str, *, status: int | None, retryable: bool, retry_after: float | None = None
     ) -> None:

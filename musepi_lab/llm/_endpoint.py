@@ -6,14 +6,11 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from ._answers import read_endpoint_summary
-from ._cache import DiskCache
-from ._client import ModelClient
 from ._errors import ModelCallError
-from ._summarizer import cached_summary
+from ._summarizer import cached_summary, connect
 from ._types import DEFAULT_CONTEXT_WINDOW, SummaryRequest, SummaryResponse, request_key
 
 REMOTE_API_KEY_ENV = "MUSEPI_LAB_REMOTE_API_KEY"
@@ -56,15 +53,7 @@ class RemoteEndpointSummarizer:
         if not self.url:
             raise ValueError("RemoteEndpointSummarizer needs an endpoint url")
         self.api_key = self.api_key or os.environ.get(REMOTE_API_KEY_ENV) or None
-        self._cache = DiskCache(Path(self.cache_dir)) if self.cache_dir is not None else None
-        self._client = ModelClient(
-            base_url=self.url,
-            api_key=self.api_key,
-            timeout_s=self.timeout_s,
-            max_retries=self.max_retries,
-            backoff_s=self.backoff_s,
-            sleep=self.sleep,
-        )
+        self._client, self._cache = connect(self.url, self)
 
     @property
     def model(self) -> str:

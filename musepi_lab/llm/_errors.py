@@ -13,6 +13,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from .._errors import MusepiLabError
+
 REDACTED = "[REDACTED]"
 
 KEY_ENV_VARS: tuple[str, ...] = ("OPENAI_API_KEY", "MUSEPI_LAB_REMOTE_API_KEY")
@@ -86,11 +88,11 @@ def redact_answer(value: Any, secrets: Iterable[str | None] = ()) -> Any:
     return walk(value)
 
 
-class SummarizerNotConfigured(RuntimeError):
+class SummarizerNotConfigured(MusepiLabError, RuntimeError):
     """No endpoint is configured for an LLM strategy (it is unavailable, not failing)."""
 
 
-class ModelCallError(RuntimeError):
+class ModelCallError(MusepiLabError, RuntimeError):
     """A model call failed: every exception that leaves the model seam is this type.
 
     The message names the endpoint and never holds an API key (see `redact`).

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ._answers import CompactAnswer, read_chat, read_compact
 from ._cache import DiskCache
@@ -55,6 +55,38 @@ def _env(*names: str) -> str | None:
         if value:
             return value
     return None
+
+
+class _Connected(Protocol):
+    """What a summarizer holds of its endpoint: key, retry settings, cache folder."""
+
+    @property
+    def api_key(self) -> str | None: ...
+    @property
+    def timeout_s(self) -> float: ...
+    @property
+    def max_retries(self) -> int: ...
+    @property
+    def backoff_s(self) -> float: ...
+    @property
+    def sleep(self) -> Callable[[float], None]: ...
+    @property
+    def cache_dir(self) -> str | os.PathLike[str] | None: ...
+
+
+def connect(base_url: str, owner: _Connected) -> tuple[ModelClient, DiskCache | None]:
+    """The model client a summarizer calls `base_url` through (its key and retry settings)
+    and the disk cache of its answers (None without a `cache_dir`): made here for both the
+    OpenAI-compatible and the remote-endpoint summarizer."""
+    client = ModelClient(
+        base_url=base_url,
+        api_key=owner.api_key,
+        timeout_s=owner.timeout_s,
+        max_retries=owner.max_retries,
+        backoff_s=owner.backoff_s,
+        sleep=owner.sleep,
+    )
+    return client, DiskCache(Path(owner.cache_dir)) if owner.cache_dir is not None else None
 
 
 def cached_summary(
@@ -146,15 +178,7 @@ class OpenAICompatibleSummarizer:
                 "needs one) or set OPENAI_BASE_URL / OPENAI_API_KEY"
             )
         self.model = self.model or _env("MUSEPI_LAB_MODEL", "OPENAI_MODEL") or "gpt-4o-mini"
-        self._cache = DiskCache(Path(self.cache_dir)) if self.cache_dir is not None else None
-        self._client = ModelClient(
-            base_url=self.base_url or DEFAULT_BASE_URL,
-            api_key=self.api_key,
-            timeout_s=self.timeout_s,
-            max_retries=self.max_retries,
-            backoff_s=self.backoff_s,
-            sleep=self.sleep,
-        )
+        self._client, self._cache = connect(self.base_url or DEFAULT_BASE_URL, self)
 
     @property
     def requests_sent(self) -> int:

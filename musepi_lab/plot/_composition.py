@@ -58,14 +58,10 @@ def composition_table(frame: pd.DataFrame) -> pd.DataFrame:
 
 def _as_frame(data: Any, **options: Any) -> pd.DataFrame:
     if isinstance(data, Session):
-        frame, _ = context_composition_df(data, **options)
-    elif isinstance(data, ReplayResult):
-        frame, _ = replay_composition_df(data, **options)
-    elif isinstance(data, tuple):  # a frame function's `(frame, errors)`
-        frame = data[0]
-    else:
-        frame = data
-    return cast("pd.DataFrame", frame)
+        return context_composition_df(data, **options)
+    if isinstance(data, ReplayResult):
+        return replay_composition_df(data, **options)
+    return cast("pd.DataFrame", data)
 
 
 def _bars(ax: Axes, table: pd.DataFrame) -> None:
@@ -121,9 +117,8 @@ def plot_context_composition(
     """What the context holds by kind: before and after each strategy, or along a replay.
 
     Args:
-        data: A frame from `context_composition_df` or `replay_composition_df` (or their
-            `(frame, errors)`), or a `Session` / `ReplayResult` to make it from (with
-            `options`).
+        data: A frame from `context_composition_df` or `replay_composition_df`, or a
+            `Session` / `ReplayResult` to make it from (with `options`).
         ax: Axes to draw on (default: a new figure's).
         title: Title (default: says which kind of view it is).
         **options: Passed to the frame function when `data` is not a frame (e.g.

@@ -17,6 +17,7 @@ from ..session._session import Session
 from ..tokens import TokenCounter
 from ._layout import FoldedTree, TreeLayout, TreeNode, tree_layout
 from ._runs import place_labels
+from ._tree_options import TreeOptions
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -95,19 +96,11 @@ def plot_tree(
     session: Session,
     *,
     cut: Any = None,
-    leaf_id: str | None = None,
-    counter: TokenCounter | None = None,
-    start: int | str | None = None,
-    end: int | str | None = None,
-    collapse: int | str | None = "auto",
-    max_columns: int | str | None = "auto",
-    max_lanes: int = 24,
-    path_range: tuple[int, int] | None = None,
-    show_labels: bool = True,
-    title: str | None = None,
+    ax: Axes | None = None,
     folded: FoldedTree | None = None,
     layout: TreeLayout | None = None,
-    ax: Axes | None = None,
+    options: TreeOptions | None = None,
+    **keywords: Any,
 ) -> Axes:
     """Draw the entry tree of a session, bounded in size at any session length.
 
@@ -122,55 +115,64 @@ def plot_tree(
     Args:
         session: The session to draw.
         cut: A `CompactionPreparation` to show, or None.
-        leaf_id: The leaf whose path is active (default: the session leaf).
-        counter: Token counter for sizes (default: MusePi's estimator).
-        start: Zoom: first active-path entry shown, an index or an entry id.
-        end: Zoom: end of the range, an index (exclusive, as a slice) or an id (included).
-        collapse: `"auto"`: collapse only as far as the columns need; an int: runs of at
-            least this many ordinary entries always collapse; None: draw every node.
-        max_columns: Column budget; `"auto"` derives it from the axes width.
-        max_lanes: Most branch lanes; further branches fold into their fork.
-        path_range: `(start, end)` indices (older spelling).
-        show_labels: Annotate labelled entries.
-        title: Axes title (default: session id, size and range).
-        folded: `fold_tree(session)`, when the caller keeps it between redraws.
-        layout: A layout already made (kept by a view); the layout arguments are ignored.
         ax: Axes to draw on; a new, size-bounded figure when None.
+        folded: `fold_tree(session)`, when the caller keeps it between redraws.
+        layout: A layout already made (kept by a view); the layout options are ignored.
+        options: A `TreeOptions` (default: every option at its default).
+        **keywords: Any option of `TreeOptions` by name (`leaf_id=`, `counter=`,
+            `start=`, `end=`, `collapse=`, `max_columns=`, `max_lanes=`, `path_range=`,
+            `show_labels=`, `title=`), replacing the one in `options`.
 
     Returns:
         The Axes drawn on.
 
     Raises:
         KeyError: `start` or `end` is an id not on the active path.
+        TypeError: A keyword that is not an option.
     """
     import matplotlib.pyplot as plt
 
-    counter = counter or TokenCounter()
+    opts = TreeOptions.given(options, keywords, "plot_tree")
     own = ax is None
     if ax is None:
         _, ax = plt.subplots(figsize=(TREE_WIDTH, 4.0), layout="constrained")
     if layout is None:
-        layout = tree_layout(
-            session,
-            leaf_id=leaf_id,
-            tokens=counter.count_entry,
-            collapse=collapse if isinstance(collapse, int) else None,
-            pinned=_pins(cut, _cut_regions(cut)),
-            start=start,
-            end=end,
-            path_range=path_range,
-            max_columns=_budget(ax, own, collapse, max_columns),
-            max_lanes=max_lanes,
-            folded=folded,
+        layout = _layout(
+            session, opts, cut, _budget(ax, own, opts.collapse, opts.max_columns), folded
         )
     if own:
         _figure(ax).set_size_inches(*tree_figure_size(layout))
-    _render(ax, layout, cut, title or _default_title(session, layout, leaf_id), show_labels)
+    title = opts.title or _default_title(session, layout, opts.leaf_id)
+    _render(ax, layout, cut, title, opts.show_labels)
     if own:
         # The layout is done (the declutter pass made it): keep it, so saving or showing
         # the figure does not lay it out again.
         _figure(ax).set_layout_engine("none")
     return ax
+
+
+def _layout(
+    session: Session,
+    opts: TreeOptions,
+    cut: Any,
+    max_columns: int | None,
+    folded: FoldedTree | None,
+) -> TreeLayout:
+    """The layout `opts` asks for, the cut's region boundaries kept as their own nodes."""
+    counter = opts.counter or TokenCounter()
+    return tree_layout(
+        session,
+        leaf_id=opts.leaf_id,
+        tokens=counter.count_entry,
+        collapse=opts.collapse if isinstance(opts.collapse, int) else None,
+        pinned=_pins(cut, _cut_regions(cut)),
+        start=opts.start,
+        end=opts.end,
+        path_range=opts.path_range,
+        max_columns=max_columns,
+        max_lanes=opts.max_lanes,
+        folded=folded,
+    )
 
 
 def _render(ax: Axes, layout: TreeLayout, cut: Any, title: str, show_labels: bool) -> None:

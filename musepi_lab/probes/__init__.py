@@ -7,52 +7,21 @@ compacted context and scores the answers (exact match where the reference is exa
 model on a declared rubric elsewhere), through the one model seam.
 """
 
-from ._ask import (
-    JUDGE_DIMENSIONS,
-    Judgement,
-    judge_prompt,
-    judge_request,
-    parse_judgement,
-    reader_request,
-)
-from ._frame import PROBE_COLUMNS, probes_df, probes_frame
-from ._loopback import echo_reader, overlap_judge
-from ._make import ProbeLimits, make_probes, probe_point
-from ._model import PROBE_KINDS, Probe
-from ._run import (
-    ProbeModels,
-    answer_probe,
-    cell_probes,
-    probe_cells,
-    probe_score_table,
-    run_probe_answers,
-    run_probes,
-    score_probes,
-)
+from ._frame import probes_df, probes_frame
+from ._make import ProbeLimits, make_probes
+from ._model import Probe
+from ._options import ProbeOptions
+from ._run import ProbeModels, probe_score_table, run_probes, score_probes
 
 __all__ = [
-    "JUDGE_DIMENSIONS",
-    "PROBE_COLUMNS",
-    "PROBE_KINDS",
-    "Judgement",
     "Probe",
     "ProbeLimits",
     "ProbeModels",
-    "answer_probe",
-    "cell_probes",
-    "echo_reader",
-    "judge_prompt",
-    "judge_request",
+    "ProbeOptions",
     "make_probes",
-    "overlap_judge",
-    "parse_judgement",
-    "probe_cells",
-    "probe_point",
     "probe_score_table",
     "probes_df",
     "probes_frame",
-    "reader_request",
-    "run_probe_answers",
     "run_probes",
     "score_probes",
 ]

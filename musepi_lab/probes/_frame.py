@@ -1,17 +1,16 @@
 """Probes as DataFrames: `probes_frame` for probes in hand, `probes_df` for sessions.
 
 `probes_df` takes what every frame function takes (a `Session`, a session file or folder,
-or a list of those) and returns `(frame, errors)`, or the frame alone with `strict=True`.
+or a list of those) and returns the frame, its read problems on it (`problems_of`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING
 
 from ..compaction._prepare import prepare_compaction
 from ..compaction._settings import CompactionSettings
-from ..session._errors import ReadProblem
 from ..tokens._counter import TokenCounter
 from ._make import ProbeLimits, make_probes, probe_point
 from ._model import Probe
@@ -19,7 +18,7 @@ from ._model import Probe
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..analysis._tables import SessionSource
+    from ..analysis._load import SessionSource
 
 PROBE_COLUMNS: tuple[str, ...] = (
     "probe_id",
@@ -59,32 +58,8 @@ def probes_frame(probes: Iterable[Probe]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(PROBE_COLUMNS))
 
 
-@overload
 def probes_df(
-    sessions: SessionSource,
-    *,
-    strict: Literal[True],
-    budget: int | None = ...,
-    settings: CompactionSettings | None = ...,
-    counter: TokenCounter | None = ...,
-    point: str | None = ...,
-    facts: str = ...,
-    limits: ProbeLimits | None = ...,
-) -> pd.DataFrame: ...
-@overload
-def probes_df(
-    sessions: SessionSource,
-    *,
-    strict: Literal[False] = ...,
-    budget: int | None = ...,
-    settings: CompactionSettings | None = ...,
-    counter: TokenCounter | None = ...,
-    point: str | None = ...,
-    facts: str = ...,
-    limits: ProbeLimits | None = ...,
-) -> tuple[pd.DataFrame, list[ReadProblem]]: ...
-def probes_df(
-    sessions: SessionSource,
+    source: SessionSource,
     *,
     strict: bool = False,
     budget: int | None = None,
@@ -93,7 +68,7 @@ def probes_df(
     point: str | None = "last-request",
     facts: str = "auto",
     limits: ProbeLimits | None = None,
-) -> Any:
+) -> pd.DataFrame:
     """The probes of each session at one compaction point, one row each (`PROBE_COLUMNS`).
 
     Each session is prepared for a compaction at the point (`prepare_compaction` with the
@@ -102,8 +77,8 @@ def probes_df(
     `entries_df`; the probes' own ids are unchanged.
 
     Args:
-        sessions: A `Session`, a session file or folder, or a list of those.
-        strict: Raise on read problems instead of returning them beside the frame.
+        source: A `Session`, a session file or folder, or a list of those.
+        strict: Raise on read problems instead of keeping them on the frame.
         budget: The keep-recent budget (default: the settings').
         settings: Compaction settings (default: MusePi's).
         counter: Token counter (default: the profile's estimator).
@@ -113,7 +88,7 @@ def probes_df(
         limits: How many probes of each kind.
 
     Returns:
-        `(frame, errors)` with `strict=False` (the default), else the frame alone.
+        The frame, the read problems on it as on every frame (`problems_of(frame)`).
 
     Raises:
         TypeError: `sessions` is none of those.
@@ -124,16 +99,17 @@ def probes_df(
     # stays light.
     import pandas as pd
 
+    from ..analysis._load import load_sessions
+    from ..analysis._problems import with_problems
     from ..analysis._rows import frame_session_ids
     from ..analysis._sources import check_source
-    from ..analysis._tables import load_sessions
 
-    check_source(sessions, "probes_df")
+    check_source(source, "probes_df")
     settings = settings or CompactionSettings.musepi()
     if budget is not None:
         settings = settings.copy_with(keep_recent_tokens=budget)
     counter = counter or TokenCounter.for_profile(settings.profile)
-    loaded, problems = load_sessions(sessions, strict=strict)
+    loaded, problems = load_sessions(source, strict=strict)
     frames = []
     for session_id, session in zip(frame_session_ids(loaded), loaded, strict=True):
         if point == "last-request":
@@ -150,4 +126,4 @@ def probes_df(
         frame = probes_frame(make_probes(session, prep, facts=facts, limits=limits))
         frames.append(frame.assign(session_id=session_id))
     frame = pd.concat(frames, ignore_index=True) if frames else probes_frame(())
-    return frame if strict else (frame, problems)
+    return with_problems(frame, problems)

@@ -28,6 +28,7 @@ from ._ask import JUDGE_DIMENSIONS, exact_score, judge_request, parse_judgement,
 from ._context import compacted_session, reader_messages
 from ._make import ProbeLimits, make_probes, probe_point
 from ._model import PROBE_KINDS, Probe
+from ._options import ProbeOptions
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -257,16 +258,8 @@ def run_probe_answers(
     *,
     reader: Summarizer,
     judge: Summarizer,
-    summarizer: Summarizer | None = None,
-    settings: CompactionSettings | None = None,
-    counter: TokenCounter | None = None,
-    prompts: PromptSet | str | None = None,
-    point: str | None = "last-request",
-    facts: str = "auto",
-    limits: ProbeLimits | None = None,
-    reader_prices: Mapping[str, float] | None = None,
-    judge_prices: Mapping[str, float] | None = None,
-    images: bool = False,
+    options: ProbeOptions | None = None,
+    **keywords: Any,
 ) -> pd.DataFrame:
     """Every probe of every cell, answered and scored: one row per (cell, probe).
 
@@ -277,19 +270,10 @@ def run_probe_answers(
         budgets: Keep-recent budgets (tokens) of the engine's cut.
         reader: Answers probes (any `Summarizer`, e.g. `OpenAICompatibleSummarizer`).
         judge: Scores answers that have no exact reference.
-        summarizer: For strategies that call a model.
-        settings: Compaction settings (default MusePi's); `keep_recent_tokens` is set per
-            budget.
-        counter: Token counter (default: the profile's).
-        prompts: Prompt set (holds `probe-reader` and `probe-judge`).
-        point: `last-request` (before the last user request the agent answers with a tool
-            call: see `probe_point`), `leaf` (the session leaf: no continuation probes),
-            or an entry id.
-        facts: `auto`, `planted` or `extracted` (see `make_probes`).
-        limits: Probes per kind.
-        reader_prices: USD per million tokens of the reader (`input`, `output`).
-        judge_prices: Likewise for the judge.
-        images: Send images to the reader.
+        options: A `ProbeOptions` (default: every option at its default).
+        **keywords: Any option of `ProbeOptions` by name (`summarizer=`, `settings=`,
+            `counter=`, `prompts=`, `point=`, `facts=`, `limits=`, `reader_prices=`,
+            `judge_prices=`, `images=`), replacing the one in `options`.
 
     Returns:
         Columns: `session_id`, `point`, `strategy`, `label`, `budget`, `compacted`,
@@ -298,35 +282,45 @@ def run_probe_answers(
         `source`, `question`, `reference`, `exact`, `answer`, `score` (0–1),
         `judge_<dimension>`, `judge_error`, and per call `reader_*` / `judge_*` tokens,
         `cached`, `latency_s`, `cost_usd`, with `cost_usd` their sum.
+
+    Raises:
+        TypeError: A keyword that is not an option.
     """
     import pandas as pd
 
-    settings = settings or CompactionSettings.musepi()
-    grid = _Grid(
-        settings=settings,
-        counter=counter or TokenCounter.for_profile(settings.profile),
-        prompts=resolve_prompts(prompts),
-        models=ProbeModels(
-            reader,
-            judge,
-            {**DEFAULT_PRICES, **(reader_prices or {})},
-            {**DEFAULT_PRICES, **(judge_prices or {})},
-            images,
-        ),
-        summarizer=summarizer,
-        facts=facts,
-        limits=limits or ProbeLimits(),
-    )
+    opts = ProbeOptions.given(options, keywords, "run_probe_answers")
+    grid = _grid(opts, reader, judge)
     strats = [get(s) for s in strategies]
     rows: list[dict[str, Any]] = []
     for item in sessions:
         session = _as_session(item)
-        leaf = _point(session, point)
+        leaf = _point(session, opts.point)
         for budget in budgets:
             probes = _probes_at(session, leaf, budget, grid)
             for strategy in strats:
                 rows.extend(_cell_rows(session, leaf, strategy, budget, probes, grid))
     return pd.DataFrame(rows)
+
+
+def _grid(opts: ProbeOptions, reader: Summarizer, judge: Summarizer) -> _Grid:
+    """What every cell of a probe run shares: settings, counter, prompts, models, facts."""
+    settings = opts.settings or CompactionSettings.musepi()
+    models = ProbeModels(
+        reader,
+        judge,
+        {**DEFAULT_PRICES, **(opts.reader_prices or {})},
+        {**DEFAULT_PRICES, **(opts.judge_prices or {})},
+        opts.images,
+    )
+    return _Grid(
+        settings=settings,
+        counter=opts.counter or TokenCounter.for_profile(settings.profile),
+        prompts=resolve_prompts(opts.prompts),
+        models=models,
+        summarizer=opts.summarizer,
+        facts=opts.facts,
+        limits=opts.limits or ProbeLimits(),
+    )
 
 
 def _point(session: Session, point: str | None) -> str | None:
@@ -414,7 +408,8 @@ def run_probes(
     *,
     reader: Summarizer,
     judge: Summarizer,
-    **options: Any,
+    options: ProbeOptions | None = None,
+    **keywords: Any,
 ) -> pd.DataFrame:
     """Per-cell probe scores by kind: `probe_cells(run_probe_answers(...))`.
 
@@ -422,7 +417,7 @@ def run_probes(
     yourself to keep the per-probe rows (answers, judge scores, costs).
     """
     answers = run_probe_answers(
-        sessions, strategies, budgets, reader=reader, judge=judge, **options
+        sessions, strategies, budgets, reader=reader, judge=judge, options=options, **keywords
     )
     return probe_cells(answers)
 

@@ -413,12 +413,6 @@ def hidden_reasoning_tokens(message: Mapping[str, Any] | None) -> int:
     return round(total)
 
 
-def reply_output_tokens(message: Mapping[str, Any] | None, model: CacheModel) -> int:
-    """Output tokens of a reply: its billed text in the provider's tokens plus the
-    reasoning it hid (`hidden_reasoning_tokens`)."""
-    return provider_tokens(billed_message_tokens(message), model) + hidden_reasoning_tokens(message)
-
-
 def provider_tokens(estimate: int, model: CacheModel) -> int:
     """The counter's estimate in the provider's tokens (the model's `token_ratio`)."""
     return round(estimate * model.token_ratio)

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..session._session import Session
 from ._calibrated import DEFAULT_CALIBRATION, Calibration
-from ._replay import replay
+from ._replay import replay_session
 from ._result import ReplayResult, StreamResult
 from ._uncertainty import (
     COST_DRAWS,
@@ -180,7 +180,9 @@ def judge_session(
 
 
 def _judged_replay(session: Session, calibration: Calibration, ratio: str) -> ReplayResult:
-    return replay(session, FIT_STRATEGY, window=FIT_WINDOW, calibration=calibration, ratio=ratio)
+    return replay_session(
+        session, FIT_STRATEGY, window=FIT_WINDOW, calibration=calibration, ratio=ratio
+    )
 
 
 def _kept(part: StreamResult) -> StreamDraws:

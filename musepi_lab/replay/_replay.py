@@ -49,7 +49,14 @@ from ._uncertainty import Rate, StreamDraws, beta_rates
 from ._walk import Walk, walk
 from ._walks import FIT_STRATEGY, FIT_WINDOW, recorded_walk, stream_config, streams_of
 
-__all__ = ["RATIOS", "TRIGGERS", "CompactionEvent", "CompactionFailure", "ReplayResult", "replay"]
+__all__ = [
+    "RATIOS",
+    "TRIGGERS",
+    "CompactionEvent",
+    "CompactionFailure",
+    "ReplayResult",
+    "replay_session",
+]
 
 RATIOS: tuple[str, ...] = ("session", "causal", "family")
 """What `replay(ratio=...)` bills each stream's line from (module notes)."""
@@ -57,7 +64,7 @@ RATIOS: tuple[str, ...] = ("session", "causal", "family")
 UNANCHORED = "a compaction run whose compaction is not on the main stream's path"
 
 
-def replay(
+def replay_session(
     session: Session,
     strategy: str | Strategy,
     *,

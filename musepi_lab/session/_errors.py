@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from .._errors import MusepiLabError
+
 
 @dataclass(frozen=True, slots=True)
 class ReadProblem:
@@ -43,7 +45,8 @@ class ReadProblem:
             `usage-without-reply` (Codex requests no assistant item answers, billed from
             their `token_count` events) and `negative-usage` (a negative token count or
             recorded cost). opencode's database: `invalid-utf8` also for a column name or
-            text value that is not UTF-8.
+            text value that is not UTF-8. A frame function adds `column-error`: a value a
+            column could not extract (its cell left missing).
         message: A human-readable explanation.
     """
 
@@ -68,7 +71,7 @@ def in_file_order(problems: Iterable[ReadProblem]) -> tuple[ReadProblem, ...]:
     return tuple(sorted(problems, key=_file_order))
 
 
-class SessionReadError(ValueError):
+class SessionReadError(MusepiLabError, ValueError):
     """A session file could not be read (strict mode, or a path that is not a file).
 
     `str(err)` starts with `path:line` (or `path` for whole-file problems).

@@ -5,15 +5,22 @@
 package imports every built-in strategy module below, and each registers itself.
 """
 
-from ..llm import (
-    DiskCache,
-    OpenAICompatibleSummarizer,
-    Summarizer,
-    SummarizerError,
-    SummarizerNotConfigured,
-    SummaryRequest,
-    SummaryResponse,
-    request_key,
+# Each built-in strategy registers itself when its module is imported (the classes are
+# reached through `get(name)`; their modules are the private `_x` files below).
+from . import (  # noqa: F401
+    _extractive,
+    _hybrid,
+    _keep_user,
+    _llm_summary,
+    _masking,
+    _none,
+    _oversized_output,
+    _prune,
+    _recorded,
+    _remote,
+    _summarize_every_n,
+    _truncate,
+    snapcompact,
 )
 from ._base import (
     CompactionContext,
@@ -23,55 +30,18 @@ from ._base import (
     compact,
     get,
     register,
-    strategy_type,
 )
-from ._extractive import Extractive
-from ._handoff import Handoff, HandoffResult, handoff
-from ._hybrid import Hybrid
-from ._keep_user import KeepUserMessages
-from ._llm_summary import LlmSummary
-from ._masking import ObservationMasking
-from ._none import NoCompaction
-from ._oversized_output import OversizedOutput
-from ._prune import Prune
-from ._recorded import Recorded
-from ._remote import Remote, RemoteEndpointSummarizer
-from ._summarize_every_n import SummarizeEveryN
-from ._truncate import Truncate
-from .snapcompact import Snapcompact
+from ._handoff import HandoffOptions, HandoffResult, handoff
 
 __all__ = [
     "CompactionContext",
-    "DiskCache",
-    "Extractive",
-    "Handoff",
+    "HandoffOptions",
     "HandoffResult",
-    "Hybrid",
-    "KeepUserMessages",
-    "LlmSummary",
-    "NoCompaction",
-    "ObservationMasking",
-    "OpenAICompatibleSummarizer",
-    "OversizedOutput",
-    "Prune",
-    "Recorded",
-    "Remote",
-    "RemoteEndpointSummarizer",
-    "Snapcompact",
     "Strategy",
     "StrategyUnavailable",
-    "SummarizeEveryN",
-    "Summarizer",
-    "SummarizerError",
-    "SummarizerNotConfigured",
-    "SummaryRequest",
-    "SummaryResponse",
-    "Truncate",
     "available",
     "compact",
     "get",
     "handoff",
     "register",
-    "request_key",
-    "strategy_type",
 ]

@@ -30,7 +30,7 @@ from ..context._build import UNSET, build_session_context
 from ..session._session import Session
 from ..tokens._counter import TokenCounter
 from ..tokens._estimate import MUSEPI_IMAGE_TOKENS, js_stringify
-from ._base import CompactionContext
+from ._context import CompactionContext
 from .snapcompact._providers import image_billing_tokens, provider_for_model
 
 # The measuring copy's entry gets a fixed time (the count never depends on it) and a fresh

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from .._options import Options
 from .._prompts import PromptSet, resolve_prompts
 from ..compaction._file_ops import compute_file_lists, file_details
 from ..compaction._result import CompactionResult
@@ -92,8 +93,9 @@ def history_start(messages: Sequence[Mapping[str, Any]], counter: TokenCounter, 
 
 
 @dataclass(frozen=True)
-class HandoffOptions:
-    """How the handoff request is made (the strategy's parameters, and `handoff()`'s).
+class HandoffOptions(Options):
+    """How the handoff request is made (the strategy's parameters, and `handoff()`'s
+    options: each one also a keyword of `handoff()`).
 
     Attributes:
         custom_instructions: Focus for the document (`Additional focus: …`).
@@ -251,18 +253,13 @@ def handoff(
     summarizer: Summarizer,
     *,
     leaf_id: str | None = None,
-    custom_instructions: str | None = None,
     settings: CompactionSettings | None = None,
     counter: TokenCounter | None = None,
     prompts: PromptSet | str | None = None,
-    system_prompt: str | None = None,
-    tools: Sequence[Mapping[str, Any]] = (),
-    auto: bool = False,
-    trim_history: bool = True,
-    images: bool = False,
-    thinking_level: str | None = None,
     session_id: str | None = None,
     timestamp: str | None = None,
+    options: HandoffOptions | None = None,
+    **keywords: Any,
 ) -> HandoffResult:
     """Hand a session off: ask for the handoff document and start the new session.
 
@@ -270,45 +267,34 @@ def handoff(
         session: The session handed off (not changed; nothing is written).
         summarizer: The model seam.
         leaf_id: The leaf whose path is handed off (default: the session leaf).
-        custom_instructions: Focus for the document.
         settings: Compaction settings (profile, output cap); default MusePi's.
         counter: Token counter (default: the profile's estimator).
         prompts: The prompt set or a folder of prompts.
-        system_prompt: The live system prompt, when known.
-        tools: The live tool definitions (Chat Completions `tools` entries), when known.
-        auto: A threshold-triggered handoff (its focus prompt applies).
-        trim_history: Drop the oldest turns when the history would not fit the window.
-        images: Replay images as data URLs.
-        thinking_level: Sets the reasoning effort (default: the session's).
         session_id: Id of the new session (default: derived).
         timestamp: Time of the new session (default: now).
+        options: How the request is made, a `HandoffOptions` (default: its defaults).
+        **keywords: Any option of `HandoffOptions` by name (`custom_instructions=`,
+            `system_prompt=`, `tools=`, `auto=`, `trim_history=`, `images=`,
+            `thinking_level=`), replacing the one in `options`.
 
     Raises:
         ValueError: Fewer than two message entries on the path (nothing to hand off).
         SummarizerError: The model failed, or returned no document.
+        TypeError: A keyword that is not an option.
     """
+    opts = HandoffOptions.given(options, keywords, "handoff")
+    opts = opts.copy_with(tools=tuple(opts.tools))
     settings = settings or CompactionSettings.musepi()
-    counter = counter or TokenCounter.for_profile(settings.profile)
     prompt_set = resolve_prompts(prompts)
-    path = session.path(leaf_id)
-    if sum(1 for e in path if e.type == "message") < MIN_HANDOFF_MESSAGES:
+    if sum(1 for e in session.path(leaf_id) if e.type == "message") < MIN_HANDOFF_MESSAGES:
         raise ValueError(f"Nothing to hand off in session {session.id!r} (no messages yet)")
-    options = HandoffOptions(
-        custom_instructions=custom_instructions,
-        auto=auto,
-        trim_history=trim_history,
-        images=images,
-        thinking_level=thinking_level,
-        system_prompt=system_prompt,
-        tools=tuple(tools),
-    )
     built = build_handoff_request(
         session,
-        options,
+        opts,
         leaf_id=leaf_id,
         profile=settings.profile,
         prompts=prompt_set,
-        counter=counter,
+        counter=counter or TokenCounter.for_profile(settings.profile),
         max_tokens=settings.summary_max_tokens,
         context_window=getattr(summarizer, "context_window", None) or DEFAULT_SUMMARIZER_WINDOW,
     )

@@ -30,6 +30,7 @@ from ..session._session import Session
 from ..tokens._counter import TokenCounter
 from ._base import CompactionContext, Strategy, register
 from ._context_size import context_tokens, first_path_entry_id
+from ._params import check_count
 
 DEFAULT_KEEP_TURNS = 10
 """Steps whose tool outputs stay visible (the Complexity Trap paper's M = 10)."""
@@ -148,13 +149,6 @@ def mask_observations(
     return out
 
 
-def _check_keep_turns(value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"keep_turns must be an int, not {type(value).__name__}")
-    if value < 0:
-        raise ValueError(f"keep_turns must be >= 0, got {value}")
-
-
 @register
 @dataclass(frozen=True)
 class ObservationMasking(Strategy):
@@ -171,7 +165,7 @@ class ObservationMasking(Strategy):
     keep_turns: int = DEFAULT_KEEP_TURNS
 
     def __post_init__(self) -> None:
-        _check_keep_turns(self.keep_turns)
+        check_count("keep_turns", self.keep_turns, 0)
 
     def run(self, ctx: CompactionContext) -> CompactionResult | None:
         """Mask; None when no tool output is old enough to mask."""

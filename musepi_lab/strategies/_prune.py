@@ -15,24 +15,16 @@ nothing on most recorded sessions.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from ..compaction._pruning import prune_tool_outputs
 from ..compaction._result import CompactionResult
 from ..session._session import parse_timestamp_ms
 from ._base import CompactionContext, Strategy, register
 from ._context_size import context_tokens, first_path_entry_id
+from ._params import check_optional_count
 
 PRUNE_METHOD = "prune"
-
-
-def _check_optional_count(name: str, value: Any) -> None:
-    if value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int or None, not {type(value).__name__}")
-    if value < 0:
-        raise ValueError(f"{name} must be >= 0, got {value}")
 
 
 @register
@@ -54,8 +46,8 @@ class Prune(Strategy):
     minimum_savings: int | None = None
 
     def __post_init__(self) -> None:
-        _check_optional_count("protect_tokens", self.protect_tokens)
-        _check_optional_count("minimum_savings", self.minimum_savings)
+        check_optional_count("protect_tokens", self.protect_tokens, 0)
+        check_optional_count("minimum_savings", self.minimum_savings, 0)
 
     def run(self, ctx: CompactionContext) -> CompactionResult | None:
         """Prune; None when pruning would not change anything."""

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._atomic import write_bytes_atomic
+from .._errors import MusepiLabError
 
 if TYPE_CHECKING:
     import tiktoken
@@ -33,7 +34,7 @@ BPE_ENCODINGS: tuple[str, ...] = ("o200k_base", "cl100k_base")
 """Encodings that can be built offline."""
 
 
-class RankFileError(RuntimeError):
+class RankFileError(MusepiLabError, RuntimeError):
     """A bundled rank file is missing or does not match the hash tiktoken expects."""
 
 

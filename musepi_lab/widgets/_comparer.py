@@ -2,60 +2,44 @@
 
 The rows it makes have the column names and meanings of `run_benchmark`'s compact mode
 (budget = keep-recent tokens, one compaction at the leaf; fact retention over the part the
-engine's cut summarizes away), so `plot_strategy_comparison` draws both the same way. It
-runs in-process on a `Session` object, which need not come from a file, and keeps every
-`CompactionResult` for its summary text.
+engine's cut summarizes away), so `plot_strategy_comparison` draws both the same way. The work is
+`musepi_lab.bench.compare_strategies` (in process, on a `Session` that need not come from a
+file); the widget holds the `Comparison` it returns and only displays it.
 """
 
 from __future__ import annotations
 
 import html
-import time
 from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
 
-from ..bench._score import score_compaction
+from ..bench._compare import (
+    COMPARISON_COLUMNS,
+    DEFAULT_BUDGETS,
+    Comparison,
+    compare_strategies,
+    resolve_facts,
+)
+from ..bench._compare import (
+    usable_strategies as usable_strategies,  # where the tests and notebooks import it
+)
 from ..compaction._result import CompactionResult
 from ..compaction._settings import CompactionSettings
 from ..llm._summarizer import Summarizer
-from ..metrics._metrics import DEFAULT_PRICES, summarizer_cost
+from ..metrics._metrics import DEFAULT_PRICES
 from ..session._session import Session
-from ..strategies._base import available, compact, strategy_type
 from ..tokens._counter import TokenCounter
 from ._figures import escape_clip, show_figure, show_text
 
 if TYPE_CHECKING:
     import pandas as pd
 
-DEFAULT_BUDGETS: tuple[int, ...] = (4000, 8000, 16000)
-"""Keep-recent budgets offered at first (tokens)."""
 DEFAULT_STRATEGIES: tuple[str, ...] = ("truncate", "observation-masking", "extractive", "none")
 """Strategies selected at first, of those available."""
-ROW_COLUMNS: tuple[str, ...] = (
-    "session_id",
-    "strategy",
-    "budget",
-    "compacted",
-    "method",
-    "tokens_before",
-    "tokens_after",
-    "token_reduction",
-    "summary_tokens",
-    "facts",
-    "facts_kept",
-    "fact_retention",
-    "retention_lower",
-    "retention_upper",
-    "summarizer_input_tokens",
-    "summarizer_output_tokens",
-    "summarizer_cost_usd",
-    "compact_seconds",
-    "error",
-)
-"""Columns of the comparer's frame (a subset of the benchmark's, same meanings)."""
+ROW_COLUMNS: tuple[str, ...] = COMPARISON_COLUMNS
+"""Columns of the comparer's frame (`bench.COMPARISON_COLUMNS`)."""
 COST = "summarizer_cost_usd"
 """The cost the comparison shows: what the strategies' summarizer calls cost."""
 TABLE_COLUMNS: tuple[str, ...] = (
@@ -72,38 +56,6 @@ TABLE_COLUMNS: tuple[str, ...] = (
     "compact_seconds",
     "error",
 )
-
-
-def usable_strategies(*, with_summarizer: bool) -> tuple[str, ...]:
-    """Registered strategies that can run: those calling a model only with a summarizer."""
-    return tuple(
-        name for name in available() if with_summarizer or not strategy_type(name).needs_summarizer
-    )
-
-
-def _failed_row(session: Session, strategy: str, budget: int, exc: BaseException) -> dict[str, Any]:
-    row: dict[str, Any] = dict.fromkeys(ROW_COLUMNS)
-    row.update(
-        session_id=session.id,
-        strategy=strategy,
-        budget=budget,
-        compacted=False,
-        error=f"{type(exc).__name__}: {exc}",
-    )
-    return row
-
-
-def _planted_facts(session: Session) -> tuple[Any, ...] | None:
-    source = session.source_path
-    if not source:
-        return None
-    path = Path(source)
-    beside = path.with_name(path.name.removesuffix(".jsonl") + ".facts.json")
-    if not (path.name.endswith(".jsonl") and beside.is_file()):
-        return None
-    from ..datasets._generator import read_facts
-
-    return read_facts(path)
 
 
 class StrategyComparer(widgets.VBox):
@@ -153,14 +105,10 @@ class StrategyComparer(widgets.VBox):
         self.counter = counter or TokenCounter.for_profile(self.settings.profile)
         self.leaf_id = leaf_id
         self.prices = {**DEFAULT_PRICES, **(prices or {})}
-        if isinstance(facts, str):
-            if facts not in ("auto", "extracted"):
-                raise ValueError(f"facts must be 'auto', 'extracted' or a sequence, not {facts!r}")
-            self.planted = _planted_facts(session) if facts == "auto" else None
-        else:
-            self.planted = tuple(facts)
-        self.results: dict[tuple[str, int], CompactionResult | None] = {}
-        self.errors: dict[tuple[str, int], str] = {}
+        self.planted = resolve_facts(session, facts)
+        self.comparison: Comparison | None = None
+        self.results: Mapping[tuple[str, int], CompactionResult | None] = {}
+        self.errors: Mapping[tuple[str, int], str] = {}
         self.frame: pd.DataFrame | None = None
 
         options = usable_strategies(with_summarizer=summarizer is not None)
@@ -238,65 +186,29 @@ class StrategyComparer(widgets.VBox):
         self.progress.max = len(names) * len(budget_list)
         self.progress.value = 0
         self.status.value = f"running {self.progress.max} cells…"
-        rows: list[dict[str, Any]] = []
-        for budget in budget_list:
-            settings = self.settings.copy_with(keep_recent_tokens=budget)
-            for name in names:
-                rows.append(self._run_cell(name, budget, settings))
-                self.progress.value += 1
-        # Rows in (strategy, budget) order, as the benchmark lays its grid out.
-        rows.sort(key=lambda r: (names.index(r["strategy"]), r["budget"]))
-        self.frame = pd.DataFrame(rows, columns=list(ROW_COLUMNS))
+        self.comparison = compare_strategies(
+            self.session,
+            names,
+            budget_list,
+            settings=self.settings,
+            counter=self.counter,
+            summarizer=self.summarizer,
+            leaf_id=self.leaf_id,
+            facts=self.planted if self.planted is not None else "extracted",
+            prices=self.prices,
+            on_cell=self._advance,
+        )
+        self.results, self.errors = self.comparison.results, self.comparison.errors
+        self.frame = self.comparison.frame(ROW_COLUMNS)
         failed = len(self.errors)
-        self.status.value = f"{len(rows)} cells done" + (
+        self.status.value = f"{len(self.frame)} cells done" + (
             f", <b style='color:#a33'>{failed} failed</b> (see the error column)" if failed else ""
         )
         self._show(budget_list)
         return self.frame
 
-    def _run_cell(self, name: str, budget: int, settings: CompactionSettings) -> dict[str, Any]:
-        started = time.perf_counter()
-        try:
-            result = compact(
-                self.session,
-                name,
-                settings=settings,
-                counter=self.counter,
-                summarizer=self.summarizer,
-                leaf_id=self.leaf_id,
-            )
-            seconds = time.perf_counter() - started
-            # Scored exactly as a compact-mode benchmark cell.
-            scores = score_compaction(
-                self.session,
-                result,
-                settings=settings,
-                counter=self.counter,
-                planted=self.planted,
-                leaf_id=self.leaf_id,
-                salt=f"{name}:{budget}",
-            )
-        except Exception as exc:  # one failing strategy must not hide the others' results
-            self.results[(name, budget)] = None
-            self.errors[(name, budget)] = f"{type(exc).__name__}: {exc}"
-            return _failed_row(self.session, name, budget, exc)
-        self.results[(name, budget)] = result
-        s_in, s_out = scores["summarizer_input_tokens"], scores["summarizer_output_tokens"]
-        row = {
-            **scores,
-            "session_id": self.session.id,
-            "strategy": name,
-            "budget": budget,
-            "summarizer_cost_usd": summarizer_cost(
-                s_in,
-                s_out,
-                self.prices,
-                cached_input_tokens=result.summarizer_cached_input_tokens if result else 0,
-            ),
-            "compact_seconds": seconds,
-            "error": None,
-        }
-        return {column: row.get(column) for column in ROW_COLUMNS}
+    def _advance(self, _row: Mapping[str, Any]) -> None:
+        self.progress.value += 1
 
     # -- showing ----------------------------------------------------------------------
     def _show(self, budgets: Sequence[int]) -> None:

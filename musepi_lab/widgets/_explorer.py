@@ -1,8 +1,10 @@
 """`SessionExplorer`: browse a session's branches and entries, and what the LLM sees at each.
 
-The session stays a plain immutable value; the explorer is a view over it. Its state
-(`session`, `leaf_id`, `path`, `selected_entry`, `context`) is readable from Python, and
-every control is a child widget whose value can be set from Python too.
+The session stays a plain immutable value; what the explorer explores and shows is an
+`ExplorerModel` (`_explorer_model`, a frozen value tested without a kernel), and the widget
+is a thin view over it: each control's event becomes a model move, and `_render` draws what
+changed. Its state (`model`, `session`, `leaf_id`, `path`, `selected_entry`, `context`) is
+readable from Python, and every control is a child widget whose value can be set too.
 """
 
 from __future__ import annotations
@@ -14,34 +16,30 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from ..compaction._prepare import CompactionPreparation, prepare_compaction
+from ..compaction._prepare import CompactionPreparation
 from ..compaction._settings import CompactionSettings
-from ..compaction._token_sources import ESTIMATED, ContextFigures, context_figures
-from ..context._build import SessionContext, build_session_context
+from ..compaction._token_sources import ESTIMATED, ContextFigures
+from ..context._build import SessionContext
 from ..formats._registry import read_session
 from ..llm._types import Summarizer
-from ..navigation._navigate import NavigationResult, navigate_tree
+from ..navigation._navigate import NavigationResult
 from ..session._errors import SessionReadError
 from ..session._model import Entry
 from ..session._session import Session
 from ..tokens._counter import TokenCounter
 from ._cut import split_turn_html
+from ._explorer_model import ENTRY_WINDOW as ENTRY_WINDOW  # where the tests read it
+from ._explorer_model import ExplorerModel
 from ._explorer_views import (
-    branch_options,
     context_html,
     entry_html,
-    entry_option_label,
     file_label,
     navigation_html,
     session_files,
-    subagent_options,
 )
 from ._figures import THOUSANDS, show_png, show_text
 from ._live import DEFAULT_INTERVAL, LiveExplorerMixin, LiveFeed
 from ._tree_view import TreeDrawing
-
-ENTRY_WINDOW = 400
-"""Most path entries the entry list offers at once (those around the selection)."""
 
 
 class SessionExplorer(LiveExplorerMixin, widgets.VBox):
@@ -69,7 +67,8 @@ class SessionExplorer(LiveExplorerMixin, widgets.VBox):
     box ticked, the abandoned branch is summarized) and shows the resulting tree: the
     explorer's session becomes the navigated one, with its branch summary selected.
 
-    State: `session`, `leaf_id`, `path`, `selected_index`, `selected_entry`, `context`
+    State: `model` (the `ExplorerModel` shown; the names below read it), `session`,
+    `leaf_id`, `path`, `selected_index`, `selected_entry`, `context`
     (the `SessionContext` the LLM would see if the session ended at the selected entry),
     `context_tokens` (the counter's estimate of that context), `figures` (its sizes
     with their sources, `ContextFigures`), `root_session` (the session whose subagents
@@ -108,9 +107,6 @@ class SessionExplorer(LiveExplorerMixin, widgets.VBox):
     ) -> None:
         self.profile = profile
         self.plot = plot
-        self.settings = CompactionSettings.for_profile(profile)
-        self.preparation: CompactionPreparation | None = None
-        self.figures: ContextFigures | None = None
         self.tree_png: bytes | None = None
         self._drawing: TreeDrawing | None = None
         self.summarizer = summarizer
@@ -118,14 +114,10 @@ class SessionExplorer(LiveExplorerMixin, widgets.VBox):
         self.counter = counter or TokenCounter.for_profile(profile)
         self.max_chars = max_chars
         self.context_rows = context_rows
-        self.session: Session = Session({"type": "session"}, ())
-        self.root_session = self.session
-        self.leaf_id: str | None = None
-        self.path: tuple[Entry, ...] = ()
-        self.context: SessionContext | None = None
-        self.context_tokens = 0
-        self._tokens: list[int] = []
-        self._window = (0, 0)
+        self.model = ExplorerModel.open(
+            Session({"type": "session"}, ()), profile=profile, counter=self.counter
+        )
+        self._shown: ExplorerModel | None = None
         self._busy = False
 
         self._make_controls(summarizer)
@@ -234,16 +226,61 @@ class SessionExplorer(LiveExplorerMixin, widgets.VBox):
         self.preview_button.on_click(lambda _: self.navigate_here(apply=False))
         self.navigate_button.on_click(lambda _: self.navigate_here(apply=True))
 
-    # -- state ------------------------------------------------------------------------
+    # -- state: read from the model ---------------------------------------------------
+    @property
+    def session(self) -> Session:
+        """The session explored (the root or one of its subagents)."""
+        return self.model.session
+
+    @property
+    def root_session(self) -> Session:
+        """The session whose subagents the picker offers."""
+        return self.model.root
+
+    @property
+    def settings(self) -> CompactionSettings:
+        """The profile's compaction settings (the cut shown)."""
+        return self.model.settings
+
+    @property
+    def leaf_id(self) -> str | None:
+        """The leaf of the branch explored."""
+        return self.model.leaf_id
+
+    @property
+    def path(self) -> tuple[Entry, ...]:
+        """The entries of the branch explored, root first."""
+        return self.model.path
+
+    @property
+    def preparation(self) -> CompactionPreparation | None:
+        """The cut a compaction would make at the branch's leaf now."""
+        return self.model.preparation
+
+    @property
+    def context(self) -> SessionContext | None:
+        """What the LLM would see if the session ended at the selected entry."""
+        return self.model.context
+
+    @property
+    def context_tokens(self) -> int:
+        """The counter's estimate of that context."""
+        return self.model.context_tokens
+
+    @property
+    def figures(self) -> ContextFigures | None:
+        """The context's sizes with their sources."""
+        return self.model.figures
+
     @property
     def selected_index(self) -> int:
         """Path index of the selected entry."""
-        return int(self.entry_slider.value)
+        return self.model.selected_index
 
     @property
     def selected_entry(self) -> Entry | None:
         """The selected entry (None for an empty session)."""
-        return self.path[self.selected_index] if self.path else None
+        return self.model.selected_entry
 
     def select(self, entry_id: str) -> None:
         """Select an entry by id, switching to the first branch that holds it when needed.
@@ -251,21 +288,7 @@ class SessionExplorer(LiveExplorerMixin, widgets.VBox):
         Raises:
             KeyError: No entry has that id, or it is on no branch offered.
         """
-        if entry_id not in self.session:
-            raise KeyError(f"no entry {entry_id!r} in the session")
-        if all(e.id != entry_id for e in self.path):
-            leaf = next(
-                (
-                    leaf_id
-                    for leaf_id in self._leaf_ids()
-                    if any(e.id == entry_id for e in self.session.path(leaf_id))
-                ),
-                None,
-            )
-            if leaf is None:
-                raise KeyError(f"entry {entry_id!r} is on no branch of the session")
-            self.leaf_picker.value = leaf
-        self.entry_slider.value = [e.id for e in self.path].index(entry_id)
+        self._render(self.model.select(entry_id))
 
     def navigate_here(self, *, apply: bool = True) -> NavigationResult | None:
         """Navigate from the session leaf to the selected entry (the buttons call this).
@@ -275,31 +298,19 @@ class SessionExplorer(LiveExplorerMixin, widgets.VBox):
         summarizer was given) and show the resulting tree: the session becomes the
         navigated one and its summary entry (or new leaf) is selected.
         """
-        entry = self.selected_entry
-        if entry is None or entry.id is None:
-            return None
         summarize = apply and self.summarize_box.value and self.summarizer is not None
         try:
-            result = navigate_tree(
-                self.session,
-                entry.id,
-                summarize=summarize,
-                summarizer=self.summarizer,
-                profile=self.profile,
-                counter=self.counter,
-            )
+            result = self.model.navigate(summarize=summarize, summarizer=self.summarizer)
         except (ValueError, KeyError, RuntimeError) as exc:
             self.navigation_view.value = (
                 f"<span style='color:#a33'>could not navigate: {html.escape(str(exc))}</span>"
             )
             return None
+        if result is None:
+            return None
         self.navigation = result
-        if apply and not result.cancelled:
-            self._set_session(result.session)
-            shown = result.summary_entry.id if result.summary_entry is not None else None
-            shown = shown or result.new_leaf_id
-            if shown is not None:
-                self.select(shown)
+        if apply:
+            self._render(self.model.after_navigation(result))
         self.navigation_view.value = navigation_html(result, applied=apply)
         return result
 
@@ -317,22 +328,46 @@ class SessionExplorer(LiveExplorerMixin, widgets.VBox):
 
     def _set_session(self, session: Session) -> None:
         """Explore a session anew: its subagents are offered, it is shown first."""
-        self.root_session = session
-        options = subagent_options(session)
+        self._render(ExplorerModel.open(session, profile=self.profile, counter=self.counter))
+
+    # -- drawing the model ------------------------------------------------------------
+    def _render(self, model: ExplorerModel) -> None:
+        """Show `model`, redrawing only the panes whose part of it changed."""
+        old, self.model = self._shown, model
+        self._shown = model
+        new_root = old is None or old.root is not model.root
+        new_session = old is None or old.session is not model.session
+        new_branch = new_session or old is None or old.leaf_id != model.leaf_id
         self._busy = True
         try:
-            self.subagent_picker.options = options
-            self.subagent_picker.value = -1
+            if new_root:
+                self._show_subagents(model)
+            if new_session:
+                self._show_session(model)
+            if new_branch or old is None or old.shown_branches != model.shown_branches:
+                self.leaf_picker.options = list(model.shown_branches)
+                self.leaf_picker.value = model.leaf_id
+            if new_branch:
+                self._show_branch(model)
+            if new_branch or old is None or old.window != model.window:
+                self.entry_list.options = model.entry_options()
+            self.entry_slider.value = model.selected_index
+            self.entry_list.value = model.selected_index if model.path else None
         finally:
             self._busy = False
-        self.subagent_picker.layout.display = None if len(options) > 1 else "none"
-        self._show_session(session)
+        if new_branch or old is None or old.selected_index != model.selected_index:
+            self._show_entry(model)
 
-    def _show_session(self, session: Session) -> None:
-        """Show one session (the root or one of its subagents) from its leaf."""
+    def _show_subagents(self, model: ExplorerModel) -> None:
+        options = model.subagent_options
+        self.subagent_picker.options = options
+        self.subagent_picker.value = model.subagent
+        self.subagent_picker.layout.display = None if len(options) > 1 else "none"
+
+    def _show_session(self, model: ExplorerModel) -> None:
         from ..display import session_html
 
-        self.session = session
+        session = model.session
         self._drawing = None
         self.header.value = session_html(session)
         problems = len(session.errors)
@@ -342,161 +377,77 @@ class SessionExplorer(LiveExplorerMixin, widgets.VBox):
             if problems
             else ""
         )
-        self._busy = True
-        try:
-            self._branches = branch_options(session)
-            self.branch_filter.value = ""
-            self.leaf_picker.options = self._branches
-            self.leaf_picker.value = self._branches[0][1] if self._branches else None
-        finally:
-            self._busy = False
-        self._set_leaf(self.leaf_picker.value)
+        self.branch_filter.value = model.query
 
-    def _leaf_ids(self) -> list[str]:
-        return [value for _, value in self._branches]
-
-    def _set_leaf(self, leaf_id: str | None) -> None:
-        self.leaf_id = leaf_id
-        self.path = self.session.path(leaf_id) if leaf_id is not None else ()
-        self._tokens = self.counter.count_entries(self.path) if self.path else []
-        last = max(0, len(self.path) - 1)
-        self._busy = True
-        try:
-            self._window = (0, 0)
-            self._list_around(last)
-            self.entry_slider.max = last
-            self.entry_slider.value = last
-            self.entry_list.value = last if self.path else None
-        finally:
-            self._busy = False
+    def _show_branch(self, model: ExplorerModel) -> None:
+        self.entry_slider.max = max(0, len(model.path) - 1)
         self.entry_list_head.value = (
-            f"<div style='font-size:12px;color:#555'>{len(self.path):,} entries on this branch;"
-            f" tokens {ESTIMATED} ({html.escape(self.counter.method)})</div>"
+            f"<div style='font-size:12px;color:#555'>{len(model.path):,} entries on this "
+            f"branch; tokens {ESTIMATED} ({html.escape(self.counter.method)})</div>"
         )
-        self._show_cut()
-        self._show(last)
+        self._show_cut(model)
 
-    def _show_cut(self) -> None:
-        """The cut a compaction would make at the branch's leaf now, in words and on the
-        tree (the tree of a session is laid out once per branch and counter)."""
-        prep = None
-        if self.leaf_id is not None:
-            prep = prepare_compaction(
-                self.session, self.settings, self.counter, leaf_id=self.leaf_id
-            )
-        self.preparation = prep
-        self.cut_view.value = split_turn_html(prep) if self.path else ""
+    def _show_cut(self, model: ExplorerModel) -> None:
+        """The cut at the branch's leaf, in words and on the tree (the tree of a session
+        is laid out once per branch and counter)."""
+        prep = model.preparation
+        self.cut_view.value = split_turn_html(prep) if model.path else ""
         self.tree_png = None
-        if not self.plot or not self.path:
+        if not self.plot or not model.path:
             self.tree_output.outputs = ()
             return
-        if self._drawing is None or self._drawing.session is not self.session:
-            self._drawing = TreeDrawing(self.session)
+        if self._drawing is None or self._drawing.session is not model.session:
+            self._drawing = TreeDrawing(model.session)
         try:
-            png = self._drawing.png(leaf_id=self.leaf_id, counter=self.counter, cut=prep)
+            png = self._drawing.png(leaf_id=model.leaf_id, counter=self.counter, cut=prep)
         except Exception as exc:  # a view shows the failure instead of dying with it
             show_text(self.tree_output, f"could not draw the tree: {exc!r}")
             return
         show_png(self.tree_output, png, description="entry tree with the cut")
         self.tree_png = png
 
-    def _list_around(self, index: int) -> None:
-        """Offer the path entries around `index` in the list (at most `ENTRY_WINDOW`).
-
-        A branch of 10,000 entries would make a list the browser is slow to draw and a
-        kernel slow to label; the window follows the slider instead.
-        """
-        lo, hi = self._window
-        if lo <= index < hi:
-            return
-        lo = max(0, min(index - ENTRY_WINDOW // 2, len(self.path) - ENTRY_WINDOW))
-        hi = min(len(self.path), lo + ENTRY_WINDOW)
-        self._window = (lo, hi)
-        self.entry_list.options = [
-            (entry_option_label(i, self.path[i], self._tokens[i]), i) for i in range(lo, hi)
-        ]
-
-    def _show(self, index: int) -> None:
-        if not self.path:
-            self.context = None
-            self.context_tokens = 0
+    def _show_entry(self, model: ExplorerModel) -> None:
+        entry, index = model.selected_entry, model.selected_index
+        if entry is None or model.context is None or model.figures is None:
             self.entry_view.value = "<i>empty session</i>"
             self.context_view.value = ""
             return
-        entry = self.path[index]
         self.entry_view.value = entry_html(
-            entry, index, self._tokens[index], max_chars=self.max_chars, method=self.counter.method
-        )
-        context = build_session_context(self.session, entry.id, profile=self.profile)
-        tokens = self._message_tokens(context)
-        self.context = context
-        self.context_tokens = sum(tokens)
-        self.figures = context_figures(
-            context.messages, tokens, method=self.counter.method, profile=self.profile
+            entry,
+            index,
+            model.tokens[index],
+            max_chars=self.max_chars,
+            method=self.counter.method,
         )
         self.context_view.value = context_html(
-            context,
-            tokens,
-            self.figures,
+            model.context,
+            list(model.message_tokens),
+            model.figures,
             max_rows=self.context_rows,
             title=f"What the LLM sees at entry {index:,} ({self.profile}):",
         )
 
-    def _message_tokens(self, context: SessionContext) -> list[int]:
-        # Messages passed through unchanged are the entries' own objects: their counts are
-        # cached per entry. Rewritten ones (summaries, stripped tool calls) are counted anew.
-        tokens = []
-        for message, entry_id in zip(context.messages, context.entry_ids, strict=True):
-            entry = self.session.get(entry_id)
-            if entry is not None and entry.message is message:
-                tokens.append(self.counter.count_entry(entry))
-            else:
-                tokens.append(self.counter.count_message(message))
-        return tokens
-
-    # -- events -----------------------------------------------------------------------
+    # -- events: each one a model move ------------------------------------------------
     def _on_file(self, change: dict[str, Any]) -> None:
         if change["new"]:
             self._load(Path(change["new"]))
 
     def _on_subagent(self, change: dict[str, Any]) -> None:
-        if self._busy or change["new"] is None:
-            return
-        index = int(change["new"])
-        root = self.root_session
-        self._show_session(root if index < 0 else root.linked[index])
+        if not self._busy and change["new"] is not None:
+            self._render(self.model.show_subagent(int(change["new"])))
 
     def _on_leaf(self, change: dict[str, Any]) -> None:
         if not self._busy and change["new"] is not None:
-            self._set_leaf(change["new"])
+            self._render(self.model.with_leaf(change["new"]))
 
     def _on_filter(self, change: dict[str, Any]) -> None:
-        query = str(change["new"]).strip().lower()
-        current = self.leaf_picker.value
-        shown = [o for o in self._branches if query in o[0].lower()] if query else self._branches
-        if current is not None and all(value != current for _, value in shown):
-            # The branch being looked at stays offered, first, so the view does not jump.
-            shown = [o for o in self._branches if o[1] == current] + shown
-        self._busy = True
-        try:
-            self.leaf_picker.options = shown
-            self.leaf_picker.value = current
-        finally:
-            self._busy = False
+        if not self._busy:
+            self._render(self.model.with_query(str(change["new"])))
 
     def _on_slider(self, change: dict[str, Any]) -> None:
-        if self._busy:
-            return
-        self._busy = True
-        try:
-            self._list_around(change["new"])
-            self.entry_list.value = change["new"]
-        finally:
-            self._busy = False
-        self._show(change["new"])
+        if not self._busy:
+            self._render(self.model.with_selection(int(change["new"])))
 
     def _on_list(self, change: dict[str, Any]) -> None:
-        if self._busy or change["new"] is None:
-            return
-        # The slider is the single source of the selection; moving it shows the entry.
-        self.entry_slider.value = change["new"]
+        if not self._busy and change["new"] is not None:
+            self._render(self.model.with_selection(int(change["new"])))

@@ -194,8 +194,11 @@ class LiveExplorerMixin:
     live_view: Any
     profile: str
     counter: TokenCounter
-    session: Session
     file_picker: Any
+
+    @property
+    def session(self) -> Session:  # the explorer's
+        raise NotImplementedError
 
     def _set_session(self, session: Session) -> None:  # the explorer's
         raise NotImplementedError

@@ -125,6 +125,7 @@ AGENTS = ["pi", "musepi"]
 # --- the session and the context -------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("agent", AGENTS)
 @pytest.mark.parametrize("name", FILES)
 def test_entries_and_estimates_match_the_raw_file(agent: str, name: str) -> None:
@@ -157,6 +158,7 @@ def test_entries_and_estimates_match_the_raw_file(agent: str, name: str) -> None
     assert checked > 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("agent", AGENTS)
 @pytest.mark.parametrize("name", FILES)
 def test_context_roles(agent: str, name: str) -> None:

@@ -49,6 +49,7 @@ def _scalar_values(lo: int, hi: int) -> set[str]:
     return {chr(cp) for cp in range(lo, hi + 1) if not 0xD800 <= cp <= 0xDFFF}
 
 
+@pytest.mark.slow
 def test_every_scalar_value_of_planes_0_to_2_is_probed_alone_and_in_every_template() -> None:
     probes = unicode_probes()
     alone = [p.text for p in probes if p.kind == "alone"]
@@ -71,6 +72,7 @@ def test_every_scalar_value_of_planes_0_to_2_is_probed_alone_and_in_every_templa
         assert all(text[0] == "a" for text in texts), kind
 
 
+@pytest.mark.slow
 def test_the_release_and_ours_agree_on_every_code_point_and_font() -> None:
     document = reference()
     assert document["reference"]["packages"]["@oh-my-pi/snapcompact"] == "18.2.3"
@@ -101,6 +103,7 @@ def _first_run(document: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     return probes, {"fonts": fonts, "cells": document["cells"][:32]}
 
 
+@pytest.mark.slow
 def test_a_difference_is_counted_and_named() -> None:
     probes, answers = _first_run(reference())
     assert all(r.agreed == r.total for r in compare_unicode(answers, probes))

@@ -9,11 +9,9 @@ the registered strategy. `musepi_lab.conformance.compare_snapcompact` compares i
 """
 
 from ._providers import image_billing_tokens
-from ._strategy import Snapcompact, SnapcompactArchive, build_archive
+from ._strategy import Snapcompact
 
 __all__ = [
     "Snapcompact",
-    "SnapcompactArchive",
-    "build_archive",
     "image_billing_tokens",
 ]

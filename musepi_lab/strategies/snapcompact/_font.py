@@ -46,12 +46,6 @@ def font_glyphs() -> dict[int, bytes]:
     return parse_hex_font(gzip.decompress(data).decode("ascii"))
 
 
-@cache
-def font_code_points() -> frozenset[int]:
-    """Code points the misc-fixed 8x13 file has glyphs for."""
-    return frozenset(font_glyphs())
-
-
 SUPPORT_RESOURCE = "fonts/supported-chars.txt.gz"
 
 FONTS: tuple[str, ...] = ("8x13", "silver")
