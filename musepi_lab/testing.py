@@ -8,6 +8,9 @@ an HTTP status (with any `Retry-After` value), a delay (for timeouts), a 200 who
 an arbitrary JSON value (`choices: []`, `content: null`, a refusal, `content_filter`, an
 `{"error": ...}` object) or raw bytes (malformed JSON, HTML), and a 401 whose body echoes the
 `Authorization` header it received, as some real endpoints do. It binds 127.0.0.1 only.
+
+`LocalModelServer` (from `musepi_lab.llm`) is its real counterpart: a local model served by
+llama-cpp-python on loopback, for the tests and demos that need a model that writes.
 """
 
 from __future__ import annotations
@@ -21,6 +24,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from .llm._local import LocalModelMissing as LocalModelMissing
+from .llm._local import LocalModelServer as LocalModelServer
 
 Responder = Callable[[dict[str, Any]], str]
 

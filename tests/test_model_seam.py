@@ -410,3 +410,17 @@ def test_one_error_type_under_both_names():
 
     assert SummarizerError is ModelCallError is llm.SummarizerError
     assert issubclass(ModelCallError, RuntimeError)
+
+
+def test_max_output_tokens_caps_each_request_and_is_part_of_the_identity() -> None:
+    from musepi_lab.llm import OpenAICompatibleSummarizer, SummaryRequest
+
+    with StubOpenAIServer() as stub:
+        capped = OpenAICompatibleSummarizer(base_url=stub.base_url, max_output_tokens=48)
+        plain = OpenAICompatibleSummarizer(base_url=stub.base_url)
+        for model in (capped, plain):
+            for asked in (16, 800):
+                model.summarize(SummaryRequest(system_prompt="s", prompt="p", max_tokens=asked))
+        assert [b["max_tokens"] for _, b in stub.requests] == [16, 48, 16, 800]
+    assert capped.identity["max_output_tokens"] == 48
+    assert "max_output_tokens" not in plain.identity  # caches made before the cap still hit

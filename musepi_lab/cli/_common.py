@@ -63,6 +63,14 @@ def add_model_options(p: argparse.ArgumentParser, *, what: str) -> None:
         "else gpt-4o-mini)",
     )
     p.add_argument(
+        "--context-window",
+        metavar="TOKENS",
+        type=positive_int,
+        default=None,
+        help="the model's context window: inputs are fitted to it (default 128k; a local "
+        "server's is its n_ctx)",
+    )
+    p.add_argument(
         "--api-key-env",
         metavar="VAR",
         default=None,
@@ -87,6 +95,8 @@ def summarizer_from(
     """
     from ..llm import OpenAICompatibleSummarizer, SummarizerNotConfigured
 
+    window = getattr(args, "context_window", None)
+    sized = {"context_window": window} if window else {}
     key = None
     if args.api_key_env:
         key = os.environ.get(args.api_key_env)
@@ -94,7 +104,7 @@ def summarizer_from(
             raise UsageError(f"--api-key-env {args.api_key_env}: that variable is not set")
     try:
         return OpenAICompatibleSummarizer(
-            model=args.model, base_url=args.base_url, api_key=key, cache_dir=cache_dir
+            model=args.model, base_url=args.base_url, api_key=key, cache_dir=cache_dir, **sized
         )
     except SummarizerNotConfigured:
         if required is None:

@@ -17,6 +17,7 @@ from ._common import Parser, UsageError, add_model_options, one_line, print_erro
 from ._compare import add_compare_parser
 from ._conformance import budget_list, cmd_conformance
 from ._export import add_export_parser
+from ._local_model import add_local_model_parser
 from ._sessions import (
     cmd_convert,
     cmd_datasets,
@@ -207,6 +208,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_watch_parser(sub)
     add_usage_parser(sub)
     add_export_parser(sub)
+    add_local_model_parser(sub)
     return parser
 
 

@@ -151,6 +151,8 @@ class OpenAICompatibleSummarizer:
         backoff_s: First retry delay; doubles each retry (a `Retry-After` header wins).
         supports_reasoning: Send `reasoning_effort` (reasoning-capable models only).
         temperature: Sampling temperature, or None to leave the server default.
+        max_output_tokens: A cap on every request's `max_tokens` (a slow local model's
+            answers); None sends each request's own. Part of the identity when set.
         sleep: Injected for tests.
 
     Raises:
@@ -167,6 +169,7 @@ class OpenAICompatibleSummarizer:
     backoff_s: float = 0.5
     supports_reasoning: bool = False
     temperature: float | None = None
+    max_output_tokens: int | None = None
     sleep: Callable[[float], None] = field(default=time.sleep, repr=False)
 
     def __post_init__(self) -> None:
@@ -188,12 +191,15 @@ class OpenAICompatibleSummarizer:
     @property
     def identity(self) -> dict[str, Any]:
         """What identifies the endpoint in cache keys and results (never the key)."""
-        return {
+        identity: dict[str, Any] = {
             "base_url": self.base_url or DEFAULT_BASE_URL,
             "model": self.model,
             "temperature": self.temperature,
             "reasoning": self.supports_reasoning,
         }
+        if self.max_output_tokens is not None:
+            identity["max_output_tokens"] = self.max_output_tokens
+        return identity
 
     def summarize(self, request: SummaryRequest) -> SummaryResponse:
         """Run one request (from the cache when possible).
@@ -211,7 +217,9 @@ class OpenAICompatibleSummarizer:
         body: dict[str, Any] = {
             "model": self.model,
             "messages": request.chat_messages(),
-            "max_tokens": request.max_tokens,
+            "max_tokens": request.max_tokens
+            if self.max_output_tokens is None
+            else min(request.max_tokens, self.max_output_tokens),
         }
         if self.temperature is not None:
             body["temperature"] = self.temperature
