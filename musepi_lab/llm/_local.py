@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from .._errors import MusepiLabError
 from ._summarizer import OpenAICompatibleSummarizer
 
 __all__ = [
@@ -54,7 +55,7 @@ INSTALL_HINT = (
 )
 
 
-class LocalModelMissing(RuntimeError):
+class LocalModelMissing(MusepiLabError, RuntimeError):
     """llama-cpp-python or the model weights are not installed, or the server did not start."""
 
 
