@@ -225,3 +225,17 @@ def test_a_parts_timestamp_unit_is_the_one_pandas_parses_to(values):
 
     parsed = typed_series(pd.Series(values, dtype=object), TIMESTAMP)
     assert _part_values.timestamp_unit(values) == str(getattr(parsed.dtype, "unit", "s"))
+
+
+def test_frame_ids_follow_the_suffix_rule_in_linear_time():
+    # The rule by hand: the first as it is, later copies the first `#n` not taken.
+    assert _cache.frame_ids(["a", "a", "a#2", "a", "b", "a#2"]) == [
+        "a",
+        "a#2",
+        "a#2#2",
+        "a#3",
+        "b",
+        "a#2#3",
+    ]
+    copies = _cache.frame_ids(["s"] * 50_000)  # quadratic probing would take minutes
+    assert copies[-1] == "s#50000" and len(set(copies)) == 50_000

@@ -49,7 +49,7 @@ from ._load import (
 )
 from ._part_values import arrow_table, timestamp_units
 from ._problems import extract_values
-from ._rows import SessionView, TokenScope
+from ._rows import SessionView, TokenScope, unique_ids
 
 CACHE_VERSION = 2
 """Bump when a frame's rows or columns change in a way the package version does not show
@@ -84,16 +84,7 @@ class Part:
 
 def frame_ids(header_ids: Iterable[str]) -> list[str]:
     """Header ids made unique in order (`<id>#2` for the second), as `frame_session_ids`."""
-    taken: set[str] = set()
-    ids: list[str] = []
-    for header in header_ids:
-        candidate, n = header, 1
-        while candidate in taken:
-            n += 1
-            candidate = f"{header}#{n}"
-        taken.add(candidate)
-        ids.append(candidate)
-    return ids
+    return unique_ids(header_ids)
 
 
 def _problem_rows(problems: Iterable[ReadProblem]) -> list[list[Any]]:
