@@ -22,7 +22,9 @@ from musepi_lab.compaction import PruneOptions
 from musepi_lab.compaction._pruning import prune_superseded_tool_results, prune_tool_outputs
 from musepi_lab.formats._registry import read_session
 from musepi_lab.plot import TreeOptions, plot_tree
+from musepi_lab.replay import ReplayOptions, ReplayResult, replay_session
 from musepi_lab.session import Entry, Session
+from musepi_lab.strategies import get
 from musepi_lab.tokens import TokenCounter
 
 SAMPLE = Path(__file__).resolve().parents[1] / "datasets" / "sample"
@@ -158,3 +160,82 @@ def test_benchmark_options_that_do_not_go_together():
         BenchmarkOptions(executor="dask").check()
     with pytest.raises(TypeError, match=r"run_benchmark.*executor"):
         run_benchmark([SAMPLE / "sample-0004.jsonl"], ["truncate"], [8000], executer="serial")
+
+
+# -- replay -----------------------------------------------------------------------------------
+def _same_replay(a: ReplayResult, b: ReplayResult) -> None:
+    assert a.timeline.equals(b.timeline)
+    assert (a.window, a.strategy, a.cost, a.cost_interval) == (
+        b.window,
+        b.strategy,
+        b.cost,
+        b.cost_interval,
+    )
+    assert [(e.request, e.trigger) for e in a.events] == [(e.request, e.trigger) for e in b.events]
+
+
+def test_replay_options_are_frozen_and_copy_with_names_the_options():
+    options = ReplayOptions(window=8000)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        options.window = 1  # type: ignore[misc]
+    changed = options.copy_with(ratio="family", triggers=("overflow",))
+    assert (changed.window, changed.ratio, tuple(changed.triggers)) == (
+        8000,
+        "family",
+        ("overflow",),
+    )
+    assert (options.ratio, options.window) == ("session", 8000)  # the original is unchanged
+    with pytest.raises(TypeError, match=r"no option 'windw'.*window"):
+        options.copy_with(windw=1)
+    with pytest.raises(TypeError, match="replay_session"):
+        replay_session(read_session(SAMPLE / "sample-0004.jsonl"), "none", options=PruneOptions())  # type: ignore[arg-type]
+
+
+def test_replay_options_and_keywords_give_the_same_replay():
+    session = read_session(SAMPLE / "sample-0004.jsonl")
+    keywords = {"window": 8000, "triggers": ("overflow", "threshold"), "ratio": "family"}
+    by_keywords = replay_session(session, "truncate", **keywords)
+    by_value = replay_session(session, "truncate", options=ReplayOptions(**keywords))
+    _same_replay(by_keywords, by_value)
+    assert by_keywords.window == 8000 and by_keywords.events  # the window was applied
+    # A keyword beside the value replaces its option.
+    beside = replay_session(session, "truncate", options=ReplayOptions(**keywords), window=12_000)
+    _same_replay(beside, replay_session(session, "truncate", **{**keywords, "window": 12_000}))
+    assert beside.window == 12_000
+
+
+def test_replay_keywords_that_are_not_options_are_strategy_parameters():
+    session = read_session(SAMPLE / "sample-0004.jsonl")
+    value = replay_session(session, get("prune", protect_tokens=500), window=8000)
+    by_keyword = replay_session(session, "prune", window=8000, protect_tokens=500)
+    by_params = replay_session(
+        session, "prune", options=ReplayOptions(window=8000, params={"protect_tokens": 500})
+    )
+    _same_replay(value, by_keyword)
+    _same_replay(value, by_params)
+    assert by_keyword.strategy == get("prune", protect_tokens=500).label != get("prune").label
+    with pytest.raises(TypeError, match="protect_tokenz"):
+        replay_session(session, "prune", window=8000, protect_tokenz=500)
+
+
+def test_replay_options_that_are_unknown_values():
+    session = read_session(SAMPLE / "sample-0004.jsonl")
+    for bad, match in (
+        ({"ratio": "weekly"}, "unknown ratio"),
+        ({"cache": "lru"}, "unknown cache model"),
+        ({"triggers": ("sometimes",)}, "unknown triggers"),
+    ):
+        with pytest.raises(ValueError, match=match):
+            replay_session(session, "none", options=ReplayOptions(**bad))
+
+
+def test_configure_takes_the_options_or_the_keywords_written_before_them():
+    from musepi_lab.replay._state import configure
+
+    counter = TokenCounter("pi")
+    keywords = {"counter": counter, "triggers": ("overflow",), "prices": {"input": 1.0}}
+    by_keywords = configure("prune", window=9000, protect_tokens=500, **keywords)
+    options = ReplayOptions(params={"protect_tokens": 500}, **keywords)  # type: ignore[arg-type]
+    assert configure("prune", options, window=9000) == by_keywords
+    assert by_keywords.strategy == get("prune", protect_tokens=500)
+    assert (by_keywords.window, by_keywords.triggers) == (9000, frozenset({"overflow"}))

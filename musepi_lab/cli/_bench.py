@@ -362,6 +362,18 @@ def add_run_options(
     default_out: str | None,
     modes: tuple[str, ...] = ("compact", "replay"),
 ) -> None:
+    """The options of a benchmark run, in the order `--help` lists them: the grid, where
+    the cells run and the results go, what a cell measures, how the run resumes and shows
+    itself, and the model of the strategies that call one."""
+    _add_grid_options(p)
+    _add_where_options(p, default_out)
+    _add_measure_options(p, modes)
+    _add_run_control_options(p)
+    add_model_options(p, what="the strategies that call a model (llm-summary, handoff, ...)")
+
+
+def _add_grid_options(p: argparse.ArgumentParser) -> None:
+    """The strategies and budgets of the grid."""
     p.add_argument(
         "--strategy",
         action="append",
@@ -375,6 +387,10 @@ def add_run_options(
         metavar="N",
         help="keep-recent tokens (compact mode) or window (replay mode); repeat; 20k works",
     )
+
+
+def _add_where_options(p: argparse.ArgumentParser, default_out: str | None) -> None:
+    """Where the results go and where the cells run (a pool, inline, Dask)."""
     if default_out is None:
         p.add_argument("--out", required=True, help="folder for results.parquet/csv, config.json")
     else:
@@ -391,6 +407,10 @@ def add_run_options(
         "scheduler at SCHEDULER (tcp://host:8786); rows stream to OUT/results/part-*.parquet "
         "and a rerun resumes from them",
     )
+
+
+def _add_measure_options(p: argparse.ArgumentParser, modes: tuple[str, ...]) -> None:
+    """What a cell measures: the mode, whose rules and counter, which facts."""
     p.add_argument(
         "--mode",
         choices=modes,
@@ -425,6 +445,10 @@ def add_run_options(
         "extracted (by fixed rules from the session's own records), auto (planted when "
         "there, else extracted; the default)",
     )
+
+
+def _add_run_control_options(p: argparse.ArgumentParser) -> None:
+    """How the run resumes, gives up a cell and shows its progress."""
     p.add_argument("--no-cache", action="store_true", help="do not resume from OUT/cells")
     p.add_argument(
         "--cell-timeout",
@@ -435,7 +459,6 @@ def add_run_options(
         "cell_timeout, far above any cell's time; 0: no limit)",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    add_model_options(p, what="the strategies that call a model (llm-summary, handoff, ...)")
 
 
 PROBE_ENV: dict[str, str] = {

@@ -354,22 +354,29 @@ def run_reference(
             str(out),
             *options,
         ]
-        proc = subprocess.run(
-            argv,
-            cwd=target,
-            env=_driver_env(target),
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
+        return _run_driver(
+            f"{agent} reference driver failed on {session}", argv, target, out, timeout
         )
-        if proc.returncode != 0 or not out.is_file():
-            raise ReferenceRunError(
-                f"{agent} reference driver failed on {session} (exit {proc.returncode}):\n"
-                f"{proc.stderr[-4000:]}"
-            )
-        document: dict[str, Any] = json.loads(out.read_text())
-        return document
+
+
+def _run_driver(
+    failure: str, argv: Sequence[str], target: Path, out: Path, timeout: float
+) -> dict[str, Any]:
+    """Run a driver in `target` and read the JSON it wrote to `out` (`ReferenceRunError`:
+    `failure`, the exit status and the end of stderr, when it failed or wrote nothing)."""
+    proc = subprocess.run(
+        list(argv),
+        cwd=target,
+        env=_driver_env(target),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    if proc.returncode != 0 or not out.is_file():
+        raise ReferenceRunError(f"{failure} (exit {proc.returncode}):\n{proc.stderr[-4000:]}")
+    document: dict[str, Any] = json.loads(out.read_text())
+    return document
 
 
 def _driver_options(

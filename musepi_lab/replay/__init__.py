@@ -13,6 +13,7 @@ from ._calibrated import DEFAULT_CALIBRATION, Calibration
 from ._coverage import Coverage
 from ._fit import calibrate
 from ._judge import REQUEST_CLASSES, judge, judge_sources
+from ._options import ReplayOptions
 from ._replay import CompactionEvent, ReplayResult, replay_session
 from ._result import StreamResult, cost_difference_interval
 from ._split import CALIBRATION_SPLIT, corpus_split, read_split
@@ -24,6 +25,7 @@ __all__ = [
     "Calibration",
     "CompactionEvent",
     "Coverage",
+    "ReplayOptions",
     "ReplayResult",
     "StreamResult",
     "calibrate",

@@ -1,4 +1,4 @@
-"""`replay`: a recorded session replayed stream by stream under a given window, compactions
+"""`replay_session`: a recorded session replayed stream by stream under a given window, compactions
 fired where MusePi's triggers would (spec §6.5), every request billed under its provider's
 prompt-cache model.
 
@@ -21,19 +21,16 @@ requests, billed or left out with a reason.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..compaction._hooks import SessionHooks
-from ..compaction._settings import CompactionSettings
-from ..llm._summarizer import Summarizer
 from ..metrics._session_window import session_context_window
 from ..session._session import Session
 from ..strategies._base import Strategy
-from ..tokens._counter import TokenCounter
 from ._cache import CacheState
 from ._calibrated import DEFAULT_CALIBRATION, Calibration
 from ._coverage import COMPACTION_RUN, coverage
+from ._options import RATIOS, ReplayOptions
 from ._own import Terms, fixed_terms, observations, own_terms
 from ._result import (
     COLUMNS,
@@ -58,9 +55,6 @@ __all__ = [
     "replay_session",
 ]
 
-RATIOS: tuple[str, ...] = ("session", "causal", "family")
-"""What `replay(ratio=...)` bills each stream's line from (module notes)."""
-
 UNANCHORED = "a compaction run whose compaction is not on the main stream's path"
 
 
@@ -68,20 +62,8 @@ def replay_session(
     session: Session,
     strategy: str | Strategy,
     *,
-    window: int | None = None,
-    settings: CompactionSettings | None = None,
-    counter: TokenCounter | None = None,
-    summarizer: Summarizer | None = None,
-    triggers: Collection[str] = ("threshold", "mid-turn", "overflow", "incomplete", "manual"),
-    manual_at: Collection[str] = (),
-    prices: Mapping[str, float] | None = None,
-    system_tokens: int | None = None,
-    cache: str = "auto",
-    leaf_id: str | None = None,
-    hooks: SessionHooks | None = None,
-    calibration: Calibration | None = None,
-    ratio: str = "session",
-    **params: Any,
+    options: ReplayOptions | None = None,
+    **keywords: Any,
 ) -> ReplayResult:
     """Replay a session, every request stream of it, under a context window with a
     compaction strategy.
@@ -92,85 +74,51 @@ def replay_session(
             `recorded` follows the agent's own recorded compactions and fires no trigger).
             A strategy with a `window` parameter (`hybrid`) gets the replay's window.
             Every stream is replayed with it.
-        window: Context window in tokens (default: the session's, `session_context_window`).
-        settings: Compaction settings (default: MusePi's); their profile picks the
-            threshold rule, `mid_turn_enabled` gates the mid-turn trigger and
-            `idle_timeout_seconds` / `idle_threshold_tokens` the idle one. Every
-            compaction runs with them.
-        counter: Token counter for estimates (default: the profile's estimator).
-        summarizer: For strategies that call a model.
-        triggers: Which triggers may fire (any of `TRIGGERS`; idle is off by default, as
-            MusePi's `idleEnabled`).
-        manual_at: Entry ids after which a manual compaction runs.
-        prices: USD per million tokens (`input`, `cache_write`, `cache_write_1h`,
-            `cache_read`, `output`), overriding the prices of each reply's model (the
-            prices its session recorded paying, else `metrics.prices_for`).
-        system_tokens: Tokens of the system prompt and tools. Given, they are added to
-            every request's `context_tokens` and billed as every stream's system prompt;
-            None (default) bills each stream's own (module notes).
-        cache: The prompt-cache model: "auto" (from each reply's provider, writes at the
-            recorded 5-minute/1-hour split) or a name of `CACHE_MODELS`.
-        leaf_id: Replay the main path to this leaf (default: the session leaf).
-        hooks: The seed's touchpoints: `session_before_compact` and `session_compacting`
-            are asked at every compaction attempt, `session_compact` is told each
-            compaction the replay keeps.
-        calibration: The fitted parameters (`calibrate`; default `DEFAULT_CALIBRATION`).
-        ratio: One of `RATIOS`: what each stream's system prompt and token ratio come from.
-        **params: Strategy parameters when `strategy` is a name.
+        options: A `ReplayOptions` (default: every option at its default): the window
+            (default: the session's, `session_context_window`), the compaction settings
+            every compaction runs with, the token counter, summarizer, triggers
+            (`TRIGGERS`; idle is off by default, as MusePi's `idleEnabled`), manual
+            compactions, prices, system prompt tokens, cache model, leaf, hooks (the
+            seed's touchpoints, asked and told at every compaction attempt), calibration
+            (`calibrate`) and `ratio` (`RATIOS`).
+        **keywords: Any option of `ReplayOptions` by name (`window=64_000`,
+            `settings=...`, `ratio="family"`, ...), replacing the one in `options`; any
+            other keyword is a strategy parameter when `strategy` is a name.
 
     Returns:
         A `ReplayResult`: a timeline of one row per request (`COLUMNS`), the bill's
         expected value and 90% interval (`cost`, `cost_interval`), its `coverage`.
 
     Raises:
+        TypeError: `options` is not a `ReplayOptions`.
         ValueError: Unknown triggers, cache model or `ratio`, a contradicting strategy
             window, or `ratio="causal"` with a strategy that does not follow the record.
     """
-    fit = calibration or DEFAULT_CALIBRATION
-    if ratio not in RATIOS:
-        raise ValueError(f"unknown ratio {ratio!r}; expected one of {RATIOS}")
-    options: dict[str, Any] = {
-        "window": window,
-        "settings": settings,
-        "counter": counter,
-        "summarizer": summarizer,
-        "triggers": triggers,
-        "manual_at": manual_at,
-        "prices": prices,
-        "system_tokens": system_tokens or 0,
-        "params": params,
-        "cache": cache,
-        "hooks": hooks,
-        "calibration": fit,
-    }
-    return _replay_streams(session, strategy, options, leaf_id, ratio, system_tokens)
+    opts = ReplayOptions.of_call(options, keywords, "replay_session")
+    opts.check()
+    chosen = session_context_window(session, window=opts.window)
+    result = _replay_streams(session, strategy, opts, chosen.tokens)
+    return dataclasses.replace(result, window_source=chosen.source, window_reason=chosen.reason)
 
 
 def _replay_streams(
-    session: Session,
-    strategy: str | Strategy,
-    options: Mapping[str, Any],
-    leaf_id: str | None,
-    ratio: str,
-    system_tokens: int | None,
+    session: Session, strategy: str | Strategy, opts: ReplayOptions, window: int
 ) -> ReplayResult:
-    """Every stream walked (or its kept `recorded` walk taken) and billed, main first, under
-    the window given, else the session's own (`session_context_window`), saying which."""
-    chosen = session_context_window(session, window=options["window"])
-    options = {**options, "window": chosen.tokens}
-    fit: Calibration = options["calibration"]
-    cache: str = options["cache"]
-    streams, left = streams_of(session, leaf_id)
+    """Every stream walked (or its kept `recorded` walk taken) and billed, main first,
+    under `window`."""
+    fit = opts.calibration or DEFAULT_CALIBRATION
+    streams, left = streams_of(session, opts.leaf_id)
+    kept_walks = _is_fit_walk(strategy, opts, window)
     parts: list[_Part] = []
     excluded: dict[tuple[str, str], str] = {}
     config = None
     for stream in streams:
-        config = stream_config(stream, strategy, **options)
-        if ratio == "causal" and not config.follows_recorded:
+        config = stream_config(stream, strategy, opts, window)
+        if opts.ratio == "causal" and not config.follows_recorded:
             raise ValueError("ratio='causal' needs a strategy that follows the record")
         if stream.kind == "compaction":
             part = _compaction_part(
-                stream, config.follows_recorded, parts, fit, cache, config.profile
+                stream, config.follows_recorded, parts, fit, opts.cache, config.profile
             )
             if part is None:
                 reason = COMPACTION_RUN if not config.follows_recorded else UNANCHORED
@@ -180,27 +128,35 @@ def _replay_streams(
             continue
         walked = (
             recorded_walk(stream, config.profile)
-            if _is_fit_walk(strategy, options)
+            if kept_walks
             else walk(config, stream.session, stream.leaf_id)
         )
-        parts.append(_bill_part(stream, walked, fit, config.profile, ratio, system_tokens, cache))
-    result = _result(session, parts, left, excluded, fit, config)
-    return dataclasses.replace(result, window_source=chosen.source, window_reason=chosen.reason)
+        parts.append(
+            _bill_part(
+                stream, walked, fit, config.profile, opts.ratio, opts.system_tokens, opts.cache
+            )
+        )
+    return _result(session, parts, left, excluded, fit, config)
 
 
-def _is_fit_walk(strategy: object, options: Mapping[str, Any]) -> bool:
+def _is_fit_walk(strategy: object, opts: ReplayOptions, window: int) -> bool:
     """Whether a replay's walks are the kept `recorded` walks (`_walks.recorded_walk`): the
     `recorded` strategy at the fit's window with every walk option at its default."""
-    defaults = {"counter": None, "summarizer": None, "manual_at": (), "prices": None}
+    defaults = {
+        "settings": None,
+        "counter": None,
+        "summarizer": None,
+        "prices": None,
+        "cache": "auto",
+        "hooks": None,
+    }
     return (
         strategy == FIT_STRATEGY
-        and options["window"] == FIT_WINDOW
-        and options["settings"] is None
-        and options["system_tokens"] == 0
-        and options["cache"] == "auto"
-        and options["hooks"] is None
-        and not options["params"]
-        and all(options[k] == v for k, v in defaults.items())
+        and window == FIT_WINDOW
+        and not opts.system_tokens
+        and opts.manual_at == ()
+        and not opts.params
+        and all(getattr(opts, k) == v for k, v in defaults.items())
     )
 
 

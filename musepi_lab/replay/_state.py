@@ -4,7 +4,7 @@ between two entries, replaced (never changed) at every step."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -15,14 +15,14 @@ from ..llm._summarizer import Summarizer
 from ..metrics._metrics import DEFAULT_PRICES
 from ..strategies._base import Strategy, get
 from ..tokens._counter import TokenCounter
-from ._cache import CACHE_MODELS, CacheModel
+from ._cache import CacheModel
 from ._calibrated import DEFAULT_CALIBRATION, Calibration
-from ._result import TRIGGERS
+from ._options import ReplayOptions, check_cache, check_triggers
 
 
 @dataclass(frozen=True, slots=True)
 class ReplayConfig:
-    """Everything fixed for one replay (see `replay` for the meaning of each field)."""
+    """Everything fixed for one replay (see `ReplayOptions` for the meaning of each field)."""
 
     strategy: Strategy
     label: str
@@ -37,9 +37,7 @@ class ReplayConfig:
     system_tokens: int
     cache: str = "auto"
     price_override: Mapping[str, float] | None = None
-    billed_system_tokens: int = 0
     hooks: SessionHooks = NO_HOOKS
-    warm_tokens: int = 0
     split_replies: bool = False
     calibration: Calibration = DEFAULT_CALIBRATION
     rates: Mapping[str, Mapping[str, float]] = dataclasses.field(default_factory=dict)
@@ -173,55 +171,54 @@ def bind_window(strategy: Strategy, window: int) -> Strategy:
 
 def configure(
     strategy: str | Strategy,
+    options: ReplayOptions | None = None,
     *,
     window: int,
-    settings: CompactionSettings | None,
-    counter: TokenCounter | None,
-    summarizer: Summarizer | None,
-    triggers: Collection[str],
-    manual_at: Collection[str],
-    prices: Mapping[str, float] | None,
-    system_tokens: int,
-    params: Mapping[str, Any],
-    cache: str = "auto",
-    billed_system_tokens: int = 0,
-    hooks: SessionHooks | None = None,
-    warm_tokens: int = 0,
     split_replies: bool = False,
-    calibration: Calibration | None = None,
     rates: Mapping[str, Mapping[str, float]] | None = None,
+    **keywords: Any,
 ) -> ReplayConfig:
-    """Resolve `replay`'s arguments into one `ReplayConfig`.
+    """Resolve a replay's options into one `ReplayConfig` under the resolved `window`
+    (`options.window` is what the caller asked; None there means the session's).
+
+    `keywords` are options of `ReplayOptions` replacing those of `options` (the keyword
+    calls written before the options were a value), strategy parameters among them.
 
     Raises:
         ValueError: Unknown triggers, an unknown cache model, or a strategy window that
             contradicts `window`.
     """
-    if cache != "auto" and cache not in CACHE_MODELS:
-        raise ValueError(f"unknown cache model {cache!r}; expected 'auto' or one of {CACHE_MODELS}")
-    unknown = set(triggers) - set(TRIGGERS)
-    if unknown:
-        raise ValueError(f"unknown triggers {sorted(unknown)}; expected some of {TRIGGERS}")
-    strat = get(strategy, **params)
-    settings = settings or CompactionSettings.musepi()
+    opts = ReplayOptions.of_call(options, keywords, "configure")
+    check_cache(opts.cache)
+    check_triggers(opts.triggers)
+    strat = get(strategy, **opts.params)
+    settings = opts.settings or CompactionSettings.musepi()
     return ReplayConfig(
         strategy=bind_window(strat, window),
         label=strat.label,
         settings=settings,
-        counter=counter or TokenCounter.for_profile(settings.profile),
-        summarizer=summarizer,
+        counter=opts.counter or TokenCounter.for_profile(settings.profile),
+        summarizer=opts.summarizer,
         window=window,
         threshold=threshold_tokens(window, settings),
-        triggers=frozenset(triggers),
-        manual_at=frozenset(manual_at),
-        prices={**DEFAULT_PRICES, **(prices or {})},
-        system_tokens=system_tokens,
-        cache=cache,
-        price_override=dict(prices) if prices else None,
-        billed_system_tokens=billed_system_tokens,
-        hooks=hooks or NO_HOOKS,
-        warm_tokens=warm_tokens,
+        triggers=frozenset(opts.triggers),
+        manual_at=frozenset(opts.manual_at),
+        system_tokens=opts.system_tokens or 0,
+        cache=opts.cache,
+        hooks=opts.hooks or NO_HOOKS,
         split_replies=split_replies,
-        calibration=calibration or DEFAULT_CALIBRATION,
-        rates=dict(rates or {}),
+        calibration=opts.calibration or DEFAULT_CALIBRATION,
+        **_price_fields(opts.prices, rates),
     )
+
+
+def _price_fields(
+    prices: Mapping[str, float] | None, rates: Mapping[str, Mapping[str, float]] | None
+) -> dict[str, Any]:
+    """The config's prices: the defaults under the given ones, the given ones apart (they
+    override each reply's model's), and the rates the session recorded paying."""
+    return {
+        "prices": {**DEFAULT_PRICES, **(prices or {})},
+        "price_override": dict(prices) if prices else None,
+        "rates": dict(rates or {}),
+    }

@@ -15,8 +15,10 @@ from typing import TypeVar
 
 from ..compaction._settings import CompactionSettings
 from ..session._session import Session
+from ..strategies._base import Strategy
 from ._billing import recorded_rates
 from ._cache import SPLIT_REPLY_HARNESSES
+from ._options import ReplayOptions
 from ._state import ReplayConfig, configure
 from ._streams import LeftOut, Stream, session_streams
 from ._walk import Walk, walk
@@ -66,15 +68,18 @@ def streams_of(
     return _STREAMS.get(session, leaf_id, lambda: session_streams(session, leaf_id))
 
 
-def stream_config(stream: Stream, strategy: object, **options: object) -> ReplayConfig:
-    """The walk configuration of one stream: `configure` with the stream's own reply
-    splitting (Codex writes one record per output item) and recorded prices."""
+def stream_config(
+    stream: Stream, strategy: str | Strategy, options: ReplayOptions, window: int
+) -> ReplayConfig:
+    """The walk configuration of one stream under `window`: `configure` with the stream's
+    own reply splitting (Codex writes one record per output item) and recorded prices."""
     messages = [e.message for e in stream.session.entries if e.message is not None]
     return configure(
-        strategy,  # type: ignore[arg-type]
+        strategy,
+        options,
+        window=window,
         split_replies=stream.session.header.get("sourceFormat") in SPLIT_REPLY_HARNESSES,
         rates=recorded_rates(messages),
-        **options,  # type: ignore[arg-type]
     )
 
 
@@ -82,20 +87,8 @@ def recorded_walk(stream: Stream, profile: str = "musepi") -> Walk:
     """The stream walked under `FIT_STRATEGY`, kept per stream."""
 
     def make() -> Walk:
-        settings = CompactionSettings.for_profile(profile)
-        config = stream_config(
-            stream,
-            FIT_STRATEGY,
-            window=FIT_WINDOW,
-            settings=settings,
-            counter=None,
-            summarizer=None,
-            triggers=(),
-            manual_at=(),
-            prices=None,
-            system_tokens=0,
-            params={},
-        )
+        options = ReplayOptions(settings=CompactionSettings.for_profile(profile), triggers=())
+        config = stream_config(stream, FIT_STRATEGY, options, FIT_WINDOW)
         return walk(config, stream.session, stream.leaf_id)
 
     return _WALKS.get(stream.session, (stream.leaf_id, profile), make)
