@@ -3,6 +3,7 @@ only changed files are read again; the dask form computes the same frame."""
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import pandas as pd
@@ -10,6 +11,7 @@ import pytest
 
 from musepi_lab.analysis import (
     _cache,
+    _part_values,
     dask_frame,
     entries_df,
     messages_df,
@@ -17,6 +19,7 @@ from musepi_lab.analysis import (
     sessions_df,
     tool_calls_df,
 )
+from musepi_lab.analysis._cache import BATCH_FILES, CACHE_VERSION
 from musepi_lab.datasets import write_scale_dataset
 from musepi_lab.session import SessionReadError
 
@@ -46,13 +49,13 @@ def folder(generated, tmp_path):
 def reads(monkeypatch):
     """The files the cache reads from disk (a wrapper around its file reader)."""
     seen: list[str] = []
-    real = _cache._read_file
+    real = _cache.read_file_sessions
 
     def counting(path, strict):
         seen.append(path.name)
         return real(path, strict)
 
-    monkeypatch.setattr(_cache, "_read_file", counting)
+    monkeypatch.setattr(_cache, "read_file_sessions", counting)
     return seen
 
 
@@ -100,11 +103,20 @@ def test_only_changed_and_new_files_are_read_again(folder, tmp_path, reads):
 def test_a_removed_file_leaves_the_frame_and_its_part_the_cache(folder, tmp_path, reads):
     cache = tmp_path / "cache"
     sessions_df(folder, cache_dir=cache)
-    parts = _parts(cache)
-    (folder / "pi" / "zz-copy.jsonl").unlink()
+    files = sorted(folder.rglob("*.jsonl"))
+    assert len(files) <= BATCH_FILES and len(_parts(cache)) == 1  # one batch holds them all
+    gone = folder / "pi" / "zz-copy.jsonl"
+    gone.unlink()
     reads.clear()
     _same(sessions_df(folder), sessions_df(folder, cache_dir=cache))
-    assert reads == [] and len(_parts(cache)) == len(parts) - 1
+    index = json.loads((cache / f"v{CACHE_VERSION}" / "index.json").read_bytes())
+    assert reads == [] and str(gone) not in index
+    # The batch stays while other files' parts are in it, and goes with the last of them.
+    assert len(_parts(cache)) == 1
+    for file in files:
+        file.unlink(missing_ok=True)
+    sessions_df(folder, cache_dir=cache)
+    assert _parts(cache) == []
 
 
 def _parts(cache):
@@ -125,9 +137,12 @@ def test_a_corrupt_cache_file_is_rebuilt_not_trusted(folder, tmp_path, reads):
     _same(plain, messages_df(folder, cache_dir=cache))  # from the parts, no file read
     assert reads == []
     _cut(bundle)
-    _cut(_parts(cache)[0])
+    (batch,) = _parts(cache)
+    _cut(batch)
     _same(plain, messages_df(folder, cache_dir=cache))
-    assert len(reads) == 1
+    # Every file whose part was in the cut batch is read again, and no other.
+    assert sorted(reads) == sorted(p.name for p in folder.rglob("*.jsonl"))
+    assert batch not in _parts(cache) and len(_parts(cache)) == 1
     assert not [p for p in cache.rglob("*") if p.name.endswith(".tmp")]
 
 
@@ -185,7 +200,42 @@ def test_dask_frame_refuses_an_unknown_kind(folder, tmp_path):
 def test_a_cache_inside_the_folder_is_not_read_as_sessions(folder):
     inside = folder / ".frames"
     sessions_df(folder, cache_dir=inside)
-    assert (inside / "v1" / "index.json").is_file()
+    assert (inside / f"v{CACHE_VERSION}" / "index.json").is_file()
     _same(sessions_df(folder, cache_dir=inside), sessions_df(folder, cache_dir=inside))
     frame = sessions_df(folder, cache_dir=inside)
     assert not frame["source_path"].str.contains(".frames").any()
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        [],
+        [None],
+        ["2026-01-01T00:00:00Z"],
+        ["2026-01-01T00:00:00.123Z", "2026-01-01T00:00:00Z"],
+        ["2026-01-01T00:00:00.123456Z", None],
+        ["2026-01-01T00:00:00.123456789Z", "2026-01-01T00:00:00Z"],
+        ["not a time", "2026-01-01T00:00:00.1Z"],
+        ["2026-01-01T00:00:00+02:00", "2026-01-01 00:00:00.5"],
+    ],
+)
+def test_a_parts_timestamp_unit_is_the_one_pandas_parses_to(values):
+    from musepi_lab.analysis._columns import TIMESTAMP
+    from musepi_lab.analysis._load import typed_series
+
+    parsed = typed_series(pd.Series(values, dtype=object), TIMESTAMP)
+    assert _part_values.timestamp_unit(values) == str(getattr(parsed.dtype, "unit", "s"))
+
+
+def test_frame_ids_follow_the_suffix_rule_in_linear_time():
+    # The rule by hand: the first as it is, later copies the first `#n` not taken.
+    assert _cache.frame_ids(["a", "a", "a#2", "a", "b", "a#2"]) == [
+        "a",
+        "a#2",
+        "a#2#2",
+        "a#3",
+        "b",
+        "a#2#3",
+    ]
+    copies = _cache.frame_ids(["s"] * 50_000)  # quadratic probing would take minutes
+    assert copies[-1] == "s#50000" and len(set(copies)) == 50_000

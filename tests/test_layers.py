@@ -18,7 +18,17 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "musepi_lab"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("_atomic", "_errors", "_options", "_prompts", "_repr", "_version", "prompts"),
+    (
+        "_atomic",
+        "_errors",
+        "_options",
+        "_pool",
+        "_process",
+        "_prompts",
+        "_repr",
+        "_version",
+        "prompts",
+    ),
     ("session",),
     ("formats",),
     ("context",),

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import secrets
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -36,13 +38,25 @@ from .._version import __version__
 from ..session._errors import ReadProblem, SessionReadError
 from ..session._session import Session
 from ..tokens._counter import TokenCounter
-from ._columns import TIMESTAMP, Column
-from ._load import StrPath, _files, _read_file, _typed, build_frame, resolve_counter
+from ._columns import Column
+from ._load import (
+    StrPath,
+    build_frame,
+    read_file_sessions,
+    resolve_counter,
+    session_files,
+    typed_series,
+)
+from ._part_values import arrow_table, timestamp_units
 from ._problems import extract_values
-from ._rows import SessionView, TokenScope
+from ._rows import SessionView, TokenScope, unique_ids
 
-CACHE_VERSION = 1
-"""Bump when a frame's rows or columns change in a way the package version does not show."""
+CACHE_VERSION = 2
+"""Bump when a frame's rows or columns change in a way the package version does not show
+(2: parts written in batches)."""
+
+BATCH_FILES = 512
+"""How many files' parts one batch (one Parquet file) holds at most."""
 
 _META = b"musepi_lab.part"
 _INDEX = "index.json"
@@ -70,16 +84,7 @@ class Part:
 
 def frame_ids(header_ids: Iterable[str]) -> list[str]:
     """Header ids made unique in order (`<id>#2` for the second), as `frame_session_ids`."""
-    taken: set[str] = set()
-    ids: list[str] = []
-    for header in header_ids:
-        candidate, n = header, 1
-        while candidate in taken:
-            n += 1
-            candidate = f"{header}#{n}"
-        taken.add(candidate)
-        ids.append(candidate)
-    return ids
+    return unique_ids(header_ids)
 
 
 def _problem_rows(problems: Iterable[ReadProblem]) -> list[list[Any]]:
@@ -146,49 +151,20 @@ class FrameSpec:
         for row in self.rows(views):
             for name, value in extract_values(row, extractors, failed).items():
                 values[name].append(value)
-        table = _arrow_table(values, self.columns)
+        table = arrow_table(values, self.columns)
         return Part(
             table,
             tuple(s.id for s in sessions),
             tuple(file_problems),
             (*(p for s in sessions for p in s.errors), *failed),
-            _units(values, self.columns),
+            timestamp_units(values, self.columns),
             table.num_rows,
         )
 
     def read_part(self, path: Path) -> Part:
         """Read one file (leniently) into its part."""
-        sessions, failed = _read_file(path, strict=False)
+        sessions, failed = read_file_sessions(path, strict=False)
         return self.part(sessions, failed)
-
-
-_ARROW_TYPES = {"string": "string", "Int64": "int64", "boolean": "bool", TIMESTAMP: "string"}
-
-
-def _arrow_table(values: Mapping[str, list[Any]], columns: Sequence[Column[Any]]) -> Any:
-    import pyarrow as pa
-
-    arrays = []
-    for column in columns:
-        kind = _ARROW_TYPES.get(column.dtype or "")
-        column_values = values[column.name]
-        try:
-            arrays.append(pa.array(column_values, type=kind))
-        except (pa.ArrowInvalid, pa.ArrowTypeError):
-            # Values of another type than the spec's: kept as text, typed once joined.
-            text = [None if v is None else str(v) for v in column_values]
-            arrays.append(pa.array(text, type=pa.string()))
-    return pa.table(arrays, names=[c.name for c in columns])
-
-
-def _units(values: Mapping[str, list[Any]], columns: Sequence[Column[Any]]) -> dict[str, str]:
-    """The unit pandas parses each timestamp column of a part to (`s` when empty)."""
-    out = {}
-    for column in columns:
-        if column.dtype == TIMESTAMP:
-            parsed = _typed(pd.Series(values[column.name], dtype=object), TIMESTAMP)
-            out[column.name] = str(getattr(parsed.dtype, "unit", "s"))
-    return out
 
 
 def _qualname(function: object) -> str:
@@ -219,6 +195,13 @@ class PartCache:
         self.index: dict[str, dict[str, Any]] = self._load_index()
         self.changed = False
         self.rebuilt: list[str] = []  # paths read from their files in this call
+        self._lock = threading.Lock()
+        self._batches: dict[tuple[str, bool], tuple[Any, list[dict[str, Any]]] | None] = {}
+        self._pending: list[tuple[Path, str, Part]] = []
+        self._call = secrets.token_hex(6)  # this call's batches' names
+        self._batch_rel = ""
+        self._written = 0
+        self._released: set[str] = set()  # batches a file stopped using in this call
 
     def _load_index(self) -> dict[str, dict[str, Any]]:
         try:
@@ -248,35 +231,60 @@ class PartCache:
         self.changed = True
         return digest
 
-    def part_path(self, path: Path, digest: str) -> Path:
-        key = hashlib.blake2b(f"{digest}\0{os.fspath(path)}".encode(), digest_size=16).hexdigest()
-        return self.root / self.frame_key / key[:2] / f"{key}.parquet"
+    def locate(self, path: Path) -> tuple[str | None, str]:
+        """Where the part of a file lives (`<batch>#<member>` under the cache root, None
+        when it has none yet), and the key its metadata must hold."""
+        digest = self.digest(path)
+        ref = (self.index[os.fspath(path)].get("parts") or {}).get(self.frame_key)
+        return (ref if isinstance(ref, str) else None), f"{self.frame_key}:{digest}"
 
-    def load(self, target: Path, expected: str, *, tables: bool = True) -> Part | None:
-        """The part stored at `target`, or None when it is missing, corrupt or not ours.
-
-        With `tables=False` only the footer is read (ids and problems; `table` is None).
-        """
+    def _batch(self, rel: str, tables: bool) -> tuple[Any, list[dict[str, Any]]] | None:
+        """A batch file's table (None with `tables=False`) and member metadata, read once
+        a call; None when it is missing, corrupt or not ours."""
         import pyarrow.parquet as pq
 
+        with self._lock:
+            if (rel, tables) in self._batches:
+                return self._batches[(rel, tables)]
         try:
+            target = self.root / rel
             if tables:
                 table = pq.read_table(target)
                 schema, rows = table.schema, table.num_rows
             else:
                 footer = pq.ParquetFile(target)
                 table, schema, rows = None, footer.schema_arrow, footer.metadata.num_rows
-            meta = orjson.loads((schema.metadata or {})[_META])
-            if meta["key"] != expected or meta["rows"] != rows:
-                return None
-        except Exception:  # any unreadable part is rebuilt, never trusted
+            members = orjson.loads((schema.metadata or {})[_META])["members"]
+            if sum(int(m["rows"]) for m in members) != rows:
+                raise ValueError("rows and members disagree")
+            if table is not None:
+                table = table.replace_schema_metadata(
+                    {k: v for k, v in (schema.metadata or {}).items() if k != _META}
+                )
+            found: tuple[Any, list[dict[str, Any]]] | None = (table, members)
+        except Exception:  # any unreadable batch is rebuilt, never trusted
+            found = None
+        with self._lock:
+            self._batches[(rel, tables)] = found
+        return found
+
+    def load(self, ref: str | None, expected: str, *, tables: bool = True) -> Part | None:
+        """The part stored at `ref` (`<batch>#<member>`), or None when it is missing,
+        corrupt or not ours. With `tables=False` only the footer is read (ids and problems;
+        `table` is None)."""
+        if ref is None or "#" not in ref:
             return None
-        if table is not None:
-            table = table.replace_schema_metadata(
-                {k: v for k, v in (schema.metadata or {}).items() if k != _META}
-            )
+        rel, _, member = ref.rpartition("#")
+        batch = self._batch(rel, tables)
+        if batch is None or not member.isdigit() or int(member) >= len(batch[1]):
+            return None
+        table, members = batch
+        meta = members[int(member)]
+        if meta["key"] != expected:
+            return None
+        start = sum(int(m["rows"]) for m in members[: int(member)])
         return Part(
-            table,
+            table.slice(start, int(meta["rows"])) if table is not None else None,
             tuple(meta["header_ids"]),
             _problems(meta["file_problems"]),
             _problems(meta["session_problems"]),
@@ -284,38 +292,52 @@ class PartCache:
             int(meta["rows"]),
         )
 
-    def store(self, path: Path, target: Path, expected: str, part: Part) -> None:
-        """Write a part atomically, with its ids and problems in the schema metadata."""
+    def add(self, path: Path, expected: str, part: Part) -> str:
+        """Queue a part for the next batch; its ref (the batch is written by `flush`)."""
+        if len(self._pending) >= BATCH_FILES:
+            self.flush()
+        if not self._pending:
+            self._batch_rel = f"{self.frame_key}/{self._call}-{self._written:05}.parquet"
+        ref = f"{self._batch_rel}#{len(self._pending)}"
+        self._pending.append((path, expected, part))
+        entry = self.index[os.fspath(path)]
+        entry.setdefault("parts", {})[self.frame_key] = ref
+        self.changed = True
+        return ref
+
+    def flush(self) -> None:
+        """Write the queued parts as one batch, atomically, their ids and problems in the
+        schema metadata."""
         import pyarrow.parquet as pq
 
-        meta = {
-            "key": expected,
-            "rows": part.table.num_rows,
-            "header_ids": list(part.header_ids),
-            "file_problems": _problem_rows(part.file_problems),
-            "session_problems": _problem_rows(part.session_problems),
-            "timestamp_units": dict(part.timestamp_units),
-        }
-        table = part.table.replace_schema_metadata(
-            {**(part.table.schema.metadata or {}), _META: orjson.dumps(meta)}
+        if not self._pending:
+            return
+        members = [
+            {
+                "key": expected,
+                "rows": part.table.num_rows,
+                "header_ids": list(part.header_ids),
+                "file_problems": _problem_rows(part.file_problems),
+                "session_problems": _problem_rows(part.session_problems),
+                "timestamp_units": dict(part.timestamp_units),
+            }
+            for _, expected, part in self._pending
+        ]
+        table = concat_parts([part for _, _, part in self._pending])
+        table = table.replace_schema_metadata(
+            {**(table.schema.metadata or {}), _META: orjson.dumps({"members": members})}
         )
+        target = self.root / self._batch_rel
         target.parent.mkdir(parents=True, exist_ok=True)
         write_files_atomic({target: lambda tmp: pq.write_table(table, tmp)}, durable=False)
-        entry = self.index[os.fspath(path)]
-        entry.setdefault("parts", {})[self.frame_key] = os.fspath(target.relative_to(self.root))
-        self.changed = True
+        self._pending = []
+        self._written += 1
 
-    def locate(self, path: Path) -> tuple[Path, str]:
-        """Where the part of a file lives, and the key its metadata must hold."""
-        digest = self.digest(path)
-        return self.part_path(path, digest), f"{self.frame_key}:{digest}"
-
-    def rebuild(self, spec: FrameSpec, path: Path, target: Path, expected: str) -> Part:
-        """Read a file into its part and store it."""
+    def rebuild(self, spec: FrameSpec, path: Path, expected: str) -> tuple[Part, str]:
+        """Read a file into its part and queue it for the cache; the part and its ref."""
         part = spec.read_part(path)
         self.rebuilt.append(os.fspath(path))
-        self.store(path, target, expected, part)
-        return part
+        return part, self.add(path, expected, part)
 
     def forget_missing(self, under: Iterable[Path]) -> None:
         """Drop index entries (and their parts) for files under these folders that are gone."""
@@ -326,14 +348,27 @@ class PartCache:
                 self.changed = True
 
     def _delete(self, relative: Iterable[str]) -> None:
-        for rel in relative:
+        """Let go of parts: a batch file is deleted once no file's part is in it."""
+        self._released.update(str(rel).rpartition("#")[0] or str(rel) for rel in relative)
+
+    def _drop_unused(self) -> None:
+        used = {
+            str(ref).rpartition("#")[0]
+            for entry in self.index.values()
+            for ref in (entry.get("parts") or {}).values()
+        }
+        for rel in self._released - used:
             try:
                 (self.root / rel).unlink()
             except OSError:
                 pass
+        self._released = set()
 
     def save(self) -> None:
-        """Write the index (atomically) if this call changed it."""
+        """Write the queued batch, drop the batches no file uses any more, and write the
+        index (atomically) if this call changed it."""
+        self.flush()
+        self._drop_unused()
         if self.changed:
             self.root.mkdir(parents=True, exist_ok=True)
             write_bytes_atomic(self.index_path, orjson.dumps(self.index), durable=False)
@@ -352,7 +387,7 @@ def iter_inputs(source: Any, cache_dir: StrPath | None = None) -> Iterator[Sessi
         if isinstance(item, Session):
             yield item
         elif isinstance(item, (str, os.PathLike)):
-            for file in _files(item):
+            for file in session_files(item):
                 if cache is None or not file.resolve().is_relative_to(cache):
                     yield file
         else:
@@ -375,10 +410,10 @@ def progress_bar(items: Iterable[R], progress: bool, desc: str, total: int) -> I
 
 def _cached_parts(
     inputs: list[Session | Path], spec: FrameSpec, cache: PartCache, tables: bool, progress: bool
-) -> Iterator[tuple[Part, Path | None]]:
+) -> Iterator[tuple[Part, str | None]]:
     located = [None if isinstance(i, Session) else cache.locate(i) for i in inputs]
 
-    def load(where: tuple[Path, str] | None) -> Part | None:
+    def load(where: tuple[str | None, str] | None) -> Part | None:
         return None if where is None else cache.load(*where, tables=tables)
 
     with ThreadPoolExecutor(max_workers=4) as pool:  # Arrow reads release the GIL
@@ -388,11 +423,14 @@ def _cached_parts(
             if isinstance(item, Session) or where is None:
                 yield spec.part([item] if isinstance(item, Session) else []), None
                 continue
+            ref = where[0]
             if part is None:
-                part = cache.rebuild(spec, item, *where)
+                if ref is not None:  # a part that cannot be read is let go
+                    cache._delete([ref])
+                part, ref = cache.rebuild(spec, item, where[1])
                 if not tables:
                     part = part.without_table()
-            yield part, where[0]
+            yield part, os.fspath(cache.root / ref) if ref is not None else None
 
 
 def iter_parts(
@@ -402,8 +440,10 @@ def iter_parts(
     progress: bool,
     *,
     tables: bool = True,
-) -> Iterator[tuple[Part, Path | None]]:
-    """Each input's part, in order, with the Parquet file it lives in (None if not cached).
+) -> Iterator[tuple[Part, str | None]]:
+    """Each input's part, in order, with where it lives in the cache (`part_ref`: a batch
+    file under the cache root and the member, written by the end of the call; None if not
+    cached).
 
     With `tables=False` (cache only) parts carry no rows: they are read or written one at a
     time and dropped, so a folder of any size goes through in bounded memory.
@@ -419,6 +459,26 @@ def iter_parts(
         cache.forget_missing(_folders(source))
     finally:
         cache.save()
+
+
+def read_part_tables(refs: Sequence[str]) -> list[Any]:
+    """The tables of cached parts given as `iter_parts` names them (`<batch file>#<member>`),
+    each batch file read once."""
+    import pyarrow.parquet as pq
+
+    batches: dict[str, tuple[Any, list[int]]] = {}
+    out = []
+    for ref in refs:
+        path, _, member = ref.rpartition("#")
+        if path not in batches:
+            table = pq.read_table(path)
+            members = orjson.loads((table.schema.metadata or {})[_META])["members"]
+            starts = np.cumsum([0] + [int(m["rows"]) for m in members]).tolist()
+            batches[path] = (table, starts)
+        table, starts = batches[path]
+        i = int(member)
+        out.append(table.slice(starts[i], starts[i + 1] - starts[i]))
+    return out
 
 
 def joined_problems(parts: Sequence[Part]) -> list[ReadProblem]:
@@ -452,7 +512,7 @@ def typed_frame(table: Any, columns: Sequence[Column[Any]]) -> pd.DataFrame:
     frame: pd.DataFrame = table.to_pandas()
     for column in columns:
         if column.dtype is not None:
-            frame[column.name] = _typed(frame[column.name], column.dtype)
+            frame[column.name] = typed_series(frame[column.name], column.dtype)
     return frame
 
 

@@ -23,6 +23,7 @@ from ._cache import (
     joined_problems,
     part_frame,
     raise_first,
+    read_part_tables,
 )
 from ._columns import (
     COMPACTION_COLUMNS,
@@ -58,9 +59,8 @@ def _load_partition(
 ) -> pd.DataFrame:
     """One partition: the parts of a few files (target, their frame session ids), typed."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
-    tables = [pq.read_table(target) for target, _ in group]
+    tables = read_part_tables([target for target, _ in group])
     table = pa.concat_tables(tables, promote_options="permissive")
     return part_frame(
         table, [ids for _, ids in group], [t.num_rows for t in tables], specs, template

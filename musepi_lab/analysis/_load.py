@@ -1,24 +1,28 @@
 """Loading sessions and building frames: the pieces the frame functions (`_tables`), the
-file-by-file cache (`_cache`, `_bundle`) and the dask frame (`_lazy`) share, in a leaf none
-of them imports back."""
+file-by-file cache (`_cache`, `_bundle`), the dask frame (`_lazy`) and the usage reader
+(`_usage_read`) share, in a leaf none of them imports back.
+
+Loading needs no pandas (`musepi-lab usage` reads through it without loading pandas);
+pandas is imported when a frame is first built.
+"""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, TypeAlias, TypeVar, cast
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, cast
 
 from ..formats._registry import iter_session_files, iter_sessions
 from ..session._errors import ReadProblem, SessionReadError
 from ..session._session import Session
 from ..tokens._counter import DEFAULT_TOKEN_METHOD, TokenCounter
 from ._columns import TIMESTAMP, Column, column_names
-from ._problems import extract_values
 from ._rows import SessionView, TokenScope, all_entries, frame_session_ids
 from ._sources import EXPECTED_SOURCE, check_source
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 StrPath: TypeAlias = str | os.PathLike[str]
 SessionSource: TypeAlias = Session | StrPath | Iterable[Session | StrPath]
@@ -32,7 +36,12 @@ R = TypeVar("R")
 # -- loading -------------------------------------------------------------------------------
 
 
-def _files(path: StrPath) -> Iterator[Path]:
+def session_files(path: StrPath) -> Iterator[Path]:
+    """The file itself, or a folder's session files (`iter_session_files`).
+
+    Raises:
+        SessionReadError: The path does not exist.
+    """
     base = Path(path)
     if base.is_file():
         yield base
@@ -42,7 +51,8 @@ def _files(path: StrPath) -> Iterator[Path]:
         raise SessionReadError(os.fspath(path), None, "not-found", "no such file or folder")
 
 
-def _read_file(path: Path, strict: bool) -> tuple[list[Session], list[ReadProblem]]:
+def read_file_sessions(path: Path, strict: bool) -> tuple[list[Session], list[ReadProblem]]:
+    """The sessions of one file; lenient, a file that cannot be read is its problem."""
     sessions: list[Session] = []
     try:
         for session in iter_sessions(path, strict=strict):
@@ -84,8 +94,8 @@ def load_sessions(
             raise TypeError(
                 f"expected {EXPECTED_SOURCE}; got an item that is a {type(item).__name__}"
             )
-        for file in _files(item):
-            read, failed = _read_file(file, strict)
+        for file in session_files(item):
+            read, failed = read_file_sessions(file, strict)
             sessions.extend(read)
             problems.extend(failed)
     for session in sessions:
@@ -115,7 +125,10 @@ def session_views(
 # -- building ------------------------------------------------------------------------------
 
 
-def _typed(series: pd.Series, dtype: str) -> pd.Series:
+def typed_series(series: pd.Series, dtype: str) -> pd.Series:
+    """A column as its spec's dtype (timestamps parsed as UTC, unparseable ones missing)."""
+    import pandas as pd
+
     if dtype == TIMESTAMP:
         return pd.to_datetime(series, utc=True, format="ISO8601", errors="coerce")
     typed: pd.Series = series.astype(cast(Any, dtype))  # dtype names are checked by the specs
@@ -131,6 +144,10 @@ def build_frame(
     the row's file and line) goes to `problems`; with `problems` None it is raised as a
     `SessionReadError`.
     """
+    import pandas as pd
+
+    from ._problems import extract_values
+
     names = column_names(columns)
     extractors = [(c.name, c.extract) for c in columns]
     failed: list[ReadProblem] = []
@@ -142,5 +159,5 @@ def build_frame(
     frame = pd.DataFrame.from_records(records, columns=names)
     for column in columns:
         if column.dtype is not None:
-            frame[column.name] = _typed(frame[column.name], column.dtype)
+            frame[column.name] = typed_series(frame[column.name], column.dtype)
     return frame

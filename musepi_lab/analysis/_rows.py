@@ -163,13 +163,24 @@ def frame_session_ids(sessions: list[Session]) -> list[str]:
     Ids depend only on the sessions and their order, so frames built from the same
     input join on `session_id`.
     """
+    return unique_ids(session.id for session in sessions)
+
+
+def unique_ids(header_ids: Iterable[str]) -> list[str]:
+    """Ids made unique in order: the first as it is, a later one `<id>#2`, `<id>#3`, ...
+    (the first suffix not taken). Each id's last suffix is kept, so many copies of one id
+    cost linear time (a suffix once taken stays taken)."""
     taken: set[str] = set()
+    last: dict[str, int] = {}
     ids: list[str] = []
-    for session in sessions:
-        candidate, n = session.id, 1
+    for header in header_ids:
+        candidate, n = header, last.get(header, 1)
+        if n > 1:
+            candidate = f"{header}#{n}"
         while candidate in taken:
             n += 1
-            candidate = f"{session.id}#{n}"
+            candidate = f"{header}#{n}"
         taken.add(candidate)
+        last[header] = n
         ids.append(candidate)
     return ids

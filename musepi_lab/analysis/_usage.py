@@ -26,194 +26,47 @@ request, opens a new block (floored the same way).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import Any, Literal
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import pandas as pd
 
-from ..metrics._prices import known_prices, usage_cost
-from ..session._errors import ReadProblem, SessionReadError
+from ..session._errors import SessionReadError
 from ..session._session import Session
-from ._harness_usage import with_harness_total
 from ._load import SessionSource, load_sessions
 from ._problems import with_problems
 from ._sources import takes_sources
-from ._usage_dedup import Identity, duplicate_records, identity, split_duplicates
-
-REPORTS = ("daily", "weekly", "monthly", "session", "blocks")
-"""The aggregations `usage_report` makes."""
-
-BLOCK_HOURS = 5
-"""The length of a billing block (ccusage's `DEFAULT_SESSION_DURATION_HOURS`)."""
-
-USAGE_COLUMNS = (
-    "session_id",
-    "root_session_id",
-    "file",
-    "line",
-    "entry_id",
-    "timestamp",
-    "model",
-    "provider",
-    "input",
-    "output",
-    "cache_read",
-    "cache_write",
-    "cache_write_5m",
-    "cache_write_1h",
-    "total_tokens",
-    "recorded_cost",
-    "priced_cost",
-    "cost",
-    "cost_source",
-    "requests",
+from ._usage_read import usage_rows
+from ._usage_rows import (
+    BLOCK_HOURS,
+    REPORTS,
+    TOKEN_COLUMNS,
+    UNDATED,
+    USAGE_COLUMNS,
+    WEEK_DAYS,
+    Report,
+    negative_usage,
+    requests_without_reply,
+    sessions_with_linked,
+    usage_records,
 )
-"""The columns of `usage_df`, in order."""
+from ._usage_sums import day_key
 
-TOKEN_COLUMNS = ("input", "output", "cache_read", "cache_write", "cache_write_1h", "total_tokens")
-"""The token columns a report sums."""
-
-Report = Literal["daily", "weekly", "monthly", "session", "blocks"]
-
-WEEK_DAYS = ("sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday")
-"""The days a week may start on (`usage_report(..., start_of_week=)`; ccusage's choices)."""
-
-UNDATED = "undated"
-"""The key of rows without a time in the daily, weekly, monthly and blocks reports (a
-SWE-agent trajectory records none)."""
-
-
-@dataclass(frozen=True)
-class _Request:
-    session: Session
-    root: Session
-    entry_line: int | None
-    entry_id: str | None
-    timestamp: str | None
-    message: Mapping[str, Any]
-    identity: Identity
-
-    @property
-    def root_id(self) -> str:
-        return self.root.id
-
-
-def _count(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
-
-
-def _recorded_cost(usage: Mapping[str, Any]) -> float:
-    cost = usage.get("cost")
-    total = cost.get("total") if isinstance(cost, Mapping) else None
-    if isinstance(total, (int, float)) and not isinstance(total, bool) and math.isfinite(total):
-        return float(total) if total > 0 else 0.0
-    return 0.0
-
-
-def _sessions_with_linked(sessions: Iterable[Session]) -> Iterator[tuple[Session, Session]]:
-    """(session, its root session) for every session and, depth first, its linked ones."""
-    for root in sessions:
-        stack = [root]
-        while stack:
-            session = stack.pop(0)
-            yield session, root
-            stack[:0] = list(session.linked)
-
-
-def _requests(sessions: Iterable[Session]) -> Iterator[_Request]:
-    for session, root in _sessions_with_linked(sessions):
-        yield from _session_requests(session, root)
-
-
-def _session_requests(session: Session, root: Session) -> Iterator[_Request]:
-    """The billed requests of one session (not of its linked ones)."""
-    for entry in session.entries:
-        message = entry.message
-        if entry.type != "message" or message is None or message.get("role") != "assistant":
-            message = _reply_less_request(entry)
-            if message is None:
-                continue
-        usage = message.get("usage")
-        if not isinstance(usage, Mapping):
-            continue
-        counts = (usage.get(k) for k in ("input", "output", "cacheRead", "cacheWrite"))
-        if not any(_count(c) for c in counts):
-            continue
-        when = entry.timestamp or _message_time(message)
-        ident = identity(entry.record, in_subagent=session is not root)
-        yield _Request(session, root, entry.line, entry.id, when, message, ident)
-
-
-def _reply_less_request(entry: Any) -> Mapping[str, Any] | None:
-    """The `requestUsage` of an entry that records a request no reply answers (the reader
-    puts `usage`, `model` and `provider` there), else None."""
-    request = entry.record.get("requestUsage") if entry.type != "message" else None
-    return request if isinstance(request, Mapping) else None
-
-
-def _message_time(message: Mapping[str, Any]) -> str | None:
-    """The message's own `timestamp` (epoch milliseconds) as ISO text, for an entry without
-    one."""
-    ms = message.get("timestamp")
-    if not isinstance(ms, (int, float)) or isinstance(ms, bool) or not math.isfinite(ms):
-        return None
-    try:
-        moment = datetime.fromtimestamp(ms / 1000, tz=UTC)
-    except (OverflowError, OSError, ValueError):
-        return None
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def _row(request: _Request) -> dict[str, Any]:
-    message = request.message
-    usage: Mapping[str, Any] = message["usage"]
-    model = str(message.get("model") or "") or None
-    inp, out = _count(usage.get("input")), _count(usage.get("output"))
-    read, write = _count(usage.get("cacheRead")), _count(usage.get("cacheWrite"))
-    write_1h = min(_count(usage.get("cacheWrite1h")), write)
-    prices = known_prices(model)
-    priced = (
-        usage_cost(
-            prices,
-            input=inp,
-            output=out,
-            cache_read=read,
-            cache_write_5m=write - write_1h,
-            cache_write_1h=write_1h,
-        )
-        if prices is not None
-        else math.nan
-    )
-    recorded = _recorded_cost(usage)
-    if recorded > 0:
-        cost, source = recorded, "recorded"
-    elif prices is not None:
-        cost, source = priced, "priced"
-    else:
-        cost, source = math.nan, "unpriced"
-    return {
-        "session_id": request.session.id,
-        "root_session_id": request.root.id,
-        "file": request.session.source_path,
-        "line": request.entry_line,
-        "entry_id": request.entry_id,
-        "timestamp": request.timestamp,
-        "model": model,
-        "provider": str(message.get("provider") or "") or None,
-        "input": inp,
-        "output": out,
-        "cache_read": read,
-        "cache_write": write,
-        "cache_write_5m": write - write_1h,
-        "cache_write_1h": write_1h,
-        "total_tokens": inp + out + read + write,
-        "recorded_cost": recorded if recorded > 0 else math.nan,
-        "priced_cost": priced,
-        "cost": cost,
-        "cost_source": source,
-    }
+__all__ = [
+    "BLOCK_HOURS",
+    "REPORTS",
+    "TOKEN_COLUMNS",
+    "USAGE_COLUMNS",
+    "billing_blocks",
+    "format_report",
+    "negative_usage",
+    "report_records",
+    "requests_without_reply",
+    "usage_df",
+    "usage_frame",
+    "usage_report",
+    "week_starts",
+]
 
 
 def usage_frame(sessions: Iterable[Session]) -> pd.DataFrame:
@@ -221,16 +74,13 @@ def usage_frame(sessions: Iterable[Session]) -> pd.DataFrame:
     request recorded twice is billed once (`_usage_dedup`), the others listed in
     `attrs["duplicate_requests"]`; a harness's own session totals are folded in
     (`_harness_usage`)."""
-    sessions = list(sessions)
-    billed, others = split_duplicates(list(_requests(sessions)))
-    rows: dict[int, list[dict[str, Any]]] = {}
-    for request in billed:
-        rows.setdefault(id(request.session), []).append(_row(request))
-    records = [
-        row
-        for session, root in _sessions_with_linked(sessions)
-        for row in with_harness_total(session, root, rows.get(id(session), []))
-    ]
+    return records_frame(*usage_records(sessions))
+
+
+def records_frame(
+    records: Sequence[Mapping[str, Any]], duplicates: list[dict[str, Any]]
+) -> pd.DataFrame:
+    """The `usage_df` frame of `usage_records`' rows and duplicates."""
     frame = pd.DataFrame.from_records(records, columns=USAGE_COLUMNS)
     frame["timestamp"] = pd.to_datetime(
         frame["timestamp"], utc=True, format="ISO8601", errors="coerce"
@@ -245,7 +95,7 @@ def usage_frame(sessions: Iterable[Session]) -> pd.DataFrame:
         frame[name] = frame[name].astype("float64")
     unpriced = frame.loc[frame["cost_source"] == "unpriced", "model"]
     frame.attrs["unpriced_models"] = sorted({str(m) for m in unpriced})
-    frame.attrs["duplicate_requests"] = duplicate_records(others, _row)
+    frame.attrs["duplicate_requests"] = duplicates
     return frame
 
 
@@ -285,70 +135,16 @@ def usage_df(source: SessionSource, *, strict: bool = False) -> pd.DataFrame:
         SessionReadError: A path does not exist; with `strict=True`, a file cannot be read or
             a session has read problems.
     """
-    read, problems = load_sessions(source, strict=strict)
+    if not strict:
+        records, duplicates, problems = usage_rows(source)
+        return with_problems(records_frame(records, duplicates), problems)
+    read, _ = load_sessions(source, strict=True)
     frame = usage_frame(read)
-    linked = [session for session, _ in _sessions_with_linked(read)]
+    linked = [session for session, _ in sessions_with_linked(read)]
     negative = [p for session in linked for p in negative_usage(session)]
-    if strict:
-        if negative:
-            raise SessionReadError.from_problem(negative[0], negative)
-        return with_problems(frame, [])  # requests without a reply are billed: not refused
-    notes = [p for session in linked for p in requests_without_reply(session)]
-    return with_problems(frame, [*problems, *negative, *notes])
-
-
-_USAGE_COUNTS = ("input", "output", "cacheRead", "cacheWrite", "cacheWrite1h", "totalTokens")
-
-
-def _negative(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0
-
-
-def negative_usage(session: Session) -> list[ReadProblem]:
-    """A `negative-usage` problem for each reply whose usage records a negative token count
-    or a negative cost: its row reads such a count as 0 and prices it from the table, as a
-    reply that recorded none, which the problem says."""
-    out: list[ReadProblem] = []
-    for entry in session.entries:
-        message = entry.message
-        usage = message.get("usage") if message is not None else None
-        if entry.type != "message" or not isinstance(usage, Mapping):
-            continue
-        said = [f"{key} {usage[key]}" for key in _USAGE_COUNTS if _negative(usage.get(key))]
-        cost = usage.get("cost")
-        if isinstance(cost, Mapping) and _negative(cost.get("total")):
-            said.append(f"cost.total {cost['total']}")
-        if said:
-            out.append(
-                ReadProblem(
-                    session.source_path or session.id,
-                    entry.line,
-                    "negative-usage",
-                    f"usage {', '.join(said)}: negative; a count is read as 0 and a cost "
-                    "is priced from the table instead",
-                )
-            )
-    return out
-
-
-def requests_without_reply(session: Session) -> list[ReadProblem]:
-    """A note when some of a session's requests have no reply: Codex counted them
-    (`token_count` events) but recorded no output item, so their usage rows come from the
-    events and there is no reply text behind them."""
-    lines = [e.line for e in session.entries if _reply_less_request(e) is not None]
-    if not lines:
-        return []
-    total = sum(1 for _ in _session_requests(session, session))
-    return [
-        ReadProblem(
-            session.source_path or session.id,
-            lines[0],
-            "usage-without-reply",
-            f"{len(lines)} of {total} Codex requests (token_count events) have no assistant "
-            "item; their usage rows come from the token_count events (lines "
-            f"{', '.join(str(n) for n in lines[:10])}{', …' if len(lines) > 10 else ''})",
-        )
-    ]
+    if negative:
+        raise SessionReadError.from_problem(negative[0], negative)
+    return with_problems(frame, [])  # requests without a reply are billed: not refused
 
 
 # -- reports -------------------------------------------------------------------------------
@@ -373,17 +169,6 @@ def billing_blocks(timestamps: pd.Series, hours: float = BLOCK_HOURS) -> pd.Seri
     return found.reindex(timestamps.index)
 
 
-def _day_key(value: str) -> str:
-    text = value.replace("-", "")
-    if len(text) != 8 or not text.isdigit():
-        raise ValueError(f"expected a date as YYYYMMDD or YYYY-MM-DD, got {value!r}")
-    try:
-        datetime.strptime(text, "%Y%m%d")
-    except ValueError:
-        raise ValueError(f"no such day: {value!r} (YYYYMMDD or YYYY-MM-DD)") from None
-    return f"{text[:4]}-{text[4:6]}-{text[6:]}"
-
-
 def _window(timezone: str, since: str | None, until: str | None) -> tuple[str | None, str | None]:
     """The first and last day kept, checked with the zone (a window that keeps no day, or
     a zone pandas cannot use, is an error rather than an empty report)."""
@@ -393,8 +178,8 @@ def _window(timezone: str, since: str | None, until: str | None) -> tuple[str | 
         raise ValueError(
             f"unknown time zone {timezone!r} (an IANA name, e.g. Europe/Paris)"
         ) from None
-    first = _day_key(since) if since is not None else None
-    last = _day_key(until) if until is not None else None
+    first = day_key(since) if since is not None else None
+    last = day_key(until) if until is not None else None
     if first is not None and last is not None and first > last:
         raise ValueError(f"since {since} is after until {until}: no day would be kept")
     return first, last

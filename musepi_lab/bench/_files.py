@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._atomic import write_files_atomic
+from .._process import pid_running
 from ._layout import CONFIG_JSON, RESULTS_CSV, RESULTS_PARQUET
-from ._process import pid_running
 
 if TYPE_CHECKING:
     import pandas as pd

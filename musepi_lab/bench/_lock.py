@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from .._errors import MusepiLabError
-from ._process import pid_running
+from .._process import pid_running
 
 try:
     import fcntl

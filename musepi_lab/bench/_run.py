@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from .._pool import worker_pool
 from ..compaction._settings import CompactionSettings
 from ..llm._summarizer import Summarizer
 from ..metrics._metrics import DEFAULT_PRICES
@@ -31,7 +32,6 @@ from ._cell import run_cell
 from ._grid import Cell, SessionRef, make_cells, resolve_strategy, session_refs
 from ._lock import folder_lock
 from ._options import BenchmarkOptions, CellHook
-from ._pool import worker_pool
 from ._probes import check_evaluation, with_evaluation
 from ._score import COLUMNS
 

@@ -79,7 +79,7 @@ def _add_options(p: argparse.ArgumentParser) -> None:
 
 def cmd_usage(args: argparse.Namespace) -> int:
     """Print the usage report; exit 1 when nothing was found, 0 otherwise."""
-    from ..analysis._usage import REPORTS
+    from ..analysis._usage_rows import REPORTS
 
     args = _reparse(args)
     args.report = "daily"
@@ -89,18 +89,19 @@ def cmd_usage(args: argparse.Namespace) -> int:
         return _compare(args.compare_ccusage or (args.paths[0] if args.paths else ""))
     if not args.paths:
         raise UsageError("usage: give at least one session file or folder")
-    from ..analysis._problems import problems_of
-    from ..analysis._usage import format_report, report_records, usage_df, usage_report
+    # No pandas here: it takes longer to import than the report takes to make.
+    from ..analysis._usage_read import usage_rows
+    from ..analysis._usage_sums import SUMS, format_table, report_rows
     from ..metrics._prices import PRICES_DATE
 
     for path in args.paths:
         if not Path(path).exists():
             hint = f" (the reports are {', '.join(REPORTS)})" if path.isalpha() else ""
             raise UsageError(f"no such file or folder: {path}{hint}")
-    frame = usage_df([Path(p) for p in args.paths])
-    problems = problems_of(frame)
+    paths = [Path(p) for p in args.paths]
+    records, duplicates, problems = usage_rows(paths, duplicate_rows=False)
     print_problems(problems, args.max_problems, file=sys.stderr)
-    if frame.empty:
+    if not records:
         print_error(
             f"no billed requests found in {', '.join(args.paths)} (no session with recorded "
             "usage: Claude Code, Codex, pi, MusePi, Gemini CLI, opencode, OpenHands or "
@@ -108,8 +109,8 @@ def cmd_usage(args: argparse.Namespace) -> int:
         )
         return 1
     try:
-        report = usage_report(
-            frame,
+        rows = report_rows(
+            records,
             args.report,
             timezone=args.timezone,
             since=args.since,
@@ -119,21 +120,22 @@ def cmd_usage(args: argparse.Namespace) -> int:
         )
     except (ValueError, KeyError) as error:
         raise UsageError(str(error)) from None
-    unpriced = frame.attrs.get("unpriced_models", [])
+    unpriced = sorted({str(r["model"]) for r in records if r["cost_source"] == "unpriced"})
     if args.json:
         document = {
             "report": args.report,
             "timezone": args.timezone,
             "prices_date": PRICES_DATE,
-            "rows": report_records(report),
+            "rows": rows,
             "unpriced_models": unpriced,
-            "duplicate_requests": len(frame.attrs.get("duplicate_requests", [])),
+            "duplicate_requests": len(duplicates),
             "problems": [str(p) for p in problems],
         }
         print(json.dumps(document, indent=2))
     else:
-        print(format_report(report))
-    harness = frame.loc[frame["cost_source"] == "harness", "session_id"].nunique()
+        names = ["key", *([] if args.no_models else ["model"]), *SUMS]
+        print(format_table(rows, names))
+    harness = len({r["session_id"] for r in records if r["cost_source"] == "harness"})
     if harness:
         print(
             f"note: the cost of {harness} session(s) is the harness's own total (SWE-agent's "
@@ -146,7 +148,7 @@ def cmd_usage(args: argparse.Namespace) -> int:
             "(the 'unpriced' column); add them to musepi_lab/metrics/_prices.py",
             file=sys.stderr,
         )
-    _print_duplicates(frame.attrs.get("duplicate_requests", []))
+    _print_duplicates(duplicates)
     return 0
 
 

@@ -113,6 +113,15 @@ def detect_format(path: str | os.PathLike[str]) -> str:
     return fmt or _format_of_name(p, head) or "pi"
 
 
+def format_of_file_bytes(path: str, data: bytes) -> str:
+    """What `detect_format` says of the file `path` whose whole content is `data` (no IO)."""
+    head = data[:_SNIFF_BYTES]
+    fmt = _format_of_start(path, head)
+    if fmt is None and len(head) == _SNIFF_BYTES:
+        fmt = _format_of_head(data)
+    return fmt or _format_of_name(path, head) or "pi"
+
+
 def format_of_bytes(path: str, data: bytes) -> tuple[str, bool]:
     """What `detect_format` says of a file named `path` holding `data` (no IO), and whether
     that is final: False while the records tell no format and are fewer than the ones it
