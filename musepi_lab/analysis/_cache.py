@@ -400,14 +400,16 @@ def _outside(found: Iterable[tuple[Path, os.DirEntry[str] | None]], cache: str) 
     """The files whose resolved path is not under `cache` (a resolved folder): each folder
     resolved once, a file itself only when it is a symlink."""
     prefix = cache if cache.endswith(os.sep) else cache + os.sep
-    folders: dict[Path, str] = {}
+    folders: dict[str, str] = {}
     for file, entry in found:
         if entry is None or entry.is_symlink():
             resolved = os.path.realpath(file)
         else:
-            if file.parent not in folders:
-                folders[file.parent] = os.path.realpath(file.parent)
-            resolved = os.path.join(folders[file.parent], entry.name)
+            folder, _, name = entry.path.rpartition(os.sep)
+            real = folders.get(folder)
+            if real is None:
+                real = folders[folder] = os.path.realpath(folder or os.sep)
+            resolved = os.path.join(real, name)
         if resolved != cache and not resolved.startswith(prefix):
             yield file
 
@@ -458,15 +460,17 @@ def iter_parts(
     progress: bool,
     *,
     tables: bool = True,
+    inputs: Sequence[Session | Path] | None = None,
 ) -> Iterator[tuple[Part, str | None]]:
     """Each input's part, in order, with where it lives in the cache (`part_ref`: a batch
     file under the cache root and the member, written by the end of the call; None if not
     cached).
 
     With `tables=False` (cache only) parts carry no rows: they are read or written one at a
-    time and dropped, so a folder of any size goes through in bounded memory.
+    time and dropped, so a folder of any size goes through in bounded memory. `inputs`:
+    what `iter_inputs(source, cache_dir)` gave, when the caller has it already.
     """
-    inputs = list(iter_inputs(source, cache_dir))
+    inputs = list(iter_inputs(source, cache_dir)) if inputs is None else list(inputs)
     if cache_dir is None:
         for item in progress_bar(inputs, progress, "reading sessions", len(inputs)):
             yield (spec.part([item]) if isinstance(item, Session) else spec.read_part(item)), None
