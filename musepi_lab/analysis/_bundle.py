@@ -118,7 +118,7 @@ def cached_table(
     """A frame function's result built file by file (and cached when `cache_dir` is set)."""
     inputs = list(iter_inputs(source, cache_dir))
     if cache_dir is None or any(isinstance(item, Session) for item in inputs):
-        parts = [part for part, _ in iter_parts(source, spec, cache_dir, progress)]
+        parts = [part for part, _ in iter_parts(source, spec, cache_dir, progress, inputs=inputs)]
         return _result(parts, None, spec, strict)
     cache = PartCache(cache_dir, spec.key())
     files = [item for item in inputs if isinstance(item, Path)]
@@ -129,7 +129,7 @@ def cached_table(
     if found is not None:
         table, parts = found
         return _result(parts, table, spec, strict)
-    parts = [part for part, _ in iter_parts(source, spec, cache_dir, progress)]
+    parts = [part for part, _ in iter_parts(source, spec, cache_dir, progress, inputs=inputs)]
     table = concat_parts(parts) if parts else None
     if table is not None:
         store_bundle(target, key, table, parts)

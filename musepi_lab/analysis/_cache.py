@@ -44,6 +44,7 @@ from ._load import (
     build_frame,
     read_file_sessions,
     resolve_counter,
+    session_file_entries_of,
     session_files,
     typed_series,
 )
@@ -382,16 +383,35 @@ def iter_inputs(source: Any, cache_dir: StrPath | None = None) -> Iterator[Sessi
     """Every session given and every file under the paths given, in input order; files of
     the cache itself (its `index.json`) are left out when it sits inside a folder read."""
     items = [source] if isinstance(source, (Session, str, os.PathLike)) else source
-    cache = Path(cache_dir).resolve() if cache_dir is not None else None
+    cache = os.path.realpath(cache_dir) if cache_dir is not None else None
     for item in items:
         if isinstance(item, Session):
             yield item
         elif isinstance(item, (str, os.PathLike)):
-            for file in session_files(item):
-                if cache is None or not file.resolve().is_relative_to(cache):
-                    yield file
+            if cache is None:
+                yield from session_files(item)
+            else:
+                yield from _outside(session_file_entries_of(item), cache)
         else:
             raise TypeError(f"expected a Session or a path, got {type(item).__name__}")
+
+
+def _outside(found: Iterable[tuple[Path, os.DirEntry[str] | None]], cache: str) -> Iterator[Path]:
+    """The files whose resolved path is not under `cache` (a resolved folder): each folder
+    resolved once, a file itself only when it is a symlink."""
+    prefix = cache if cache.endswith(os.sep) else cache + os.sep
+    folders: dict[str, str] = {}
+    for file, entry in found:
+        if entry is None or entry.is_symlink():
+            resolved = os.path.realpath(file)
+        else:
+            folder, _, name = entry.path.rpartition(os.sep)
+            real = folders.get(folder)
+            if real is None:
+                real = folders[folder] = os.path.realpath(folder or os.sep)
+            resolved = os.path.join(real, name)
+        if resolved != cache and not resolved.startswith(prefix):
+            yield file
 
 
 def _folders(source: Any) -> list[Path]:
@@ -440,15 +460,17 @@ def iter_parts(
     progress: bool,
     *,
     tables: bool = True,
+    inputs: Sequence[Session | Path] | None = None,
 ) -> Iterator[tuple[Part, str | None]]:
     """Each input's part, in order, with where it lives in the cache (`part_ref`: a batch
     file under the cache root and the member, written by the end of the call; None if not
     cached).
 
     With `tables=False` (cache only) parts carry no rows: they are read or written one at a
-    time and dropped, so a folder of any size goes through in bounded memory.
+    time and dropped, so a folder of any size goes through in bounded memory. `inputs`:
+    what `iter_inputs(source, cache_dir)` gave, when the caller has it already.
     """
-    inputs = list(iter_inputs(source, cache_dir))
+    inputs = list(iter_inputs(source, cache_dir)) if inputs is None else list(inputs)
     if cache_dir is None:
         for item in progress_bar(inputs, progress, "reading sessions", len(inputs)):
             yield (spec.part([item]) if isinstance(item, Session) else spec.read_part(item)), None

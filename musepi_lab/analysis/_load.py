@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, cast
 
-from ..formats._registry import iter_session_files, iter_sessions
+from ..formats._registry import iter_sessions, session_file_entries
 from ..session._errors import ReadProblem, SessionReadError
 from ..session._session import Session
 from ..tokens._counter import DEFAULT_TOKEN_METHOD, TokenCounter
@@ -42,11 +42,21 @@ def session_files(path: StrPath) -> Iterator[Path]:
     Raises:
         SessionReadError: The path does not exist.
     """
+    for file, _ in session_file_entries_of(path):
+        yield file
+
+
+def session_file_entries_of(path: StrPath) -> Iterator[tuple[Path, os.DirEntry[str] | None]]:
+    """`session_files` with each folder file's `os.DirEntry` (None for a file given).
+
+    Raises:
+        SessionReadError: The path does not exist.
+    """
     base = Path(path)
     if base.is_file():
-        yield base
+        yield base, None
     elif base.is_dir():
-        yield from iter_session_files(base)
+        yield from session_file_entries(base)
     else:
         raise SessionReadError(os.fspath(path), None, "not-found", "no such file or folder")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import gc
 import os
 import re
@@ -283,23 +284,78 @@ def iter_session_files(root: str | os.PathLike[str]) -> Iterator[Path]:
     their session), and JSON documents that are whole and match no session format
     (`is_foreign_json`: package manifests, reports, other tools' outputs).
     """
+    for path, _ in session_file_entries(root):
+        yield path
+
+
+def session_file_entries(root: str | os.PathLike[str]) -> Iterator[tuple[Path, os.DirEntry[str]]]:
+    """`iter_session_files` with each file's `os.DirEntry` (its symlink bit and cached stat).
+
+    One `os.scandir` walk, names sorted in each folder (the order of sorted paths), into
+    real folders only (a symlink to a folder is not followed, as `Path.rglob` does not);
+    what depends on the folder alone (the subagent and workflow rules, the opencode storage
+    root) is judged once per folder, and a file is stat'ed only when its name could be a
+    session's and it is a symlink.
+    """
     base = Path(root)
-    storage: dict[Path, Path | None] = {}
-    for p in sorted(base.rglob("*")):
-        if not p.is_file() or (
-            p.suffix not in SESSION_SUFFIXES and not is_opencode_db_name(p.name)
-        ):
+    yield from _walk_folder(base, base, (), {})
+
+
+def _walk_folder(
+    base: Path, folder: Path, rel: tuple[str, ...], storage: dict[Path, Path | None]
+) -> Iterator[tuple[Path, os.DirEntry[str]]]:
+    try:
+        with os.scandir(folder) as listing:
+            entries = sorted(listing, key=lambda e: e.name)
+    except (PermissionError, FileNotFoundError, NotADirectoryError):
+        return
+    by_parent = "subagents" in rel or folder.name == "workflows"
+    inside = _opencode_storage(folder / "_", storage)
+    opencode_ok = inside is None or _is_opencode_session(folder / "_", inside)
+    for entry in entries:
+        name = entry.name
+        if _is_real_dir(entry):
+            yield from _walk_folder(base, folder / name, (*rel, name), storage)
             continue
-        if p.name.endswith(_SIDECAR_SUFFIXES) or _read_with_parent(p, base):
+        suffix = _suffix(name)
+        if suffix not in SESSION_SUFFIXES and not is_opencode_db_name(name):
             continue
-        if p.suffix == ".json" and is_foreign_json(p):
+        if not _entry_is_file(entry) or name.endswith(_SIDECAR_SUFFIXES):
             continue
-        if is_linked_child(p):
+        path = folder / name
+        if by_parent and _read_with_parent(path, base):
             continue
-        inside = _opencode_storage(p, storage)
-        if inside is not None and not _is_opencode_session(p, inside):
+        if suffix == ".json" and is_foreign_json(path):
             continue
-        yield p
+        if (is_rollout_name(name) and is_linked_child(path)) or not opencode_ok:
+            continue
+        yield path, entry
+
+
+def _suffix(name: str) -> str:
+    """`PurePath(name).suffix`, without the path object."""
+    i = name.rfind(".")
+    return name[i:] if 0 < i < len(name) - 1 else ""
+
+
+def _is_real_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
+
+
+_IGNORED_ERRNOS = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)
+
+
+def _entry_is_file(entry: os.DirEntry[str]) -> bool:
+    """`Path.is_file` of the entry (symlinks followed; a broken link or a loop is not)."""
+    try:
+        return entry.is_file()
+    except OSError as exc:
+        if exc.errno in _IGNORED_ERRNOS:
+            return False
+        raise
 
 
 def _read_with_parent(file: Path, base: Path) -> bool:
