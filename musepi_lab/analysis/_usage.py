@@ -1,21 +1,9 @@
 """Usage and cost reports: one row per billed request, and sums per day, month, session or
 5-hour billing block.
 
-A *billed request* is an assistant reply whose message records usage (pi's `usage` shape,
-which every reader fills: Claude Code from the Anthropic `usage` of the reply's last streamed
-line, Codex from each `token_count` event's `last_token_usage`, pi and MusePi as written).
-Replies whose counts are all zero (Claude Code's `<synthetic>` replies) are no request. A
-request the record counted but no reply answers (a Codex `token_count` with no output item,
-an interrupted turn) is billed from the entry that carries its `requestUsage`.
-
-Cost: the cost the harness recorded (`usage.cost.total`, pi and MusePi record it) where it is
-above zero (`cost_source` "recorded"); a harness's own total for a whole session (SWE-agent's
-`info.model_stats`, OpenHands' `accumulated_cost`: `cost_source` "harness", see
-`_harness_usage`); else the tokens priced with the package's one price
-table (`metrics.MODEL_PRICES`, `PRICES_SOURCE`, `PRICES_DATE`; `cost_source` "priced"). A
-model the table does not know is never priced with a default: its rows have `cost_source`
-"unpriced" and a missing cost, and the frame's `attrs["unpriced_models"]` lists them (the CLI
-prints them). Nothing is fetched from the network, ever.
+Which replies are billed requests and what each costs (recorded, the harness's own total,
+priced from the one table, or unpriced and listed in `attrs["unpriced_models"]`; nothing
+fetched from the network) is stated once, in `_usage_rows`, which builds the rows.
 
 Billing blocks follow ccusage (`identifySessionBlocks` in 18.0.11's data loader, unchanged in 20.0.24): requests
 sorted by time; the first opens a block starting at its time floored to the UTC hour; a

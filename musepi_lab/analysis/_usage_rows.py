@@ -18,10 +18,7 @@ model the table does not know is never priced with a default: its rows have `cos
 "unpriced" and a missing cost, and the frame's `attrs["unpriced_models"]` lists them (the CLI
 prints them). Nothing is fetched from the network, ever.
 
-Billing blocks follow ccusage (`identifySessionBlocks` in 18.0.11's data loader, unchanged in 20.0.24): requests
-sorted by time; the first opens a block starting at its time floored to the UTC hour; a
-request more than 5 hours after the block's start, or more than 5 hours after the previous
-request, opens a new block (floored the same way).
+Billing blocks (`blocks` reports) follow ccusage: the rule is stated at `_usage.billing_blocks`.
 """
 
 from __future__ import annotations
