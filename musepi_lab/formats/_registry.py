@@ -169,12 +169,17 @@ def _format_of_head(head: bytes, *, strong: bool = False) -> str | None:
         return "gemini-cli"
     if _OPENCODE_START.match(stripped):
         return "opencode"
-    if all(key.search(stripped) for key in _GEMINI_KEYS):
+    # The indented-key patterns need a line that opens with two spaces, and `stripped` does
+    # not: one substring test spares their scans of a JSONL head (a twentieth of a read).
+    indented = b"\n  " in stripped
+    if indented and all(key.search(stripped) for key in _GEMINI_KEYS):
         return "gemini-cli"
-    if _OPENCODE_ID.search(stripped):
+    if indented and _OPENCODE_ID.search(stripped):
         return "opencode"
-    if (stripped.startswith(b"[") or _GEMINI_HISTORY.search(stripped)) and _GEMINI_CONTENT.search(
-        stripped
+    if (
+        indented
+        and (stripped.startswith(b"[") or _GEMINI_HISTORY.search(stripped))
+        and _GEMINI_CONTENT.search(stripped)
     ):
         return "gemini-cli"
     if stripped.startswith(b"[") and not strong:
