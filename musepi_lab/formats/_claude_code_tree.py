@@ -10,7 +10,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ..session._errors import ProblemLog
-from ..session._model import Entry
+from ..session._model import Entry, new_entry
 from ._claude_code_blocks import (
     assistant_block,
     stop_reason,
@@ -571,7 +571,7 @@ class TreeBuilder:
             ts = record["timestamp"]
             source_id = record["sourceId"] if "sourceId" in record else None
             entries.append(
-                Entry(
+                new_entry(
                     record["type"],
                     record["id"],
                     record["parentId"],

@@ -8,7 +8,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ..session._errors import ProblemLog
-from ..session._model import Entry
+from ..session._model import Entry, new_entry
 from ._codex_family import ChildMeta
 from ._codex_header import codex_header
 from ._codex_items import (
@@ -496,7 +496,7 @@ class Converter:
             record["id"] = entry_id
             record["parentId"] = parent
             entries.append(
-                Entry(
+                new_entry(
                     record["type"],
                     entry_id,
                     parent,

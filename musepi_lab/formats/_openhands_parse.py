@@ -138,14 +138,26 @@ def _decode(data: bytes, log: ProblemLog) -> str:
 
 
 def _first_line_is_json(data: bytes) -> bool:
-    for raw in data.split(b"\n", 64):
-        if raw.strip():
-            try:
-                orjson.loads(raw)
-            except orjson.JSONDecodeError:
-                return False
-            return True
-    return False
+    """Whether the first non-blank of the first 64 lines (else the rest) parses: the lines
+    found one by one, not `data.split(b"\n", 64)`, which copies the rest of the file."""
+    start = 0
+    for _ in range(64):
+        end = data.find(b"\n", start)
+        if end < 0:
+            break
+        if data[start:end].strip():
+            return _parses(data[start:end])
+        start = end + 1
+    rest = data[start:]
+    return bool(rest.strip()) and _parses(rest)
+
+
+def _parses(raw: bytes) -> bool:
+    try:
+        orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return False
+    return True
 
 
 def is_event(value: Any) -> bool:

@@ -277,6 +277,23 @@ def _make_entry(
     return entry
 
 
+def new_entry(
+    kind: str,
+    entry_id: str | None,
+    parent_id: str | None,
+    timestamp: str | None,
+    record: Mapping[str, Any],
+    line: int | None = None,
+    source_id: str | None = None,
+) -> Entry:
+    """`Entry(kind, entry_id, parent_id, timestamp, record, line, source_id)`, the slots
+    set directly: for a reader's loop over every line (the frozen dataclass `__init__`
+    sets each field through `object.__setattr__`)."""
+    return _make_entry(
+        kind, entry_id, parent_id, timestamp, record, line, source_id, _message_of(kind, record)
+    )
+
+
 def owned_entries(records: Iterable[dict[str, Any]], lines: Iterable[int]) -> list[Entry]:
     """`Entry.from_record(record, line=line, owned=True)` for each record and its line.
 
