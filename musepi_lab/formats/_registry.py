@@ -263,13 +263,6 @@ def _gc_paused() -> Iterator[None]:
     reference cycles; the collector's generation-0 passes over them cost up to a third of
     the read time (measured with perf/bench_read.py). Restored even on errors, and
     left alone when the caller had already turned it off.
-
-    Re-enabling alone would make the next allocation run one generation-0 pass over every
-    object the read made (the young count kept rising while paused): about a tenth of the
-    read. So the young objects are first moved to the oldest generation (`gc.freeze` then
-    `gc.unfreeze`, no pass over them) and the young count starts again from zero; they are
-    still collected, by the next full collection. Skipped when the caller has frozen
-    objects of its own, which `gc.unfreeze` would release.
     """
     was_enabled = gc.isenabled()
     if was_enabled:
@@ -278,9 +271,6 @@ def _gc_paused() -> Iterator[None]:
         yield
     finally:
         if was_enabled:
-            if gc.get_freeze_count() == 0:
-                gc.freeze()
-                gc.unfreeze()
             gc.enable()
 
 
