@@ -84,3 +84,19 @@ def codex_responses(lines: list[tuple[int, dict[str, Any]]]) -> list[list[tuple[
             open_run = True
         responses[-1].append((number, payload))
     return responses
+
+
+def raw_path(records: list[dict[str, Any]], leaf_id: str) -> list[str]:
+    """The ids from the root to `leaf_id`, following each record's `parentId`."""
+    by_id = {r["id"]: r for r in records}
+    ids, node = [], by_id[leaf_id]
+    while node is not None:
+        ids.append(node["id"])
+        node = by_id.get(node.get("parentId"))
+    return ids[::-1]
+
+
+def raw_leaves(records: list[dict[str, Any]]) -> set[str]:
+    """The ids no record names as its parent."""
+    parents = {r.get("parentId") for r in records}
+    return {r["id"] for r in records if r["id"] not in parents}

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _raw import raw_leaves, raw_path
 
 from musepi_lab.datasets._generator import GeneratorConfig, generate_session
 from musepi_lab.formats._registry import read_session
@@ -26,20 +27,6 @@ SAMPLE1 = SAMPLE / "sample-0001.jsonl"
 
 def raw(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()[1:]]
-
-
-def raw_path(records: list[dict[str, Any]], leaf_id: str) -> list[str]:
-    by_id = {r["id"]: r for r in records}
-    ids, node = [], by_id[leaf_id]
-    while node is not None:
-        ids.append(node["id"])
-        node = by_id.get(node.get("parentId"))
-    return ids[::-1]
-
-
-def raw_leaves(records: list[dict[str, Any]]) -> set[str]:
-    parents = {r.get("parentId") for r in records}
-    return {r["id"] for r in records if r["id"] not in parents}
 
 
 def small_tree(session_id: str = "p") -> Session:

@@ -20,6 +20,7 @@ matplotlib.use("Agg")
 
 import pandas as pd
 import pytest
+from _raw import raw_leaves, raw_path
 from PIL import Image
 
 from musepi_lab.compaction._result import CompactionResult
@@ -37,20 +38,6 @@ SAMPLE = Path(__file__).resolve().parents[1] / "datasets" / "sample"
 def raw(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     return records[0], records[1:]
-
-
-def raw_path(records: list[dict[str, Any]], leaf_id: str) -> list[str]:
-    by_id = {r["id"]: r for r in records}
-    ids, node = [], by_id[leaf_id]
-    while node is not None:
-        ids.append(node["id"])
-        node = by_id.get(node.get("parentId"))
-    return ids[::-1]
-
-
-def raw_leaves(records: list[dict[str, Any]]) -> set[str]:
-    parents = {r.get("parentId") for r in records}
-    return {r["id"] for r in records if r["id"] not in parents}
 
 
 def first_text(record: dict[str, Any]) -> str:

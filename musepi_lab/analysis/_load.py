@@ -74,6 +74,26 @@ def read_file_sessions(path: Path, strict: bool) -> tuple[list[Session], list[Re
     return sessions, []
 
 
+def source_items(source: SessionSource) -> Iterator[Session | Path]:
+    """The items of a (checked) source in input order: each Session as given, each path as
+    its session files (a folder's found by `iter_session_files`).
+
+    Raises:
+        TypeError: An item that is neither a Session nor a path.
+    """
+    items: Iterable[Session | StrPath]
+    items = [source] if isinstance(source, (Session, str, os.PathLike)) else source
+    for item in items:
+        if isinstance(item, Session):
+            yield item
+        elif isinstance(item, (str, os.PathLike)):
+            yield from session_files(item)
+        else:
+            raise TypeError(
+                f"expected {EXPECTED_SOURCE}; got an item that is a {type(item).__name__}"
+            )
+
+
 def load_sessions(
     source: SessionSource, *, strict: bool = False
 ) -> tuple[list[Session], list[ReadProblem]]:
@@ -92,22 +112,15 @@ def load_sessions(
         SessionReadError: A path that does not exist; in strict mode, any problem.
     """
     check_source(source, "load_sessions")
-    items: Iterable[Session | StrPath]
-    items = [source] if isinstance(source, (Session, str, os.PathLike)) else source
     sessions: list[Session] = []
     problems: list[ReadProblem] = []
-    for item in items:
+    for item in source_items(source):
         if isinstance(item, Session):
             sessions.append(item)
             continue
-        if not isinstance(item, (str, os.PathLike)):
-            raise TypeError(
-                f"expected {EXPECTED_SOURCE}; got an item that is a {type(item).__name__}"
-            )
-        for file in session_files(item):
-            read, failed = read_file_sessions(file, strict)
-            sessions.extend(read)
-            problems.extend(failed)
+        read, failed = read_file_sessions(item, strict)
+        sessions.extend(read)
+        problems.extend(failed)
     for session in sessions:
         if strict and session.errors:
             raise SessionReadError.from_problem(session.errors[0])

@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..session._errors import ReadProblem
+from ..session._errors import ReadProblem, problem_record
 
 PROBLEMS = "problems"
 """The `DataFrame.attrs` key that holds a frame's read problems."""
@@ -22,18 +22,9 @@ COLUMN_ERROR = "column-error"
 """The problem kind of a value a column could not extract (the cell is left missing)."""
 
 
-def _record(problem: ReadProblem) -> dict[str, Any]:
-    return {
-        "path": problem.path,
-        "line": problem.line,
-        "kind": problem.kind,
-        "message": problem.message,
-    }
-
-
 def with_problems(frame: pd.DataFrame, problems: Iterable[ReadProblem]) -> pd.DataFrame:
     """The frame, its `attrs["problems"]` set to these problems (as plain records)."""
-    frame.attrs[PROBLEMS] = [_record(p) for p in problems]
+    frame.attrs[PROBLEMS] = [problem_record(p) for p in problems]
     return frame
 
 

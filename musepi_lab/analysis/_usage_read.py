@@ -10,8 +10,6 @@ enough (`_pool.map_files`); the sessions come back in the order of the files.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +23,8 @@ from ..formats._claude_code_usage import (
 from ..formats._registry import _gc_paused
 from ..session._errors import ReadProblem, SessionReadError
 from ..session._session import Session
-from ._load import SessionSource, StrPath, load_sessions, read_file_sessions, session_files
-from ._sources import EXPECTED_SOURCE, check_source
+from ._load import SessionSource, load_sessions, read_file_sessions, source_items
+from ._sources import check_source
 from ._usage_rows import negative_usage, requests_without_reply, sessions_with_linked, usage_records
 
 
@@ -58,18 +56,7 @@ def load_usage_sessions(
     if strict:
         return load_sessions(source, strict=True)
     check_source(source, "usage_df")
-    items: Iterable[Session | StrPath]
-    items = [source] if isinstance(source, (Session, str, os.PathLike)) else source
-    given: list[Session | Path] = []
-    for item in items:
-        if isinstance(item, Session):
-            given.append(item)
-            continue
-        if not isinstance(item, (str, os.PathLike)):
-            raise TypeError(
-                f"expected {EXPECTED_SOURCE}; got an item that is a {type(item).__name__}"
-            )
-        given.extend(session_files(item))
+    given = list(source_items(source))
     files = [item for item in given if isinstance(item, Path)]
     found = iter(map_files(_parts, files))
     sessions: list[Session] = []

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 from ._common import UsageError, format_table, print_error, print_problems, summarizer_from
 
 if TYPE_CHECKING:
-    from ..session._errors import ReadProblem
     from ..session._model import Entry
     from ..session._session import Session
 
@@ -81,16 +80,6 @@ def entry_rows(session: Session) -> list[dict[str, object]]:
     return rows
 
 
-def problem_record(problem: ReadProblem) -> dict[str, object]:
-    """A read problem as JSON: file, line, kind, message."""
-    return {
-        "path": problem.path,
-        "line": problem.line,
-        "kind": problem.kind,
-        "message": problem.message,
-    }
-
-
 def _inspected(path: str, strict: bool) -> list[Session]:
     """Every session of a file or a folder, each followed by its linked subagent sessions."""
     from ..formats._convert import with_linked
@@ -116,6 +105,8 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         {**session_summary(s), **({"file": s.source_path or ""} if folder else {})} for s in found
     ]
     if args.json:
+        from ..session._errors import problem_record
+
         document = {
             "path": args.file,
             "sessions": [

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from .._errors import MusepiLabError
 
@@ -58,6 +59,16 @@ class ReadProblem:
     def __str__(self) -> str:
         where = f"{self.path}:{self.line}" if self.line is not None else self.path
         return f"{where}: {self.message} [{self.kind}]"
+
+
+def problem_record(problem: ReadProblem) -> dict[str, Any]:
+    """A read problem as plain data (JSON, a frame's attrs): file, line, kind, message."""
+    return {
+        "path": problem.path,
+        "line": problem.line,
+        "kind": problem.kind,
+        "message": problem.message,
+    }
 
 
 def _file_order(problem: ReadProblem) -> tuple[int, int]:
