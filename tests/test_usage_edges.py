@@ -93,7 +93,9 @@ def test_the_usage_command_prints_the_problem(
 def test_usage_arguments_that_keep_nothing_are_one_line_errors(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], options: list[str], cause: str
 ) -> None:
-    path = pi_file(tmp_path / "s.jsonl", [{"input": 9, "output": 1}])
+    # The file holds a problem (negative usage) that a read would print: the arguments are
+    # refused before anything is read, so the error is the only line.
+    path = pi_file(tmp_path / "s.jsonl", [{"input": -5, "output": 3}, {"input": 9, "output": 1}])
     assert main(["usage", str(path), *options]) == 2
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert line.startswith("musepi-lab: ") and cause in line

@@ -120,6 +120,27 @@ def _summed(group: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def report_window(
+    by: str, timezone: str, since: str | None, until: str | None, start_of_week: str
+) -> tuple[tzinfo, str | None, str | None]:
+    """A report's arguments checked, before anything is read: its zone and the first and
+    last day kept (YYYY-MM-DD, None: unbounded).
+
+    Raises:
+        ValueError: An unknown report, zone or start of week, or a bad day or window.
+    """
+    if by not in REPORTS:
+        raise ValueError(f"unknown report {by!r}; expected one of {', '.join(REPORTS)}")
+    if start_of_week not in WEEK_DAYS:
+        raise ValueError(f"unknown start of week {start_of_week!r}; one of {', '.join(WEEK_DAYS)}")
+    place = zone(timezone)
+    first = day_key(since) if since is not None else None
+    last = day_key(until) if until is not None else None
+    if first is not None and last is not None and first > last:
+        raise ValueError(f"since {since} is after until {until}: no day would be kept")
+    return place, first, last
+
+
 def report_rows(
     records: Sequence[Mapping[str, Any]],
     by: str = "daily",
@@ -135,15 +156,7 @@ def report_rows(
     Raises:
         ValueError: An unknown report, zone or start of week, or a bad day or window.
     """
-    if by not in REPORTS:
-        raise ValueError(f"unknown report {by!r}; expected one of {', '.join(REPORTS)}")
-    if start_of_week not in WEEK_DAYS:
-        raise ValueError(f"unknown start of week {start_of_week!r}; one of {', '.join(WEEK_DAYS)}")
-    place = zone(timezone)
-    first = day_key(since) if since is not None else None
-    last = day_key(until) if until is not None else None
-    if first is not None and last is not None and first > last:
-        raise ValueError(f"since {since} is after until {until}: no day would be kept")
+    place, first, last = report_window(by, timezone, since, until, start_of_week)
     rows, moments = [], []
     for row in records:
         when = moment(row["timestamp"])

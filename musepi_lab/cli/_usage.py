@@ -91,9 +91,13 @@ def cmd_usage(args: argparse.Namespace) -> int:
         raise UsageError("usage: give at least one session file or folder")
     # No pandas here: it takes longer to import than the report takes to make.
     from ..analysis._usage_read import usage_rows
-    from ..analysis._usage_sums import SUMS, format_table, report_rows
+    from ..analysis._usage_sums import SUMS, format_table, report_rows, report_window
     from ..metrics._prices import PRICES_DATE
 
+    try:  # the arguments are checked before a folder of sessions is read
+        report_window(args.report, args.timezone, args.since, args.until, args.start_of_week)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
     for path in args.paths:
         if not Path(path).exists():
             hint = f" (the reports are {', '.join(REPORTS)})" if path.isalpha() else ""
